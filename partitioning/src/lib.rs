@@ -1,0 +1,1 @@
+//! Graph partitioning for hxsim (see README).

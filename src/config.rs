@@ -1,0 +1,535 @@
+//! The experiment description: one TOML file, `--set key=value` overrides, validation.
+//!
+//! Defaults follow the SurePath paper (Table 2): virtual cut-through, input buffers of 8 packets per VC,
+//! output buffers of 4 packets per VC, 16-phit packets, 1-cycle links, 1-cycle crossbar, crossbar
+//! speedup 2. Every error names the key, the value and what is allowed; the CLI maps them to exit code 2.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use thiserror::Error;
+
+/// A problem with the experiment description. Always the user's input, hence exit code 2.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Io {
+        /// Path given by the user.
+        path: String,
+        /// Underlying I/O error.
+        source: std::io::Error,
+    },
+    /// TOML syntax error, unknown key or wrong type (serde's message names the key).
+    #[error("invalid config {origin}: {message}")]
+    Parse {
+        /// File name or `--set`.
+        origin: String,
+        /// What the parser said.
+        message: String,
+    },
+    /// A key has a value outside what is allowed.
+    #[error("invalid value for `{key}`: {value} ({allowed})")]
+    Value {
+        /// Dotted key, e.g. `traffic.load`.
+        key: String,
+        /// The value found.
+        value: String,
+        /// What is allowed.
+        allowed: String,
+    },
+}
+
+impl ConfigError {
+    /// Shorthand for a [`ConfigError::Value`].
+    pub fn value(key: &str, value: impl std::fmt::Display, allowed: impl Into<String>) -> Self {
+        ConfigError::Value { key: key.to_string(), value: value.to_string(), allowed: allowed.into() }
+    }
+}
+
+/// A whole experiment.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Experiment name (used for output file names).
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Master seed; every random stream is derived from it and the owner's id.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// The network.
+    pub topology: TopologyConfig,
+    /// Router microarchitecture.
+    #[serde(default)]
+    pub router: RouterConfig,
+    /// Links.
+    #[serde(default)]
+    pub link: LinkConfig,
+    /// Packets.
+    #[serde(default)]
+    pub packet: PacketConfig,
+    /// Routing and deadlock avoidance.
+    #[serde(default)]
+    pub routing: RoutingConfig,
+    /// Traffic pattern and injection.
+    #[serde(default)]
+    pub traffic: TrafficConfig,
+    /// Failed links and switches.
+    #[serde(default)]
+    pub faults: FaultConfig,
+    /// Run length and watchdog.
+    #[serde(default)]
+    pub simulation: SimulationConfig,
+    /// Result output.
+    #[serde(default)]
+    pub output: OutputConfig,
+    /// How switches are mapped onto partitions (threads and ranks).
+    #[serde(default)]
+    pub partition: PartitionConfig,
+}
+
+fn default_name() -> String {
+    "experiment".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+
+/// Topology family and shape.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyConfig {
+    /// Topology family; `hyperx` for now.
+    #[serde(default = "default_topology_kind")]
+    pub kind: String,
+    /// Switches per dimension, `S_1..S_L` (Ahn et al. section 3).
+    pub sides: Vec<usize>,
+    /// Parallel links between neighbours in each dimension, `K_1..K_L`; default 1 in every dimension.
+    #[serde(default)]
+    pub trunking: Vec<usize>,
+    /// Servers (terminals) per switch, `T`.
+    pub servers_per_switch: usize,
+}
+
+fn default_topology_kind() -> String {
+    "hyperx".into()
+}
+
+/// Router parameters (SurePath Table 2 defaults).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RouterConfig {
+    /// Input buffer per VC, in packets.
+    pub input_buffer_packets: usize,
+    /// Output buffer per VC, in packets.
+    pub output_buffer_packets: usize,
+    /// Cycles for a head to cross the crossbar.
+    pub crossbar_latency: u64,
+    /// Crossbar internal speedup (phits per cycle through the crossbar).
+    pub crossbar_speedup: usize,
+    /// Switch allocator: `islip` (round-robin pointers) or `random`.
+    pub allocator: String,
+}
+
+impl Default for RouterConfig {
+    fn default() -> Self {
+        RouterConfig {
+            input_buffer_packets: 8,
+            output_buffer_packets: 4,
+            crossbar_latency: 1,
+            crossbar_speedup: 2,
+            allocator: "islip".into(),
+        }
+    }
+}
+
+/// Link parameters.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinkConfig {
+    /// Latency of every link in cycles (data and credits alike); also the engine's lookahead.
+    pub latency: u64,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig { latency: 1 }
+    }
+}
+
+/// Packet parameters.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PacketConfig {
+    /// Packet length in phits; a link carries one phit per cycle.
+    pub size_phits: usize,
+}
+
+impl Default for PacketConfig {
+    fn default() -> Self {
+        PacketConfig { size_phits: 16 }
+    }
+}
+
+/// Routing algorithm and VC management.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutingConfig {
+    /// Algorithm name (kebab-case), e.g. `dor`, `minimal`, `valiant`.
+    pub algorithm: String,
+    /// Virtual channels per port; 0 means "what the algorithm's paper configuration uses" (2n on HyperX).
+    pub vcs: usize,
+    /// VC policy where the algorithm lets you choose: `ladder`, `davc-n`, `davc-p`, `davc-np`.
+    pub vc_policy: String,
+    /// Escape VCs for escape-based mechanisms (SurePath).
+    pub escape_vcs: usize,
+    /// Root switch of the Up/Down escape subnetwork.
+    pub escape_root: usize,
+    /// Non-minimal hop budget (Omnidimensional `m`); 0 means `n`, the number of dimensions.
+    pub max_deroutes: usize,
+    /// Extra hops over the shortest path for AllPath(k).
+    pub extra_hops: usize,
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        RoutingConfig {
+            algorithm: "minimal".into(),
+            vcs: 0,
+            vc_policy: "ladder".into(),
+            escape_vcs: 1,
+            escape_root: 0,
+            max_deroutes: 0,
+            extra_hops: 1,
+        }
+    }
+}
+
+/// Traffic pattern and injection process.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrafficConfig {
+    /// Pattern name (kebab-case), see [`crate::traffic::PatternKind`].
+    pub pattern: String,
+    /// Offered load in phits/cycle/server, in (0, 1].
+    pub load: f64,
+    /// `bernoulli` (open loop at `load`) or `fixed` (every server sends `workload_phits`).
+    pub mode: String,
+    /// Phits each server sends in `fixed` mode (a multiple of the packet size).
+    pub workload_phits: u64,
+    /// Capacity of each server's source queue in packets; generation pauses while it is full.
+    pub source_queue_packets: usize,
+}
+
+impl Default for TrafficConfig {
+    fn default() -> Self {
+        TrafficConfig {
+            pattern: "uniform".into(),
+            load: 0.5,
+            mode: "bernoulli".into(),
+            workload_phits: 1600,
+            source_queue_packets: 64,
+        }
+    }
+}
+
+/// Faults applied before the run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct FaultConfig {
+    /// Number of switch-to-switch links removed, chosen by the seed.
+    pub random_links: usize,
+}
+
+/// Run length and watchdog.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimulationConfig {
+    /// Cycles simulated before measuring.
+    pub warmup_cycles: u64,
+    /// Cycles of the measurement window.
+    pub measure_cycles: u64,
+    /// Deadlock watchdog: packets in flight and no packet moved for this many cycles is an error.
+    pub watchdog_cycles: u64,
+    /// Upper bound on cycles in `fixed` mode (0: no bound).
+    pub max_cycles: u64,
+}
+
+impl Default for SimulationConfig {
+    fn default() -> Self {
+        SimulationConfig { warmup_cycles: 3000, measure_cycles: 3000, watchdog_cycles: 20_000, max_cycles: 0 }
+    }
+}
+
+/// Output options.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputConfig {
+    /// Time-series sampling interval in cycles.
+    pub sample_cycles: u64,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig { sample_cycles: 100 }
+    }
+}
+
+/// Partitioning of switches onto engine partitions.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PartitionConfig {
+    /// `block`, `round-robin` or `multilevel`.
+    pub method: String,
+}
+
+impl Default for PartitionConfig {
+    fn default() -> Self {
+        PartitionConfig { method: "block".into() }
+    }
+}
+
+/// Parse TOML text (with `--set` overrides already merged) into a validated [`Config`].
+pub fn parse_str(text: &str, origin: &str, overrides: &[String]) -> Result<Config, ConfigError> {
+    let mut value: toml::Value =
+        text.parse().map_err(|e: toml::de::Error| ConfigError::Parse { origin: origin.into(), message: e.to_string() })?;
+    for ov in overrides {
+        apply_override(&mut value, ov)?;
+    }
+    // Round-trip through text so that type errors point at the offending key and line.
+    let merged = toml::to_string(&value).map_err(|e| ConfigError::Parse { origin: origin.into(), message: e.to_string() })?;
+    let cfg: Config = toml::from_str(&merged).map_err(|e: toml::de::Error| ConfigError::Parse {
+        origin: origin.into(),
+        message: describe_toml_error(&merged, &e),
+    })?;
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// One line: the parser's message plus the offending `key = value` line.
+fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
+    let mut msg = e.message().trim().to_string();
+    if let Some(span) = e.span() {
+        let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[span.start..].find('\n').map_or(text.len(), |i| span.start + i);
+        // Find the table header above, so the key is reported with its section.
+        let section = text[..line_start]
+            .lines()
+            .rev()
+            .find(|l| l.trim_start().starts_with('['))
+            .map(|l| l.trim().trim_matches(|c| c == '[' || c == ']').to_string());
+        let line = text[line_start..line_end].trim();
+        match section {
+            Some(s) if !s.is_empty() => msg = format!("{msg} at `[{s}] {line}`"),
+            _ => msg = format!("{msg} at `{line}`"),
+        }
+    }
+    msg
+}
+
+/// Read, override and validate a config file.
+pub fn load(path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
+    parse_str(&text, &path.display().to_string(), overrides)
+}
+
+/// Apply one `key.path=value` override; the value is read as a TOML literal, else as a string.
+pub fn apply_override(root: &mut toml::Value, ov: &str) -> Result<(), ConfigError> {
+    let (key, raw) = ov.split_once('=').ok_or_else(|| ConfigError::Parse {
+        origin: "--set".into(),
+        message: format!("`{ov}` is not of the form key=value"),
+    })?;
+    let key = key.trim();
+    let parsed = parse_literal(raw.trim());
+    let mut cur = root;
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(ConfigError::Parse { origin: "--set".into(), message: format!("`{key}` is not a valid key") });
+    }
+    for (i, part) in parts.iter().enumerate() {
+        let table = cur.as_table_mut().ok_or_else(|| ConfigError::Parse {
+            origin: "--set".into(),
+            message: format!("`{}` is not a table", parts[..i].join(".")),
+        })?;
+        if i + 1 == parts.len() {
+            table.insert(part.to_string(), parsed);
+            return Ok(());
+        }
+        cur = table.entry(part.to_string()).or_insert_with(|| toml::Value::Table(Default::default()));
+    }
+    Ok(())
+}
+
+/// Read a command-line value as TOML (`0.7`, `[4,4]`, `true`), falling back to a bare string.
+pub fn parse_literal(raw: &str) -> toml::Value {
+    let doc = format!("v = {raw}");
+    match doc.parse::<toml::Table>() {
+        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(raw.into())),
+        Err(_) => toml::Value::String(raw.to_string()),
+    }
+}
+
+/// Routing algorithm names accepted by `routing.algorithm`.
+pub const ROUTING_ALGORITHMS: &[&str] = &["dor", "minimal", "valiant"];
+/// Traffic pattern names accepted by `traffic.pattern`.
+pub const TRAFFIC_PATTERNS: &[&str] = &[
+    "uniform",
+    "random-server-permutation",
+    "dimension-complement-reverse",
+    "regular-permutation-to-neighbour",
+    "bit-complement",
+    "bit-reverse",
+    "transpose",
+    "swap2",
+];
+
+fn one_of(key: &str, value: &str, allowed: &[&str]) -> Result<(), ConfigError> {
+    if allowed.contains(&value) {
+        Ok(())
+    } else {
+        Err(ConfigError::value(key, format!("\"{value}\""), format!("allowed: {}", allowed.join(", "))))
+    }
+}
+
+impl Config {
+    /// Check every value range and cross-key constraint that does not need the built topology.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let t = &self.topology;
+        one_of("topology.kind", &t.kind, &["hyperx"])?;
+        if t.sides.is_empty() || t.sides.len() > 8 {
+            return Err(ConfigError::value("topology.sides", format!("{:?}", t.sides), "1 to 8 dimensions"));
+        }
+        if let Some(s) = t.sides.iter().find(|&&s| !(2..=4096).contains(&s)) {
+            return Err(ConfigError::value("topology.sides", s, "each side between 2 and 4096"));
+        }
+        let switches: u128 = t.sides.iter().map(|&s| s as u128).product();
+        if switches > (1 << 24) {
+            return Err(ConfigError::value("topology.sides", format!("{:?}", t.sides), "at most 2^24 switches"));
+        }
+        if !t.trunking.is_empty() && t.trunking.len() != t.sides.len() {
+            return Err(ConfigError::value(
+                "topology.trunking",
+                format!("{:?}", t.trunking),
+                format!("one entry per dimension ({} entries) or empty", t.sides.len()),
+            ));
+        }
+        if let Some(k) = t.trunking.iter().find(|&&k| !(1..=16).contains(&k)) {
+            return Err(ConfigError::value("topology.trunking", k, "each between 1 and 16"));
+        }
+        if !(1..=1024).contains(&t.servers_per_switch) {
+            return Err(ConfigError::value("topology.servers_per_switch", t.servers_per_switch, "between 1 and 1024"));
+        }
+        if switches * t.servers_per_switch as u128 > (1 << 31) {
+            return Err(ConfigError::value("topology.servers_per_switch", t.servers_per_switch, "at most 2^31 servers"));
+        }
+        let r = &self.router;
+        if !(1..=1024).contains(&r.input_buffer_packets) {
+            return Err(ConfigError::value("router.input_buffer_packets", r.input_buffer_packets, "between 1 and 1024"));
+        }
+        if !(1..=1024).contains(&r.output_buffer_packets) {
+            return Err(ConfigError::value(
+                "router.output_buffer_packets",
+                r.output_buffer_packets,
+                "between 1 and 1024",
+            ));
+        }
+        if !(1..=64).contains(&r.crossbar_latency) {
+            return Err(ConfigError::value("router.crossbar_latency", r.crossbar_latency, "between 1 and 64 cycles"));
+        }
+        if !(1..=16).contains(&r.crossbar_speedup) {
+            return Err(ConfigError::value("router.crossbar_speedup", r.crossbar_speedup, "between 1 and 16"));
+        }
+        one_of("router.allocator", &r.allocator, &["islip", "random"])?;
+        if !(1..=1000).contains(&self.link.latency) {
+            return Err(ConfigError::value("link.latency", self.link.latency, "between 1 and 1000 cycles"));
+        }
+        if !(1..=4096).contains(&self.packet.size_phits) {
+            return Err(ConfigError::value("packet.size_phits", self.packet.size_phits, "between 1 and 4096"));
+        }
+        let ro = &self.routing;
+        one_of("routing.algorithm", &ro.algorithm, ROUTING_ALGORITHMS)?;
+        one_of("routing.vc_policy", &ro.vc_policy, &["ladder"])?;
+        if ro.vcs > 64 {
+            return Err(ConfigError::value("routing.vcs", ro.vcs, "between 1 and 64, or 0 for the default (2n)"));
+        }
+        let tr = &self.traffic;
+        one_of("traffic.pattern", &tr.pattern, TRAFFIC_PATTERNS)?;
+        one_of("traffic.mode", &tr.mode, &["bernoulli", "fixed"])?;
+        if !(tr.load > 0.0 && tr.load <= 1.0) {
+            return Err(ConfigError::value("traffic.load", tr.load, "phits/cycle/server in (0, 1]"));
+        }
+        if tr.mode == "fixed" && (tr.workload_phits == 0 || tr.workload_phits % self.packet.size_phits as u64 != 0) {
+            return Err(ConfigError::value(
+                "traffic.workload_phits",
+                tr.workload_phits,
+                format!("a positive multiple of packet.size_phits ({})", self.packet.size_phits),
+            ));
+        }
+        if !(1..=1_000_000).contains(&tr.source_queue_packets) {
+            return Err(ConfigError::value("traffic.source_queue_packets", tr.source_queue_packets, "between 1 and 1000000"));
+        }
+        let s = &self.simulation;
+        if s.measure_cycles == 0 && tr.mode == "bernoulli" {
+            return Err(ConfigError::value("simulation.measure_cycles", 0, "at least 1 cycle"));
+        }
+        if s.watchdog_cycles < 100 {
+            return Err(ConfigError::value("simulation.watchdog_cycles", s.watchdog_cycles, "at least 100 cycles"));
+        }
+        if self.output.sample_cycles == 0 {
+            return Err(ConfigError::value("output.sample_cycles", 0, "at least 1 cycle"));
+        }
+        one_of("partition.method", &self.partition.method, &["block", "round-robin", "multilevel"])?;
+        Ok(())
+    }
+
+    /// Trunking per dimension with the default (1) filled in.
+    pub fn trunking(&self) -> Vec<usize> {
+        if self.topology.trunking.is_empty() {
+            vec![1; self.topology.sides.len()]
+        } else {
+            self.topology.trunking.clone()
+        }
+    }
+
+    /// The config as TOML text (recorded in result files).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: &str = "[topology]\nsides=[4,4]\nservers_per_switch=4\n";
+
+    #[test]
+    fn defaults_follow_surepath_table2() {
+        let c = parse_str(MIN, "t", &[]).unwrap();
+        assert_eq!(c.router.input_buffer_packets, 8);
+        assert_eq!(c.router.output_buffer_packets, 4);
+        assert_eq!(c.packet.size_phits, 16);
+        assert_eq!(c.link.latency, 1);
+        assert_eq!(c.router.crossbar_latency, 1);
+        assert_eq!(c.router.crossbar_speedup, 2);
+    }
+
+    #[test]
+    fn set_overrides_nested_keys() {
+        let c = parse_str(MIN, "t", &["traffic.load=0.7".into(), "routing.algorithm=valiant".into()]).unwrap();
+        assert_eq!(c.traffic.load, 0.7);
+        assert_eq!(c.routing.algorithm, "valiant");
+    }
+
+    #[test]
+    fn errors_name_key_and_allowed_values() {
+        let e = parse_str(MIN, "t", &["traffic.load=1.5".into()]).unwrap_err().to_string();
+        assert!(e.contains("traffic.load") && e.contains("1.5") && e.contains("(0, 1]"), "{e}");
+        let e = parse_str(MIN, "t", &["routing.algorithm=foo".into()]).unwrap_err().to_string();
+        assert!(e.contains("routing.algorithm") && e.contains("valiant"), "{e}");
+        let e = parse_str(MIN, "t", &["traffic.lod=0.5".into()]).unwrap_err().to_string();
+        assert!(e.contains("lod"), "{e}");
+        let e = parse_str(MIN, "t", &["traffic.load=\"x\"".into()]).unwrap_err().to_string();
+        assert!(e.contains("load") || e.contains("invalid type"), "{e}");
+    }
+}

@@ -1,0 +1,278 @@
+//! The conservative parallel discrete-event kernel. It knows logical processes (LPs), partitions of
+//! LPs, timed messages and lookahead; it knows nothing of networks.
+//!
+//! Each partition owns some LPs and a timing wheel of messages addressed to them. A message sent at
+//! cycle `t` over a link of latency `L` arrives at `t + L`; with `W` the minimum latency of any link
+//! that crosses a partition cut, a partition can simulate `W` cycles without hearing from anybody
+//! (architecture spec, property 1). After each window, partitions publish what crossed the cut into
+//! double-buffered mailboxes, meet at a barrier, and take their inbound messages. A global reduction
+//! of [`Status`] rides on the same barrier: it stops the run, detects deadlock, and lets all
+//! partitions jump over cycles in which nobody has anything to do.
+//!
+//! Determinism: message deliveries of one cycle must commute (a model contract), LPs step in a fixed
+//! order, and each LP draws only from its own random streams, so results do not depend on the
+//! partitioning or thread count.
+
+mod barrier;
+mod wheel;
+
+pub use barrier::SpinBarrier;
+pub use wheel::Wheel;
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Simulated time, in cycles.
+pub type Cycle = u64;
+/// Global index of a logical process.
+pub type Lp = u32;
+
+/// What a partition tells the others at the end of each window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Status {
+    /// Work items in flight (e.g. packets not yet delivered) owned by this partition.
+    pub in_flight: u64,
+    /// Last cycle at which something made progress (a packet moved).
+    pub last_progress: Cycle,
+    /// This partition has nothing more to generate (fixed workloads).
+    pub drained: bool,
+    /// Earliest cycle at which the partition acts on its own (no inbound message), or `Cycle::MAX`.
+    pub next_activity: Cycle,
+    /// A stop was requested (set by partition 0 from [`Progress::stop`], so all agree on the window).
+    pub stop: bool,
+}
+
+impl Status {
+    fn reduce(all: impl Iterator<Item = Status>) -> Status {
+        let mut g = Status { in_flight: 0, last_progress: 0, drained: true, next_activity: Cycle::MAX, stop: false };
+        for s in all {
+            g.in_flight += s.in_flight;
+            g.last_progress = g.last_progress.max(s.last_progress);
+            g.drained &= s.drained;
+            g.next_activity = g.next_activity.min(s.next_activity);
+            g.stop |= s.stop;
+        }
+        g
+    }
+}
+
+/// A partition of the model: the LPs one thread simulates.
+pub trait Partition: Send {
+    /// Message exchanged between LPs.
+    type Msg: Send;
+    /// Apply `msg` to LP `lp` (owned by this partition) at cycle `now`. Deliveries of one cycle must
+    /// commute: their order is not canonical.
+    fn deliver(&mut self, now: Cycle, lp: Lp, msg: Self::Msg);
+    /// Simulate cycle `now` for all owned LPs, in a fixed order, after that cycle's deliveries.
+    fn step(&mut self, now: Cycle, out: &mut Scheduler<'_, Self::Msg>);
+    /// State summary for the global reduction at window ends.
+    fn status(&self, now: Cycle) -> Status;
+}
+
+/// Sends messages: to the local wheel, or to the outbox of the partition that owns the target.
+pub struct Scheduler<'a, M> {
+    now: Cycle,
+    me: u32,
+    part_of: &'a [u32],
+    wheel: &'a mut Wheel<M>,
+    outboxes: &'a mut [Vec<(Cycle, Lp, M)>],
+}
+
+impl<M> Scheduler<'_, M> {
+    /// Deliver `msg` to `lp` at cycle `at` (`at > now`; cross-partition sends must respect lookahead).
+    #[inline]
+    pub fn send(&mut self, at: Cycle, lp: Lp, msg: M) {
+        debug_assert!(at > self.now, "message into the past or present");
+        let p = self.part_of[lp as usize];
+        if p == self.me {
+            self.wheel.push(at, lp, msg);
+        } else {
+            self.outboxes[p as usize].push((at, lp, msg));
+        }
+    }
+    /// Current cycle.
+    pub fn now(&self) -> Cycle {
+        self.now
+    }
+}
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// Stop before this cycle (the run simulates cycles `0..end`).
+    pub end: Cycle,
+    /// Minimum latency of links crossing the partition cut (>= 1).
+    pub lookahead: Cycle,
+    /// Largest delay of any message (sizes the timing wheel).
+    pub max_delay: Cycle,
+    /// Stop early once every partition is drained and nothing is in flight.
+    pub stop_when_drained: bool,
+    /// Deadlock watchdog: in flight and no progress for this many cycles.
+    pub watchdog: Cycle,
+}
+
+/// Why a run ended before `end`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Reached `end`.
+    Finished {
+        /// Cycles simulated.
+        cycles: Cycle,
+    },
+    /// Everything drained (fixed workload).
+    Drained {
+        /// Cycles simulated.
+        cycles: Cycle,
+    },
+    /// The watchdog fired.
+    Deadlock {
+        /// Cycle at which it fired.
+        cycle: Cycle,
+        /// Last cycle anything moved.
+        last_progress: Cycle,
+        /// Items in flight.
+        in_flight: u64,
+    },
+    /// Stopped on request (signal).
+    Interrupted {
+        /// Cycles simulated.
+        cycles: Cycle,
+    },
+}
+
+/// Shared view of a run in progress, for progress bars and signal handlers.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Cycle reached by all partitions.
+    pub cycle: AtomicU64,
+    /// Set to non-zero to stop at the next window boundary.
+    pub stop: AtomicU64,
+}
+
+struct Shared<M> {
+    parts: usize,
+    /// `mail[parity * P * P + src * P + dst]`.
+    mail: Vec<UnsafeCell<Vec<(Cycle, Lp, M)>>>,
+    /// `status[parity * P + p]`.
+    status: Vec<UnsafeCell<Status>>,
+    barrier: SpinBarrier,
+}
+
+// SAFETY: slot `mail[par][src][dst]` is written only by partition `src` before the barrier that ends
+// window k (parity k % 2) and read only by `dst` after that barrier and before the next one; the same
+// slot is written again only after the barrier that ends window k+1. Status slots follow the same rule.
+unsafe impl<M: Send> Sync for Shared<M> {}
+
+/// Run partitions `parts` (one thread each) until `spec.end`, a drain, a deadlock or a stop request.
+/// `part_of[lp]` is the partition owning each LP. Returns the partitions and the outcome.
+pub fn run<P: Partition>(parts: Vec<P>, part_of: &[u32], spec: &RunSpec, progress: &Progress) -> (Vec<P>, Outcome) {
+    assert!(spec.lookahead >= 1);
+    let n = parts.len();
+    let shared = Shared::<P::Msg> {
+        parts: n,
+        mail: (0..2 * n * n).map(|_| UnsafeCell::new(Vec::new())).collect(),
+        status: (0..2 * n).map(|_| UnsafeCell::new(Status::default())).collect(),
+        barrier: SpinBarrier::new(n),
+    };
+    if n == 1 {
+        let mut parts = parts;
+        let part = parts.pop().unwrap();
+        let (part, outcome) = drive(0, part, part_of, spec, &shared, progress);
+        return (vec![part], outcome);
+    }
+    let mut results: Vec<Option<(P, Outcome)>> = (0..n).map(|_| None).collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, part)| {
+                let shared = &shared;
+                s.spawn(move || drive(i as u32, part, part_of, spec, shared, progress))
+            })
+            .collect();
+        for (i, h) in handles.into_iter().enumerate() {
+            results[i] = Some(h.join().expect("partition thread panicked"));
+        }
+    });
+    let mut outcome = None;
+    let parts = results
+        .into_iter()
+        .map(|r| {
+            let (p, o) = r.unwrap();
+            outcome.get_or_insert(o);
+            p
+        })
+        .collect();
+    (parts, outcome.unwrap())
+}
+
+fn drive<P: Partition>(
+    me: u32,
+    mut part: P,
+    part_of: &[u32],
+    spec: &RunSpec,
+    shared: &Shared<P::Msg>,
+    progress: &Progress,
+) -> (P, Outcome) {
+    let n = shared.parts;
+    let mut wheel = Wheel::new(spec.max_delay + 1);
+    let mut outboxes: Vec<Vec<(Cycle, Lp, P::Msg)>> = (0..n).map(|_| Vec::new()).collect();
+    let mut t: Cycle = 0;
+    let mut window: u64 = 0;
+    loop {
+        let end = (t + spec.lookahead).min(spec.end);
+        for now in t..end {
+            wheel.deliver_due(now, |lp, m| part.deliver(now, lp, m));
+            let mut sched = Scheduler { now, me, part_of, wheel: &mut wheel, outboxes: &mut outboxes };
+            part.step(now, &mut sched);
+        }
+        // Publish outboxes and status for this window.
+        let par = (window % 2) as usize;
+        let mut st = part.status(end);
+        st.stop = me == 0 && progress.stop.load(Ordering::Relaxed) != 0;
+        if !wheel.is_empty() {
+            st.next_activity = st.next_activity.min(wheel.next_due(end));
+        }
+        for (dst, ob) in outboxes.iter_mut().enumerate() {
+            if !ob.is_empty() {
+                st.next_activity = st.next_activity.min(ob.iter().map(|e| e.0).min().unwrap());
+                // SAFETY: see `Shared`.
+                let slot = unsafe { &mut *shared.mail[par * n * n + me as usize * n + dst].get() };
+                debug_assert!(slot.is_empty());
+                std::mem::swap(slot, ob);
+            }
+        }
+        unsafe { *shared.status[par * n + me as usize].get() = st };
+        if n > 1 {
+            shared.barrier.wait();
+        }
+        for src in 0..n {
+            // SAFETY: see `Shared`.
+            let slot = unsafe { &mut *shared.mail[par * n * n + src * n + me as usize].get() };
+            for (at, lp, m) in slot.drain(..) {
+                debug_assert!(at >= end, "lookahead violated: message for {at} arrived at window end {end}");
+                wheel.push(at, lp, m);
+            }
+        }
+        let g = Status::reduce((0..n).map(|p| unsafe { *shared.status[par * n + p].get() }));
+        window += 1;
+        if me == 0 {
+            progress.cycle.store(end, Ordering::Relaxed);
+        }
+        // Every partition reads the same reduced status, so all take the same decision.
+        if end >= spec.end {
+            return (part, Outcome::Finished { cycles: end });
+        }
+        if spec.stop_when_drained && g.drained && g.in_flight == 0 {
+            return (part, Outcome::Drained { cycles: end });
+        }
+        if g.in_flight > 0 && end.saturating_sub(g.last_progress) > spec.watchdog {
+            return (part, Outcome::Deadlock { cycle: end, last_progress: g.last_progress, in_flight: g.in_flight });
+        }
+        if g.stop {
+            return (part, Outcome::Interrupted { cycles: end });
+        }
+        // Jump over cycles in which nobody has anything to do.
+        t = if g.next_activity > end && g.next_activity != Cycle::MAX { g.next_activity.min(spec.end) } else { end };
+    }
+}

@@ -1,0 +1,17 @@
+//! hxsim: a parallel, conservative, deterministic discrete-event simulator for the interconnection
+//! networks of exascale machines (HyperX, HyperZ), with the routing and deadlock-avoidance
+//! mechanisms of the SurePath, DAVC, HyperX and Nue papers.
+//!
+//! Layers, from the bottom:
+//! - [`engine`]: the PDES kernel (partitions, windows, exchange, threads). Knows nothing of networks.
+//! - [`topology`]: topologies (one file each) and faults.
+//! - [`routing`]: routing algorithms (one file each) and VC policies.
+//! - [`traffic`]: traffic patterns and injection processes.
+//! - [`network`]: the router/link/server model, run as engine partitions. Knows nothing of threads.
+//! - [`metrics`], [`sim`]: statistics, summaries, and building a run from a [`config::Config`].
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod engine;
+pub mod rng;
+pub mod topology;

@@ -1,0 +1,275 @@
+//! Faults on top of a topology, and the distances routing reads.
+//!
+//! [`Network`] is what every routing algorithm sees: the topology, which switch ports are alive, and
+//! graph distances. Without faults, distances come from the topology's formula (no tables, so a
+//! million-endpoint HyperX needs no O(switches^2) memory). With faults, all-pairs distances are
+//! computed by BFS on what remains and stored as one byte per ordered pair, row per destination.
+
+use super::{PortId, SwitchId, Topology};
+use crate::rng::{self, Purpose};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Distance value for "unreachable".
+pub const UNREACHABLE: u32 = u32::MAX;
+
+/// The set of failed links, as canonical `(switch, port)` pairs (the end with the lower switch id).
+#[derive(Debug, Clone, Default)]
+pub struct FaultSet {
+    /// Failed links, each as one of its two ends.
+    pub links: Vec<(SwitchId, PortId)>,
+}
+
+impl FaultSet {
+    /// `n` distinct switch-to-switch links chosen uniformly by the seed.
+    pub fn random_links(topo: &dyn Topology, n: usize, seed: u64) -> Result<Self, String> {
+        let all = all_links(topo);
+        if n > all.len() {
+            return Err(format!("faults.random_links = {n} but the network has only {} links", all.len()));
+        }
+        let mut rng = rng::stream(seed, 0, Purpose::Faults);
+        let mut idx: Vec<usize> = (0..all.len()).collect();
+        // Partial Fisher-Yates: the first n entries are a uniform sample.
+        for i in 0..n {
+            let j = i + rng::below(&mut rng, (all.len() - i) as u64) as usize;
+            idx.swap(i, j);
+        }
+        Ok(FaultSet { links: idx[..n].iter().map(|&i| all[i]).collect() })
+    }
+}
+
+/// Every switch-to-switch link once, as the end with the lower `(switch, port)`.
+pub fn all_links(topo: &dyn Topology) -> Vec<(SwitchId, PortId)> {
+    let mut v = Vec::new();
+    for s in 0..topo.num_switches() as SwitchId {
+        for p in 0..topo.switch_ports() as PortId {
+            if let Some((o, q)) = topo.neighbour(s, p) {
+                if (s, p) < (o, q) {
+                    v.push((s, p));
+                }
+            }
+        }
+    }
+    v
+}
+
+/// A topology with faults applied: what routing algorithms and the router model read.
+pub struct Network {
+    topo: Arc<dyn Topology>,
+    /// `dead[s * ports + p]`: port `p` of switch `s` has failed. Empty when fault-free.
+    dead: Vec<bool>,
+    /// All-pairs distances `dist[dst * n + src]` when faulty; empty when fault-free.
+    dist: Vec<u8>,
+    ports: usize,
+    n: usize,
+    failed_links: usize,
+}
+
+impl Network {
+    /// Apply `faults` to `topo`; computes distance tables by BFS if there are faults.
+    pub fn new(topo: Arc<dyn Topology>, faults: &FaultSet) -> Self {
+        let ports = topo.switch_ports();
+        let n = topo.num_switches();
+        let mut dead = Vec::new();
+        if !faults.links.is_empty() {
+            dead = vec![false; n * ports];
+            for &(s, p) in &faults.links {
+                let (o, q) = topo.neighbour(s, p).expect("fault on an unwired port");
+                dead[s as usize * ports + p as usize] = true;
+                dead[o as usize * ports + q as usize] = true;
+            }
+        }
+        let mut net = Network { topo, dead, dist: Vec::new(), ports, n, failed_links: faults.links.len() };
+        if net.is_faulty() {
+            net.dist = net.all_pairs_bfs();
+        }
+        net
+    }
+
+    /// The underlying fault-free topology.
+    pub fn topology(&self) -> &dyn Topology {
+        &*self.topo
+    }
+    /// Shared handle to the topology.
+    pub fn topology_arc(&self) -> Arc<dyn Topology> {
+        self.topo.clone()
+    }
+    /// Whether any link has failed.
+    pub fn is_faulty(&self) -> bool {
+        !self.dead.is_empty()
+    }
+    /// Number of failed links.
+    pub fn failed_links(&self) -> usize {
+        self.failed_links
+    }
+    /// Number of switches.
+    pub fn num_switches(&self) -> usize {
+        self.n
+    }
+    /// Switch-to-switch ports per switch.
+    pub fn switch_ports(&self) -> usize {
+        self.ports
+    }
+    /// Servers per switch.
+    pub fn servers_per_switch(&self) -> usize {
+        self.topo.servers_per_switch()
+    }
+    /// Whether port `p` of `s` is wired and alive.
+    #[inline]
+    pub fn alive(&self, s: SwitchId, p: PortId) -> bool {
+        self.dead.is_empty() || !self.dead[s as usize * self.ports + p as usize]
+    }
+    /// The far end of a live port.
+    #[inline]
+    pub fn neighbour(&self, s: SwitchId, p: PortId) -> Option<(SwitchId, PortId)> {
+        if self.alive(s, p) {
+            self.topo.neighbour(s, p)
+        } else {
+            None
+        }
+    }
+    /// Graph distance from `a` to `b` over live links ([`UNREACHABLE`] if disconnected).
+    #[inline]
+    pub fn distance(&self, a: SwitchId, b: SwitchId) -> u32 {
+        if self.dist.is_empty() {
+            self.topo.distance(a, b)
+        } else {
+            let d = self.dist[b as usize * self.n + a as usize];
+            if d == u8::MAX {
+                UNREACHABLE
+            } else {
+                d as u32
+            }
+        }
+    }
+
+    /// Distances from every switch to `root` (BFS over live links).
+    pub fn bfs(&self, root: SwitchId) -> Vec<u32> {
+        let mut d = vec![UNREACHABLE; self.n];
+        let mut q = std::collections::VecDeque::with_capacity(self.n);
+        d[root as usize] = 0;
+        q.push_back(root);
+        while let Some(s) = q.pop_front() {
+            let ds = d[s as usize];
+            for p in 0..self.ports as PortId {
+                if let Some((o, _)) = self.neighbour(s, p) {
+                    if d[o as usize] == UNREACHABLE {
+                        d[o as usize] = ds + 1;
+                        q.push_back(o);
+                    }
+                }
+            }
+        }
+        d
+    }
+
+    fn all_pairs_bfs(&self) -> Vec<u8> {
+        let n = self.n;
+        let mut dist = vec![u8::MAX; n * n];
+        // Links are bidirectional, so BFS from the destination gives the row d(., dst).
+        dist.par_chunks_mut(n).enumerate().for_each(|(dst, row)| {
+            for (s, d) in self.bfs(dst as SwitchId).into_iter().enumerate() {
+                row[s] = if d == UNREACHABLE { u8::MAX } else { d.min(254) as u8 };
+            }
+        });
+        dist
+    }
+
+    /// Number of live switch-to-switch links.
+    pub fn live_links(&self) -> usize {
+        all_links(&*self.topo).into_iter().filter(|&(s, p)| self.alive(s, p)).count()
+    }
+
+    /// Diameter, average distance over all ordered switch pairs (self pairs included, as in SurePath
+    /// Table 3), and connectivity.
+    /// Fault-free topologies are vertex-transitive here (HyperX), so one BFS suffices.
+    pub fn distance_stats(&self) -> DistanceStats {
+        let roots: Vec<SwitchId> = if self.is_faulty() { (0..self.n as SwitchId).collect() } else { vec![0] };
+        let per_root: Vec<(u64, u64, u32, bool)> = roots
+            .par_iter()
+            .map(|&r| {
+                let d = self.bfs(r);
+                let mut sum = 0u64;
+                let mut max = 0u32;
+                let mut connected = true;
+                for &x in &d {
+                    if x == UNREACHABLE {
+                        connected = false;
+                    } else {
+                        sum += x as u64;
+                        max = max.max(x);
+                    }
+                }
+                (sum, self.n as u64, max, connected)
+            })
+            .collect();
+        let sum: u64 = per_root.iter().map(|x| x.0).sum();
+        let pairs: u64 = per_root.iter().map(|x| x.1).sum();
+        DistanceStats {
+            diameter: per_root.iter().map(|x| x.2).max().unwrap_or(0),
+            average_distance: if pairs == 0 { 0.0 } else { sum as f64 / pairs as f64 },
+            connected: per_root.iter().all(|x| x.3),
+            histogram: {
+                let mut h = vec![0u64; 0];
+                if !self.is_faulty() {
+                    for x in self.bfs(0) {
+                        if x != UNREACHABLE {
+                            if h.len() <= x as usize {
+                                h.resize(x as usize + 1, 0);
+                            }
+                            h[x as usize] += 1;
+                        }
+                    }
+                }
+                h
+            },
+        }
+    }
+}
+
+/// Distance properties of a network.
+#[derive(Debug, Clone)]
+pub struct DistanceStats {
+    /// Largest finite distance.
+    pub diameter: u32,
+    /// Mean distance over all ordered pairs of switches, self pairs included (reachable pairs only).
+    pub average_distance: f64,
+    /// Whether every switch reaches every other.
+    pub connected: bool,
+    /// For fault-free networks: how many switches are at each distance from switch 0.
+    pub histogram: Vec<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::HyperX;
+
+    #[test]
+    fn surepath_table3_distances() {
+        // SurePath Table 3: 3-D 8x8x8 diameter 3, average distance 2.625 = 3 * 7/8 (all ordered pairs).
+        // From a switch: 3*7 at distance 1, 3*49 at 2, 343 at 3.
+        let h: Arc<dyn Topology> = Arc::new(HyperX::new(&[8, 8, 8], &[1, 1, 1], 8));
+        let net = Network::new(h, &FaultSet::default());
+        let s = net.distance_stats();
+        assert_eq!(s.diameter, 3);
+        assert!(s.connected);
+        assert_eq!(s.histogram, vec![1, 21, 147, 343]);
+        assert!((s.average_distance - 2.625).abs() < 1e-12);
+    }
+
+    #[test]
+    fn faulty_bfs_agrees_with_hamming_where_links_survive() {
+        let h: Arc<dyn Topology> = Arc::new(HyperX::new(&[4, 4], &[1, 1], 1));
+        let f = FaultSet::random_links(&*h, 3, 5).unwrap();
+        let net = Network::new(h.clone(), &f);
+        assert_eq!(net.live_links(), 48 - 3);
+        for a in 0..16 {
+            for b in 0..16 {
+                let d = net.distance(a, b);
+                assert!(d >= h.distance(a, b));
+                assert!(d <= h.distance(a, b) + 2, "3 faults cannot stretch a 4x4 HyperX path by more than 2");
+            }
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! HyperX (Ahn, Binkert, Davis, McLaren, Schreiber, "HyperX: Topology, Routing, and Packaging of
+//! Efficient Large-Scale Networks", SC09, section 3): an `L`-dimensional array of switches with sides
+//! `S_1..S_L`, every switch connected to every other switch that differs from it in exactly one
+//! coordinate, by `K_d` parallel (trunked) links in dimension `d`, and `T` servers per switch.
+//!
+//! Switch numbering: mixed radix, dimension 0 varies fastest:
+//! `id = x_0 + S_0 * (x_1 + S_1 * (x_2 + ...))`.
+//!
+//! Port numbering (switch-to-switch ports only; the router puts the `T` server ports first):
+//! dimensions in order; inside dimension `d`, the `S_d - 1` other coordinate values `v != x_d` in
+//! increasing order; for each value its `K_d` trunk links. So port
+//! `base_d + (rank of v among the other values) * K_d + k`, with `base_d = sum_{e<d} (S_e - 1) K_e`.
+//! The rank of `v` is `v` if `v < x_d`, else `v - 1`.
+
+use super::{PortId, SwitchId, Topology};
+
+/// A HyperX network, general form (sides and trunking may differ per dimension).
+#[derive(Debug, Clone)]
+pub struct HyperX {
+    sides: Vec<usize>,
+    trunking: Vec<usize>,
+    servers: usize,
+    /// `stride[d] = prod_{e<d} S_e`.
+    stride: Vec<usize>,
+    /// First port of each dimension, plus the total at the end.
+    base: Vec<usize>,
+    /// Dimension of each port.
+    port_dim: Vec<u8>,
+    switches: usize,
+}
+
+impl HyperX {
+    /// Build a HyperX with the given sides, trunking (one per dimension) and servers per switch.
+    pub fn new(sides: &[usize], trunking: &[usize], servers: usize) -> Self {
+        assert_eq!(sides.len(), trunking.len(), "one trunking factor per dimension");
+        let mut stride = Vec::with_capacity(sides.len());
+        let mut acc = 1usize;
+        for &s in sides {
+            stride.push(acc);
+            acc *= s;
+        }
+        let mut base = vec![0usize];
+        let mut port_dim = Vec::new();
+        for (d, (&s, &k)) in sides.iter().zip(trunking).enumerate() {
+            let n = (s - 1) * k;
+            base.push(base[d] + n);
+            port_dim.extend(std::iter::repeat(d as u8).take(n));
+        }
+        HyperX { sides: sides.to_vec(), trunking: trunking.to_vec(), servers, stride, base, port_dim, switches: acc }
+    }
+
+    /// Number of dimensions `L`.
+    pub fn dims(&self) -> usize {
+        self.sides.len()
+    }
+    /// Side `S_d`.
+    pub fn side(&self, d: usize) -> usize {
+        self.sides[d]
+    }
+    /// All sides.
+    pub fn sides(&self) -> &[usize] {
+        &self.sides
+    }
+    /// Trunking `K_d`.
+    pub fn trunk(&self, d: usize) -> usize {
+        self.trunking[d]
+    }
+    /// Coordinate `x_d` of a switch.
+    #[inline]
+    pub fn coord(&self, sw: SwitchId, d: usize) -> usize {
+        (sw as usize / self.stride[d]) % self.sides[d]
+    }
+    /// All coordinates of a switch.
+    pub fn coords(&self, sw: SwitchId) -> Vec<usize> {
+        (0..self.dims()).map(|d| self.coord(sw, d)).collect()
+    }
+    /// Switch id from coordinates.
+    pub fn switch_at(&self, coords: &[usize]) -> SwitchId {
+        coords.iter().zip(&self.stride).map(|(c, s)| c * s).sum::<usize>() as SwitchId
+    }
+    /// The switch reached from `sw` by changing coordinate `d` to `v`.
+    #[inline]
+    pub fn with_coord(&self, sw: SwitchId, d: usize, v: usize) -> SwitchId {
+        let x = self.coord(sw, d);
+        (sw as usize + v * self.stride[d] - x * self.stride[d]) as SwitchId
+    }
+    /// Dimension of a port.
+    #[inline]
+    pub fn port_dim(&self, p: PortId) -> usize {
+        self.port_dim[p as usize] as usize
+    }
+    /// First port of dimension `d`.
+    #[inline]
+    pub fn dim_base(&self, d: usize) -> usize {
+        self.base[d]
+    }
+    /// Port of `sw` towards coordinate value `v` in dimension `d`, trunk `k` (`v != x_d`).
+    #[inline]
+    pub fn port_to(&self, sw: SwitchId, d: usize, v: usize, k: usize) -> PortId {
+        let x = self.coord(sw, d);
+        debug_assert!(v != x && k < self.trunking[d]);
+        let rank = if v < x { v } else { v - 1 };
+        (self.base[d] + rank * self.trunking[d] + k) as PortId
+    }
+    /// `(dimension, coordinate value, trunk)` that port `p` of `sw` leads to.
+    #[inline]
+    pub fn port_target(&self, sw: SwitchId, p: PortId) -> (usize, usize, usize) {
+        let d = self.port_dim(p);
+        let off = p as usize - self.base[d];
+        let k = self.trunking[d];
+        let rank = off / k;
+        let x = self.coord(sw, d);
+        let v = if rank < x { rank } else { rank + 1 };
+        (d, v, off % k)
+    }
+    /// Number of coordinates in which two switches differ (the Hamming distance).
+    #[inline]
+    pub fn hamming(&self, a: SwitchId, b: SwitchId) -> u32 {
+        let (mut a, mut b) = (a as usize, b as usize);
+        let mut n = 0;
+        for &s in &self.sides {
+            n += ((a % s) != (b % s)) as u32;
+            a /= s;
+            b /= s;
+        }
+        n
+    }
+}
+
+impl Topology for HyperX {
+    fn name(&self) -> String {
+        let sides: Vec<String> = self.sides.iter().map(|s| s.to_string()).collect();
+        format!("HyperX {} (K={:?}, T={})", sides.join("x"), self.trunking, self.servers)
+    }
+    fn num_switches(&self) -> usize {
+        self.switches
+    }
+    fn servers_per_switch(&self) -> usize {
+        self.servers
+    }
+    fn switch_ports(&self) -> usize {
+        *self.base.last().unwrap()
+    }
+    fn neighbour(&self, sw: SwitchId, p: PortId) -> Option<(SwitchId, PortId)> {
+        if p as usize >= self.switch_ports() {
+            return None;
+        }
+        let (d, v, k) = self.port_target(sw, p);
+        let other = self.with_coord(sw, d, v);
+        let back = self.port_to(other, d, self.coord(sw, d), k);
+        Some((other, back))
+    }
+    fn distance(&self, a: SwitchId, b: SwitchId) -> u32 {
+        self.hamming(a, b)
+    }
+    fn diameter(&self) -> u32 {
+        self.dims() as u32
+    }
+    fn as_hyperx(&self) -> Option<&HyperX> {
+        Some(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_port_is_wired_symmetrically() {
+        let h = HyperX::new(&[3, 4, 2], &[1, 2, 3], 2);
+        for sw in 0..h.num_switches() as SwitchId {
+            for p in 0..h.switch_ports() as PortId {
+                let (o, q) = h.neighbour(sw, p).unwrap();
+                assert_ne!(o, sw);
+                assert_eq!(h.hamming(sw, o), 1);
+                assert_eq!(h.neighbour(o, q), Some((sw, p)), "link ({sw},{p}) -> ({o},{q}) not symmetric");
+            }
+        }
+    }
+
+    #[test]
+    fn radix_matches_ahn_formula() {
+        // Ahn et al. section 3: R = T + sum_d (S_d - 1) K_d.
+        let h = HyperX::new(&[8, 8, 8], &[1, 1, 1], 8);
+        assert_eq!(h.switch_ports() + h.servers_per_switch(), 29);
+        let h = HyperX::new(&[16, 16], &[1, 1], 16);
+        assert_eq!(h.switch_ports() + h.servers_per_switch(), 46);
+        let h = HyperX::new(&[5, 19, 19], &[4, 1, 1], 76);
+        assert_eq!(h.switch_ports(), 4 * 4 + 18 + 18);
+    }
+}
