@@ -290,13 +290,15 @@ impl Default for PartitionConfig {
 
 /// Parse TOML text (with `--set` overrides already merged) into a validated [`Config`].
 pub fn parse_str(text: &str, origin: &str, overrides: &[String]) -> Result<Config, ConfigError> {
-    let mut value: toml::Value =
-        text.parse().map_err(|e: toml::de::Error| ConfigError::Parse { origin: origin.into(), message: e.to_string() })?;
+    let mut value: toml::Value = text
+        .parse()
+        .map_err(|e: toml::de::Error| ConfigError::Parse { origin: origin.into(), message: e.to_string() })?;
     for ov in overrides {
         apply_override(&mut value, ov)?;
     }
     // Round-trip through text so that type errors point at the offending key and line.
-    let merged = toml::to_string(&value).map_err(|e| ConfigError::Parse { origin: origin.into(), message: e.to_string() })?;
+    let merged =
+        toml::to_string(&value).map_err(|e| ConfigError::Parse { origin: origin.into(), message: e.to_string() })?;
     let cfg: Config = toml::from_str(&merged).map_err(|e: toml::de::Error| ConfigError::Parse {
         origin: origin.into(),
         message: describe_toml_error(&merged, &e),
@@ -328,8 +330,8 @@ fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
 
 /// Read, override and validate a config file.
 pub fn load(path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
+    let text =
+        std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
     parse_str(&text, &path.display().to_string(), overrides)
 }
 
@@ -420,11 +422,19 @@ impl Config {
             return Err(ConfigError::value("topology.servers_per_switch", t.servers_per_switch, "between 1 and 1024"));
         }
         if switches * t.servers_per_switch as u128 > (1 << 31) {
-            return Err(ConfigError::value("topology.servers_per_switch", t.servers_per_switch, "at most 2^31 servers"));
+            return Err(ConfigError::value(
+                "topology.servers_per_switch",
+                t.servers_per_switch,
+                "at most 2^31 servers",
+            ));
         }
         let r = &self.router;
         if !(1..=1024).contains(&r.input_buffer_packets) {
-            return Err(ConfigError::value("router.input_buffer_packets", r.input_buffer_packets, "between 1 and 1024"));
+            return Err(ConfigError::value(
+                "router.input_buffer_packets",
+                r.input_buffer_packets,
+                "between 1 and 1024",
+            ));
         }
         if !(1..=1024).contains(&r.output_buffer_packets) {
             return Err(ConfigError::value(
@@ -466,7 +476,11 @@ impl Config {
             ));
         }
         if !(1..=1_000_000).contains(&tr.source_queue_packets) {
-            return Err(ConfigError::value("traffic.source_queue_packets", tr.source_queue_packets, "between 1 and 1000000"));
+            return Err(ConfigError::value(
+                "traffic.source_queue_packets",
+                tr.source_queue_packets,
+                "between 1 and 1000000",
+            ));
         }
         let s = &self.simulation;
         if s.measure_cycles == 0 && tr.mode == "bernoulli" {

@@ -11,7 +11,13 @@
 //! - [`metrics`], [`sim`]: statistics, summaries, and building a run from a [`config::Config`].
 #![warn(missing_docs)]
 
+pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod metrics;
+pub mod network;
 pub mod rng;
+pub mod routing;
+pub mod sim;
 pub mod topology;
+pub mod traffic;

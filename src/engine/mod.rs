@@ -30,8 +30,9 @@ pub type Lp = u32;
 /// What a partition tells the others at the end of each window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Status {
-    /// Work items in flight (e.g. packets not yet delivered) owned by this partition.
-    pub in_flight: u64,
+    /// Work items created minus work items finished in this partition (packets generated here minus
+    /// packets delivered here); may be negative for one partition, the global sum is what is in flight.
+    pub in_flight: i64,
     /// Last cycle at which something made progress (a packet moved).
     pub last_progress: Cycle,
     /// This partition has nothing more to generate (fixed workloads).
@@ -40,17 +41,27 @@ pub struct Status {
     pub next_activity: Cycle,
     /// A stop was requested (set by partition 0 from [`Progress::stop`], so all agree on the window).
     pub stop: bool,
+    /// The model hit an error it cannot continue from (e.g. an unroutable packet).
+    pub failed: bool,
 }
 
 impl Status {
     fn reduce(all: impl Iterator<Item = Status>) -> Status {
-        let mut g = Status { in_flight: 0, last_progress: 0, drained: true, next_activity: Cycle::MAX, stop: false };
+        let mut g = Status {
+            in_flight: 0,
+            last_progress: 0,
+            drained: true,
+            next_activity: Cycle::MAX,
+            stop: false,
+            failed: false,
+        };
         for s in all {
             g.in_flight += s.in_flight;
             g.last_progress = g.last_progress.max(s.last_progress);
             g.drained &= s.drained;
             g.next_activity = g.next_activity.min(s.next_activity);
             g.stop |= s.stop;
+            g.failed |= s.failed;
         }
         g
     }
@@ -131,7 +142,12 @@ pub enum Outcome {
         /// Last cycle anything moved.
         last_progress: Cycle,
         /// Items in flight.
-        in_flight: u64,
+        in_flight: i64,
+    },
+    /// The model reported a failure (see the partitions for details).
+    Failed {
+        /// Cycle of the window end at which it was seen.
+        cycle: Cycle,
     },
     /// Stopped on request (signal).
     Interrupted {
@@ -260,6 +276,9 @@ fn drive<P: Partition>(
             progress.cycle.store(end, Ordering::Relaxed);
         }
         // Every partition reads the same reduced status, so all take the same decision.
+        if g.failed {
+            return (part, Outcome::Failed { cycle: end });
+        }
         if end >= spec.end {
             return (part, Outcome::Finished { cycles: end });
         }

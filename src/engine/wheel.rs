@@ -53,6 +53,9 @@ impl<M> Wheel<M> {
         if self.len == 0 {
             return Cycle::MAX;
         }
-        (0..=self.mask).map(|k| from + k).find(|&c| !self.buckets[(c & self.mask) as usize].is_empty()).unwrap_or(Cycle::MAX)
+        (0..=self.mask)
+            .map(|k| from + k)
+            .find(|&c| !self.buckets[(c & self.mask) as usize].is_empty())
+            .unwrap_or(Cycle::MAX)
     }
 }

@@ -1,0 +1,184 @@
+//! What the `hxsim` subcommands do, kept out of `main.rs` so tests and other front ends can call it.
+
+use crate::config::{self, Config, ConfigError};
+use crate::engine::Progress;
+use crate::metrics::Summary;
+use crate::sim::{self, RunOptions, RunResult, SimError};
+use anyhow::{Context, Result};
+use serde::Serialize;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Exit code for an error: 2 for bad input, 3 for a failed simulation, 1 otherwise.
+pub fn exit_code(e: &anyhow::Error) -> u8 {
+    if e.downcast_ref::<ConfigError>().is_some() {
+        return 2;
+    }
+    if let Some(s) = e.downcast_ref::<SimError>() {
+        return s.exit_code() as u8;
+    }
+    1
+}
+
+/// Load and validate a config with `--set` overrides.
+pub fn load_config(path: &Path, set: &[String]) -> Result<Config> {
+    Ok(config::load(path, set)?)
+}
+
+/// Run with a progress bar on stderr (unless `quiet`), shown once the run has lasted a second.
+pub fn run_with_progress(cfg: &Config, opts: &RunOptions, quiet: bool) -> Result<RunResult, SimError> {
+    let progress = Arc::new(Progress::default());
+    let end =
+        if cfg.traffic.mode == "fixed" { 0 } else { cfg.simulation.warmup_cycles + cfg.simulation.measure_cycles };
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = (!quiet).then(|| {
+        let (progress, done) = (progress.clone(), done.clone());
+        std::thread::spawn(move || watch(&progress, &done, end))
+    });
+    let result = sim::run(cfg, opts, &progress);
+    done.store(true, Ordering::Relaxed);
+    if let Some(w) = watcher {
+        let _ = w.join();
+    }
+    result
+}
+
+fn watch(progress: &Progress, done: &std::sync::atomic::AtomicBool, end: u64) {
+    let start = Instant::now();
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let mut last = (Instant::now(), 0u64);
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+        if start.elapsed() < Duration::from_secs(1) {
+            continue;
+        }
+        let b = bar.get_or_insert_with(|| {
+            let b = if end > 0 { indicatif::ProgressBar::new(end) } else { indicatif::ProgressBar::new_spinner() };
+            b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:40}] {pos}/{len} cycles, {msg} (eta {eta})",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            b
+        });
+        let c = progress.cycle.load(Ordering::Relaxed);
+        let dt = last.0.elapsed().as_secs_f64();
+        if dt >= 0.5 {
+            b.set_message(format!("{:.0} cycles/s", (c - last.1.min(c)) as f64 / dt));
+            last = (Instant::now(), c);
+        }
+        b.set_position(c);
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+}
+
+/// `hxsim run`.
+pub fn run(cfg: &Config, threads: usize, json: bool, quiet: bool) -> Result<u8> {
+    let res = run_with_progress(cfg, &RunOptions { threads }, quiet)?;
+    print_summary(cfg, &res.summary, threads, json)?;
+    Ok(if res.complete { 0 } else { 1 })
+}
+
+/// Print a summary as JSON or as a table.
+pub fn print_summary(cfg: &Config, s: &Summary, threads: usize, json: bool) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string(s).context("serialising the summary")?);
+        return Ok(());
+    }
+    println!(
+        "{} ({}; routing {}; {} traffic; {} threads)",
+        cfg.name,
+        sim::build_topology(cfg).name(),
+        cfg.routing.algorithm,
+        cfg.traffic.pattern,
+        threads
+    );
+    let rows: Vec<(&str, String, &str)> = vec![
+        ("offered load", format!("{:.4}", s.offered_load), "phits/cycle/server"),
+        ("accepted load", format!("{:.4}", s.accepted_load), "phits/cycle/server"),
+        ("average latency", format!("{:.2}", s.average_latency), "cycles"),
+        ("latency p99", format!("{}", s.latency_p99), "cycles"),
+        ("average hops", format!("{:.3}", s.average_hops), "switch traversals/packet"),
+        ("Jain index", format!("{:.4}", s.jain_index), "(injected load)"),
+        ("packets delivered", format!("{}", s.packets_delivered), "in the measured window"),
+        ("cycles", format!("{}", s.cycles), "simulated"),
+        ("wall time", format!("{:.3}", s.wall_seconds), "s"),
+        ("speed", format!("{:.0}", s.hops_per_second), "switch traversals/s"),
+        ("peak memory", format!("{:.1}", s.peak_memory_bytes as f64 / 1048576.0), "MiB"),
+    ];
+    for (k, v, u) in rows {
+        println!("  {k:<18} {v:>14}  {u}");
+    }
+    if let Some(c) = s.completion_cycles {
+        println!("  {:<18} {:>14}  cycles", "completion time", c);
+    }
+    if s.packets_suppressed > 0 {
+        println!(
+            "  note: {} packet generations were skipped because source queues were full (offered load above what the network accepts)",
+            s.packets_suppressed
+        );
+    }
+    Ok(())
+}
+
+/// Topology properties reported by `hxsim analyze`.
+#[derive(Debug, Serialize)]
+pub struct Analysis {
+    /// Switches.
+    pub switches: usize,
+    /// Servers.
+    pub servers: usize,
+    /// Live switch-to-switch links.
+    pub links: usize,
+    /// Ports per switch (servers plus switch-to-switch).
+    pub radix: usize,
+    /// Largest distance between switches (over live links).
+    pub diameter: u32,
+    /// Mean distance over all ordered switch pairs.
+    pub average_distance: f64,
+    /// Every switch reaches every other.
+    pub connected: bool,
+    /// Links removed by faults.
+    pub failed_links: usize,
+}
+
+/// Compute the analysis of a config's network.
+pub fn analysis(cfg: &Config) -> Result<Analysis, ConfigError> {
+    let net = sim::build_network(cfg)?;
+    let d = net.distance_stats();
+    Ok(Analysis {
+        switches: net.num_switches(),
+        servers: net.num_switches() * net.servers_per_switch(),
+        links: net.live_links(),
+        radix: net.switch_ports() + net.servers_per_switch(),
+        diameter: d.diameter,
+        average_distance: d.average_distance,
+        connected: d.connected,
+        failed_links: net.failed_links(),
+    })
+}
+
+/// `hxsim analyze`.
+pub fn analyze(cfg: &Config, json: bool) -> Result<u8> {
+    let a = analysis(cfg)?;
+    if json {
+        println!("{}", serde_json::to_string(&a)?);
+    } else {
+        println!("{}", sim::build_topology(cfg).name());
+        println!("  switches          {}", a.switches);
+        println!("  servers           {}", a.servers);
+        println!("  links             {} ({} failed)", a.links, a.failed_links);
+        println!("  radix             {}", a.radix);
+        println!("  diameter          {}", a.diameter);
+        println!("  average distance  {:.4}", a.average_distance);
+        println!("  connected         {}", a.connected);
+    }
+    Ok(0)
+}

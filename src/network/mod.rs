@@ -1,0 +1,786 @@
+//! The network model: input- and output-buffered virtual cut-through routers with virtual channels,
+//! credit-based flow control, links, and servers, run as [`crate::engine::Partition`]s.
+//!
+//! Every switch with its servers is one logical process. Work is done per packet, with exact phit
+//! timing (a packet of `P` phits occupies a link for `P` cycles; head and tail times are derived):
+//!
+//! 1. **Link stage.** An output port whose link is free sends the head packet of one of its VCs
+//!    (round robin) if the downstream input VC has a credit (room for a whole packet: VCT). The head
+//!    reaches the next input buffer `L` cycles later; the output slot frees when the tail has left,
+//!    `P` cycles after the head.
+//! 2. **Routing and switch allocation.** Each input port whose crossbar input is free looks at its VCs
+//!    (round robin, or random with `allocator = "random"`); the first head packet that is present and
+//!    has a candidate with room in the output VC makes a request. Candidates come from the routing
+//!    algorithm; the request goes to the candidate with the lowest `Q + P` (SurePath section 3).
+//!    Each output port grants one request (iSLIP-style round-robin pointer, or random). A grant moves
+//!    the packet through the crossbar: its head is in the output buffer `crossbar_latency` cycles
+//!    later, and the crossbar input and output stay busy until the tail is through, at `speedup`
+//!    phits per cycle but never ahead of the tail's arrival (cut-through). The input VC's credit goes
+//!    back upstream when the tail has left the input buffer.
+//! 3. **Servers.** Servers generate packets (Bernoulli via geometric gaps, or a fixed workload) into
+//!    a bounded source queue, and inject one phit per cycle into their switch's input port (VC 0),
+//!    with credits like any link. Ejection ports deliver to servers, which consume one phit per cycle.
+//!
+//! Zero-load latency is therefore `L + H (X + L) + P - 1` for a packet crossing `H` switches
+//! (creation to tail arrival), which `tests/model.rs` checks.
+//!
+//! Deliveries of one cycle commute (each input VC receives at most one head per cycle; credits and
+//! frees are counters), and all choices draw from per-switch streams, so results are independent of
+//! the partitioning. Nothing here allocates per packet once buffers have warmed up.
+
+pub mod packet;
+
+use crate::engine::{Cycle, Lp, Partition, Scheduler, Status};
+use crate::metrics::{Sample, Stats};
+use crate::rng::{self, below, geometric_gap, Purpose, Rng};
+use crate::routing::{Candidate, RouteState, Routing};
+use crate::topology::{Network, SwitchId};
+use crate::traffic::{Injection, Pattern};
+use packet::{Packet, Queue, Slab, NIL};
+use std::sync::Arc;
+
+/// A message between switches (or from a switch to itself).
+#[derive(Debug, Clone, Copy)]
+pub enum Msg {
+    /// The head of `pkt` arrives at input `port`, VC `vc`.
+    Arrival {
+        /// Router input port.
+        port: u16,
+        /// Virtual channel.
+        vc: u8,
+        /// The packet.
+        pkt: Packet,
+    },
+    /// A slot of the downstream input buffer behind output `port`, VC `vc`, was freed (for a server
+    /// port below `T`: the server's injection credit).
+    Credit {
+        /// Router output port (or server index).
+        port: u16,
+        /// Virtual channel.
+        vc: u8,
+    },
+    /// The tail of a packet left output buffer `port`, VC `vc`.
+    OutFree {
+        /// Router output port.
+        port: u16,
+        /// Virtual channel.
+        vc: u8,
+    },
+}
+
+/// Everything a partition needs to know about the run, shared by all partitions.
+pub struct ModelParams {
+    /// The network with faults.
+    pub net: Arc<Network>,
+    /// Routing with its VC policy.
+    pub routing: Arc<dyn Routing>,
+    /// Traffic pattern.
+    pub pattern: Arc<Pattern>,
+    /// Injection process.
+    pub injection: Injection,
+    /// Master seed.
+    pub seed: u64,
+    /// VCs per port.
+    pub vcs: usize,
+    /// Packet length, phits.
+    pub packet_phits: u64,
+    /// Link latency, cycles.
+    pub link_latency: u64,
+    /// Crossbar latency, cycles.
+    pub crossbar_latency: u64,
+    /// Crossbar speedup.
+    pub crossbar_speedup: u64,
+    /// Input buffer per VC, packets.
+    pub input_buffer: u16,
+    /// Output buffer per VC, packets.
+    pub output_buffer: u16,
+    /// Source queue per server, packets.
+    pub source_queue: u32,
+    /// Random rather than round-robin allocation.
+    pub random_allocator: bool,
+    /// Measurement window `[start, end)`.
+    pub window: (Cycle, Cycle),
+    /// Sample interval, cycles.
+    pub sample_cycles: Cycle,
+}
+
+impl ModelParams {
+    /// Longest delay of any message (sizes the engine's timing wheel).
+    pub fn max_delay(&self) -> Cycle {
+        self.packet_phits + self.link_latency + 1
+    }
+    /// Cycles a packet occupies the crossbar when fully buffered.
+    fn crossbar_cycles(&self) -> u64 {
+        self.packet_phits.div_ceil(self.crossbar_speedup)
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Server {
+    next_gen: Cycle,
+    queue: Queue,
+    link_free: Cycle,
+    credits: u16,
+    remaining: u64,
+}
+
+/// A switch's request for the crossbar.
+#[derive(Debug, Clone, Copy)]
+struct Request {
+    in_port: u16,
+    in_vc: u8,
+    out_port: u16,
+    out_vc: u8,
+    escape: bool,
+    prio: u32,
+}
+
+/// The switches (with their servers) of one partition. Per-switch state lives in flat arrays indexed
+/// by local switch, port and VC, which keeps it compact and cache friendly.
+pub struct NetPartition {
+    p: Arc<ModelParams>,
+    /// Global ids of the local switches, increasing (the canonical stepping order).
+    switches: Vec<SwitchId>,
+    /// Local index of every global switch (only meaningful for local ones).
+    local_of: Arc<Vec<u32>>,
+    t: usize,
+    r: usize,
+    np: usize,
+    v: usize,
+    words: usize,
+    slab: Slab,
+    inq: Vec<Queue>,
+    in_free: Vec<Cycle>,
+    in_vc_mask: Vec<u64>,
+    in_rr: Vec<u8>,
+    in_mask: Vec<u64>,
+    outq: Vec<Queue>,
+    out_occ: Vec<u16>,
+    out_cred: Vec<u16>,
+    out_load: Vec<u32>,
+    out_xbar_free: Vec<Cycle>,
+    out_link_free: Vec<Cycle>,
+    out_vc_mask: Vec<u64>,
+    out_rr: Vec<u8>,
+    out_arb: Vec<u16>,
+    out_mask: Vec<u64>,
+    nbr: Vec<(SwitchId, u16)>,
+    servers: Vec<Server>,
+    busy_servers: Vec<u32>,
+    next_gen_min: Vec<Cycle>,
+    rng_traffic: Vec<Rng>,
+    rng_router: Vec<Rng>,
+    // Scratch, reused every step.
+    cands: Vec<Candidate>,
+    reqs: Vec<Request>,
+    best: Vec<u32>,
+    touched: Vec<u16>,
+    // Statistics.
+    /// Counters of this partition.
+    pub stats: Stats,
+    /// Phits carried by each local switch-to-switch output port in the window.
+    pub link_phits: Vec<u64>,
+    /// Phits injected by each local server in the window.
+    pub server_injected: Vec<u64>,
+    /// Phits accepted by each local server in the window.
+    pub server_accepted: Vec<u64>,
+    in_flight: i64,
+    last_progress: Cycle,
+    undrained_servers: u64,
+    failure: Option<String>,
+}
+
+#[inline]
+fn set_bit(words: &mut [u64], i: usize) {
+    words[i / 64] |= 1 << (i % 64);
+}
+#[inline]
+fn clear_bit(words: &mut [u64], i: usize) {
+    words[i / 64] &= !(1 << (i % 64));
+}
+
+impl NetPartition {
+    /// The partition owning `switches` (global ids, increasing).
+    pub fn new(p: Arc<ModelParams>, switches: Vec<SwitchId>, local_of: Arc<Vec<u32>>) -> Self {
+        let net = &p.net;
+        let t = net.servers_per_switch();
+        let r = net.switch_ports();
+        let np = t + r;
+        let v = p.vcs;
+        let n = switches.len();
+        let words = np.div_ceil(64);
+        let mut nbr = vec![(SwitchId::MAX, 0u16); n * r];
+        let mut out_cred = vec![0u16; n * np * v];
+        for (li, &sw) in switches.iter().enumerate() {
+            for port in 0..r {
+                if let Some(x) = net.neighbour(sw, port as u16) {
+                    nbr[li * r + port] = x;
+                }
+            }
+            for port in 0..np {
+                for vc in 0..v {
+                    out_cred[(li * np + port) * v + vc] = if port < t { u16::MAX } else { p.input_buffer };
+                }
+            }
+        }
+        let (remaining, rate) = match p.injection {
+            Injection::Fixed { packets } => (packets, 0.0),
+            Injection::Bernoulli { packet_rate } => (0, packet_rate),
+        };
+        let mut rng_traffic: Vec<Rng> =
+            switches.iter().map(|&s| rng::stream(p.seed, s as u64, Purpose::Traffic)).collect();
+        let rng_router = switches.iter().map(|&s| rng::stream(p.seed, s as u64, Purpose::Router)).collect();
+        let mut servers = Vec::with_capacity(n * t);
+        let mut next_gen_min = vec![Cycle::MAX; n];
+        for li in 0..n {
+            for _ in 0..t {
+                let next_gen = match p.injection {
+                    Injection::Fixed { .. } => 0,
+                    Injection::Bernoulli { .. } => geometric_gap(&mut rng_traffic[li], rate) - 1,
+                };
+                next_gen_min[li] = next_gen_min[li].min(next_gen);
+                servers.push(Server {
+                    next_gen,
+                    queue: Queue::default(),
+                    link_free: 0,
+                    credits: p.input_buffer,
+                    remaining,
+                });
+            }
+        }
+        let undrained_servers = if remaining > 0 { (n * t) as u64 } else { 0 };
+        NetPartition {
+            t,
+            r,
+            np,
+            v,
+            words,
+            slab: Slab::default(),
+            inq: vec![Queue::default(); n * np * v],
+            in_free: vec![0; n * np],
+            in_vc_mask: vec![0; n * np],
+            in_rr: vec![0; n * np],
+            in_mask: vec![0; n * words],
+            outq: vec![Queue::default(); n * np * v],
+            out_occ: vec![0; n * np * v],
+            out_cred,
+            out_load: vec![0; n * np],
+            out_xbar_free: vec![0; n * np],
+            out_link_free: vec![0; n * np],
+            out_vc_mask: vec![0; n * np],
+            out_rr: vec![0; n * np],
+            out_arb: vec![0; n * np],
+            out_mask: vec![0; n * words],
+            nbr,
+            servers,
+            busy_servers: vec![0; n],
+            next_gen_min,
+            rng_traffic,
+            rng_router,
+            cands: Vec::with_capacity(4 * np),
+            reqs: Vec::with_capacity(np),
+            best: vec![NIL; np],
+            touched: Vec::with_capacity(np),
+            stats: Stats::default(),
+            link_phits: vec![0; n * r],
+            server_injected: vec![0; n * t],
+            server_accepted: vec![0; n * t],
+            in_flight: 0,
+            last_progress: 0,
+            undrained_servers,
+            failure: None,
+            switches,
+            local_of,
+            p,
+        }
+    }
+
+    /// Global ids of the switches of this partition.
+    pub fn switches(&self) -> &[SwitchId] {
+        &self.switches
+    }
+
+    /// Why the model stopped, if it failed.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    /// Approximate bytes of model state held by this partition.
+    pub fn state_bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        self.slab.bytes()
+            + size_of_val(&self.inq[..])
+            + size_of_val(&self.outq[..])
+            + size_of_val(&self.in_free[..])
+            + size_of_val(&self.out_occ[..]) * 2
+            + size_of_val(&self.out_load[..])
+            + size_of_val(&self.out_xbar_free[..]) * 2
+            + size_of_val(&self.in_vc_mask[..]) * 2
+            + size_of_val(&self.nbr[..])
+            + size_of_val(&self.servers[..])
+            + size_of_val(&self.link_phits[..])
+            + size_of_val(&self.server_injected[..]) * 2
+    }
+
+    /// Head packets waiting in input buffers at `now`, as readable lines (at most `max`).
+    pub fn blocked_report(&self, now: Cycle, max: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        let t = self.t;
+        for (li, &sw) in self.switches.iter().enumerate() {
+            for port in 0..self.np {
+                for vc in 0..self.v {
+                    let q = &self.inq[(li * self.np + port) * self.v + vc];
+                    if q.is_empty() || out.len() >= max {
+                        continue;
+                    }
+                    let pk = self.slab.get(q.front());
+                    let from = if port < t { format!("server {}", port) } else { format!("switch port {}", port - t) };
+                    out.push(format!(
+                        "switch {sw} input {port} ({from}) VC {vc}: {} packets, head to switch {} waiting since cycle {} ({} cycles)",
+                        q.len(),
+                        pk.route.dst,
+                        pk.ready_at,
+                        now.saturating_sub(pk.ready_at)
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    #[inline]
+    fn sample(&mut self, at: Cycle) -> &mut Sample {
+        let i = (at / self.p.sample_cycles) as usize;
+        if self.stats.samples.len() <= i {
+            let sc = self.p.sample_cycles;
+            let start = self.stats.samples.len();
+            self.stats.samples.resize(i + 1, Sample::default());
+            for (k, s) in self.stats.samples.iter_mut().enumerate().skip(start) {
+                s.cycle = (k as u64 + 1) * sc;
+            }
+        }
+        &mut self.stats.samples[i]
+    }
+
+    #[inline]
+    fn in_window(&self, at: Cycle) -> bool {
+        at >= self.p.window.0 && at < self.p.window.1
+    }
+
+    /// Link stage of local switch `li`.
+    fn link_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
+        let (np, v, t) = (self.np, self.v, self.t);
+        let sw = self.switches[li];
+        let plen = self.p.packet_phits;
+        let lat = self.p.link_latency;
+        for w in 0..self.words {
+            let mut bits = self.out_mask[li * self.words + w];
+            while bits != 0 {
+                let port = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let pi = li * np + port;
+                if self.out_link_free[pi] > now {
+                    continue;
+                }
+                // Round robin over VCs whose head is present and has a downstream credit.
+                let mask = self.out_vc_mask[pi];
+                let start = self.out_rr[pi] as usize;
+                let mut chosen = usize::MAX;
+                for k in 0..v {
+                    let vc = (start + k) % v;
+                    if mask & (1 << vc) == 0 {
+                        continue;
+                    }
+                    let qi = pi * v + vc;
+                    if self.out_cred[qi] == 0 {
+                        continue;
+                    }
+                    if self.slab.get(self.outq[qi].front()).ready_at <= now {
+                        chosen = vc;
+                        break;
+                    }
+                }
+                if chosen == usize::MAX {
+                    continue;
+                }
+                let vc = chosen;
+                let qi = pi * v + vc;
+                self.out_rr[pi] = ((vc + 1) % v) as u8;
+                let idx = self.outq[qi].pop(&self.slab);
+                if self.outq[qi].is_empty() {
+                    self.out_vc_mask[pi] &= !(1 << vc);
+                    if self.out_vc_mask[pi] == 0 {
+                        clear_bit(&mut self.out_mask[li * self.words..(li + 1) * self.words], port);
+                    }
+                }
+                let pkt = self.slab.remove(idx);
+                self.out_link_free[pi] = now + plen;
+                self.last_progress = now;
+                // The output slot frees when the tail has left.
+                out.send(now + plen, sw, Msg::OutFree { port: port as u16, vc: vc as u8 });
+                if port < t {
+                    self.deliver_to_server(li, port, &pkt, now + lat + plen - 1);
+                } else {
+                    self.out_cred[qi] -= 1;
+                    self.out_load[pi] += 1;
+                    let (nsw, nport) = self.nbr[li * self.r + port - t];
+                    if self.in_window(now) {
+                        self.link_phits[li * self.r + port - t] += plen;
+                    }
+                    out.send(now + lat, nsw, Msg::Arrival { port: (t + nport as usize) as u16, vc: vc as u8, pkt });
+                }
+            }
+        }
+    }
+
+    fn deliver_to_server(&mut self, li: usize, port: usize, pkt: &Packet, tail: Cycle) {
+        let plen = self.p.packet_phits;
+        let lat = tail - pkt.created;
+        let hops = pkt.route.hops as u64 + 1;
+        self.in_flight -= 1;
+        self.stats.delivered_total += 1;
+        self.stats.last_delivery = self.stats.last_delivery.max(tail);
+        if self.in_window(tail) {
+            self.stats.delivered_packets += 1;
+            self.stats.delivered_phits += plen;
+            self.stats.latency_sum += lat;
+            self.stats.hops_sum += hops;
+            self.stats.record_latency(lat);
+            self.server_accepted[li * self.t + port] += plen;
+        }
+        let s = self.sample(tail);
+        s.accepted_phits += plen;
+        s.delivered_packets += 1;
+        s.latency_sum += lat;
+    }
+
+    /// Routing and switch allocation of local switch `li`.
+    fn allocation_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
+        let (np, v, t) = (self.np, self.v, self.t);
+        let sw = self.switches[li];
+        let pk_phits = self.p.packet_phits as u32;
+        let out_cap = self.p.output_buffer;
+        let in_cap = self.p.input_buffer as u32;
+        let random = self.p.random_allocator;
+        self.reqs.clear();
+        for w in 0..self.words {
+            let mut bits = self.in_mask[li * self.words + w];
+            while bits != 0 {
+                let port = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let pi = li * np + port;
+                if self.in_free[pi] > now {
+                    continue;
+                }
+                let mask = self.in_vc_mask[pi];
+                let start =
+                    if random { below(&mut self.rng_router[li], v as u64) as usize } else { self.in_rr[pi] as usize };
+                for k in 0..v {
+                    let vc = (start + k) % v;
+                    if mask & (1 << vc) == 0 {
+                        continue;
+                    }
+                    let head = self.inq[pi * v + vc].front();
+                    let pkt = *self.slab.get(head);
+                    if pkt.ready_at > now {
+                        continue;
+                    }
+                    // At the destination switch: eject to the server's port.
+                    if pkt.route.dst == sw {
+                        let op = (pkt.dst as usize) % t;
+                        if self.out_occ[(li * np + op) * v] < out_cap {
+                            self.reqs.push(Request {
+                                in_port: port as u16,
+                                in_vc: vc as u8,
+                                out_port: op as u16,
+                                out_vc: 0,
+                                escape: false,
+                                prio: 0,
+                            });
+                            break;
+                        }
+                        continue;
+                    }
+                    self.cands.clear();
+                    self.p.routing.candidates(sw, &pkt.route, &mut self.cands);
+                    if self.cands.is_empty() {
+                        if self.failure.is_none() {
+                            self.failure = Some(format!(
+                                "packet from switch {} to switch {} has no route at switch {sw} (cycle {now}, {} hops taken): \
+                                 routing `{}` cannot reach its destination on this network",
+                                pkt.route.src,
+                                pkt.route.dst,
+                                pkt.route.hops,
+                                self.p.routing.name()
+                            ));
+                        }
+                        continue;
+                    }
+                    // SurePath selection: lowest Q + P among candidates with room; ties at random.
+                    let mut best = None;
+                    let mut best_cost = u32::MAX;
+                    let mut ties = 0u64;
+                    for c in &self.cands {
+                        let op = t + c.port as usize;
+                        let oi = (li * np + op) * v + c.vc as usize;
+                        if self.out_occ[oi] >= out_cap {
+                            continue;
+                        }
+                        let consumed = in_cap - self.out_cred[oi] as u32;
+                        let q_s = self.out_occ[oi] as u32 + consumed;
+                        let cost = (q_s + self.out_load[li * np + op]) * pk_phits + c.penalty;
+                        if cost < best_cost {
+                            best_cost = cost;
+                            best = Some(*c);
+                            ties = 1;
+                        } else if cost == best_cost {
+                            ties += 1;
+                            if below(&mut self.rng_router[li], ties) == 0 {
+                                best = Some(*c);
+                            }
+                        }
+                    }
+                    if let Some(c) = best {
+                        self.reqs.push(Request {
+                            in_port: port as u16,
+                            in_vc: vc as u8,
+                            out_port: (t + c.port as usize) as u16,
+                            out_vc: c.vc,
+                            escape: c.escape,
+                            prio: 0,
+                        });
+                        break;
+                    }
+                }
+            }
+        }
+        if self.reqs.is_empty() {
+            return;
+        }
+        // Output arbitration: one grant per output port whose crossbar output is free.
+        self.touched.clear();
+        for i in 0..self.reqs.len() {
+            let rq = self.reqs[i];
+            let op = rq.out_port as usize;
+            if self.out_xbar_free[li * np + op] > now {
+                continue;
+            }
+            let prio = if random {
+                (self.rng_router[li].next_u32_() >> 1) as u32
+            } else {
+                ((rq.in_port as usize + np - self.out_arb[li * np + op] as usize) % np) as u32
+            };
+            self.reqs[i].prio = prio;
+            let b = self.best[op];
+            if b == NIL {
+                self.best[op] = i as u32;
+                self.touched.push(op as u16);
+            } else if prio < self.reqs[b as usize].prio {
+                self.best[op] = i as u32;
+            }
+        }
+        let xbar = self.p.crossbar_cycles();
+        let xlat = self.p.crossbar_latency;
+        let plen = self.p.packet_phits;
+        for k in 0..self.touched.len() {
+            let op = self.touched[k] as usize;
+            let rq = self.reqs[self.best[op] as usize];
+            self.best[op] = NIL;
+            let ip = rq.in_port as usize;
+            let pi = li * np + ip;
+            let qi = pi * v + rq.in_vc as usize;
+            let idx = self.inq[qi].pop(&self.slab);
+            if self.inq[qi].is_empty() {
+                self.in_vc_mask[pi] &= !(1 << rq.in_vc);
+                if self.in_vc_mask[pi] == 0 {
+                    clear_bit(&mut self.in_mask[li * self.words..(li + 1) * self.words], ip);
+                }
+            }
+            self.in_rr[pi] = ((rq.in_vc as usize + 1) % v) as u8;
+            self.out_arb[li * np + op] = ((ip + 1) % np) as u16;
+            // Crossbar timing: the tail is through after `xbar` cycles, but not before it arrived.
+            let pkt = self.slab.get_mut(idx);
+            let tail_in = pkt.ready_at + plen - 1;
+            let done = (now + xbar).max(tail_in + 1);
+            self.in_free[pi] = done;
+            self.out_xbar_free[li * np + op] = done;
+            pkt.ready_at = now + xlat;
+            if op >= t {
+                let next = self.nbr[li * self.r + op - t].0;
+                let c = Candidate { port: (op - t) as u16, vc: rq.out_vc, penalty: 0, escape: rq.escape };
+                let mut st: RouteState = pkt.route;
+                self.p.routing.advance(&mut st, sw, next, &c);
+                self.slab.get_mut(idx).route = st;
+            }
+            let oi = (li * np + op) * v + rq.out_vc as usize;
+            self.outq[oi].push(&mut self.slab, idx);
+            self.out_occ[oi] += 1;
+            self.out_load[li * np + op] += 1;
+            self.out_vc_mask[li * np + op] |= 1 << rq.out_vc;
+            set_bit(&mut self.out_mask[li * self.words..(li + 1) * self.words], op);
+            self.stats.traversals += 1;
+            self.last_progress = now;
+            // The input slot is free once the tail has left it; tell whoever feeds this input.
+            let lat = self.p.link_latency;
+            if ip < t {
+                out.send(done + lat, sw, Msg::Credit { port: ip as u16, vc: rq.in_vc });
+            } else {
+                let (usw, uport) = self.nbr[li * self.r + ip - t];
+                out.send(done + lat, usw, Msg::Credit { port: (t + uport as usize) as u16, vc: rq.in_vc });
+            }
+        }
+    }
+
+    /// Generation and injection of the servers of local switch `li`.
+    fn server_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
+        let t = self.t;
+        let sw = self.switches[li];
+        if now >= self.next_gen_min[li] {
+            let mut next_min = Cycle::MAX;
+            for s in 0..t {
+                let si = li * t + s;
+                while self.servers[si].next_gen <= now {
+                    self.generate(li, s, now);
+                    if self.servers[si].next_gen == Cycle::MAX {
+                        break;
+                    }
+                }
+                next_min = next_min.min(self.servers[si].next_gen);
+            }
+            self.next_gen_min[li] = next_min;
+        }
+        if self.busy_servers[li] == 0 {
+            return;
+        }
+        let plen = self.p.packet_phits;
+        let lat = self.p.link_latency;
+        for s in 0..t {
+            let si = li * t + s;
+            let srv = &mut self.servers[si];
+            if srv.queue.is_empty() || srv.link_free > now || srv.credits == 0 {
+                continue;
+            }
+            let idx = srv.queue.pop(&self.slab);
+            srv.credits -= 1;
+            srv.link_free = now + plen;
+            let emptied = srv.queue.is_empty();
+            let pkt = self.slab.remove(idx);
+            if emptied {
+                self.busy_servers[li] -= 1;
+            }
+            if self.in_window(now) {
+                self.server_injected[si] += plen;
+            }
+            self.sample(now).injected_phits += plen;
+            self.last_progress = now;
+            out.send(now + lat, sw, Msg::Arrival { port: s as u16, vc: 0, pkt });
+        }
+    }
+
+    fn generate(&mut self, li: usize, s: usize, now: Cycle) {
+        let t = self.t;
+        let si = li * t + s;
+        let sw = self.switches[li];
+        let srv = self.servers[si];
+        let room = srv.queue.len() < self.p.source_queue;
+        match self.p.injection {
+            Injection::Bernoulli { packet_rate } => {
+                self.servers[si].next_gen = now + geometric_gap(&mut self.rng_traffic[li], packet_rate);
+                if !room {
+                    self.stats.suppressed_packets += 1;
+                    return;
+                }
+            }
+            Injection::Fixed { .. } => {
+                if !room {
+                    // Try again next cycle; the queue drains at one packet per P cycles at most.
+                    self.servers[si].next_gen = now + 1;
+                    return;
+                }
+                let left = srv.remaining - 1;
+                self.servers[si].remaining = left;
+                self.servers[si].next_gen = if left == 0 { Cycle::MAX } else { now + 1 };
+                if left == 0 {
+                    self.undrained_servers -= 1;
+                }
+            }
+        }
+        let src = (sw as usize * t + s) as u32;
+        let dst = self.p.pattern.destination(src, &mut self.rng_traffic[li]);
+        let mut route = RouteState { src: sw, dst: dst / t as u32, ..Default::default() };
+        self.p.routing.init(&mut route, &mut self.rng_router[li]);
+        let idx = self.slab.insert(Packet { src, dst, created: now, ready_at: now, route, next: NIL });
+        if self.servers[si].queue.is_empty() {
+            self.busy_servers[li] += 1;
+        }
+        self.servers[si].queue.push(&mut self.slab, idx);
+        self.in_flight += 1;
+        self.stats.generated_packets += 1;
+    }
+}
+
+/// `next_u32` without importing the trait everywhere.
+trait NextU32 {
+    fn next_u32_(&mut self) -> u32;
+}
+impl NextU32 for Rng {
+    #[inline]
+    fn next_u32_(&mut self) -> u32 {
+        rand_core::RngCore::next_u32(self)
+    }
+}
+
+impl Partition for NetPartition {
+    type Msg = Msg;
+
+    #[inline]
+    fn deliver(&mut self, now: Cycle, lp: Lp, msg: Msg) {
+        let li = self.local_of[lp as usize] as usize;
+        let (np, v) = (self.np, self.v);
+        match msg {
+            Msg::Arrival { port, vc, mut pkt } => {
+                pkt.ready_at = now;
+                let idx = self.slab.insert(pkt);
+                let pi = li * np + port as usize;
+                self.inq[pi * v + vc as usize].push(&mut self.slab, idx);
+                self.in_vc_mask[pi] |= 1 << vc;
+                set_bit(&mut self.in_mask[li * self.words..(li + 1) * self.words], port as usize);
+            }
+            Msg::Credit { port, vc } => {
+                if (port as usize) < self.t {
+                    self.servers[li * self.t + port as usize].credits += 1;
+                } else {
+                    let pi = li * np + port as usize;
+                    self.out_cred[pi * v + vc as usize] += 1;
+                    self.out_load[pi] -= 1;
+                }
+            }
+            Msg::OutFree { port, vc } => {
+                let pi = li * np + port as usize;
+                self.out_occ[pi * v + vc as usize] -= 1;
+                self.out_load[pi] -= 1;
+            }
+        }
+    }
+
+    fn step(&mut self, now: Cycle, out: &mut Scheduler<'_, Msg>) {
+        for li in 0..self.switches.len() {
+            self.link_stage(li, now, out);
+            self.allocation_stage(li, now, out);
+            self.server_stage(li, now, out);
+        }
+    }
+
+    fn status(&self, now: Cycle) -> Status {
+        let next_activity =
+            if !self.slab.is_empty() { now } else { self.next_gen_min.iter().copied().min().unwrap_or(Cycle::MAX) };
+        Status {
+            in_flight: self.in_flight,
+            last_progress: self.last_progress,
+            drained: self.undrained_servers == 0,
+            next_activity,
+            stop: false,
+            failed: self.failure.is_some(),
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Routing algorithms and VC policies, one file each, behind [`Routing`].
+//!
+//! A routing algorithm is asked, at every switch a packet visits before its destination switch, for
+//! its *candidates*: `(port, vc, penalty)` triples. The router then applies the selection rule of
+//! the SurePath paper (section 3): among candidates whose output VC has room, request the one with
+//! the lowest `Q + P`, where `Q = q_s + sum of the queues of the same port`, `q` = output occupancy
+//! plus consumed credits of the neighbour (phits), and `P` the candidate's penalty (phits); ties are
+//! broken at random. Algorithms without penalties use 0, which makes this plain
+//! "least-occupied output" adaptive selection.
+//!
+//! Routing state travels in the packet ([`RouteState`]); algorithms update it in [`Routing::advance`].
+
+pub mod dor;
+pub mod minimal;
+pub mod valiant;
+pub mod vc;
+
+use crate::config::{Config, ConfigError};
+use crate::rng::Rng;
+use crate::topology::{Network, PortId, SwitchId};
+use std::sync::Arc;
+
+/// Per-packet routing state, carried in the packet header.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RouteState {
+    /// Switch of the source server.
+    pub src: SwitchId,
+    /// Switch of the destination server.
+    pub dst: SwitchId,
+    /// Switch-to-switch hops taken so far.
+    pub hops: u16,
+    /// Valiant's intermediate switch.
+    pub intermediate: SwitchId,
+    /// Phase (Valiant: 0 towards the intermediate, 1 towards the destination).
+    pub phase: u8,
+    /// Non-minimal hops taken (Omnidimensional budget).
+    pub deroutes: u8,
+    /// Per-dimension flags (DAL: dimension already derouted).
+    pub dim_mask: u16,
+    /// The packet is in the escape subnetwork (SurePath, DAL).
+    pub escape: bool,
+}
+
+/// One next-hop option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidate {
+    /// Topology port (switch-to-switch) to take.
+    pub port: PortId,
+    /// Virtual channel to request at the next switch's input.
+    pub vc: u8,
+    /// Penalty in phits, added to the occupancy when choosing.
+    pub penalty: u32,
+    /// Whether taking it puts the packet in the escape subnetwork.
+    pub escape: bool,
+}
+
+/// A routing algorithm together with its VC policy.
+pub trait Routing: Send + Sync {
+    /// Name as in the config.
+    fn name(&self) -> &'static str;
+    /// Virtual channels per port this configuration uses.
+    fn vcs(&self) -> usize;
+    /// Set up per-packet state at the source switch (`st.src`, `st.dst` already set).
+    fn init(&self, _st: &mut RouteState, _rng: &mut Rng) {}
+    /// Next-hop candidates at switch `at` (never the destination switch). An empty list means the
+    /// packet cannot move at all, which the router reports as an unroutable packet.
+    fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>);
+    /// Update the state after taking `c` from `at` to `next`.
+    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, c: &Candidate) {
+        st.hops += 1;
+        st.escape |= c.escape;
+        let _ = next;
+    }
+}
+
+/// Build the routing named by `cfg.routing.algorithm` over `net`.
+pub fn build(cfg: &Config, net: Arc<Network>) -> Result<Box<dyn Routing>, ConfigError> {
+    match cfg.routing.algorithm.as_str() {
+        "dor" => Ok(Box::new(dor::Dor::new(cfg, net)?)),
+        "minimal" => Ok(Box::new(minimal::Minimal::new(cfg, net)?)),
+        "valiant" => Ok(Box::new(valiant::Valiant::new(cfg, net)?)),
+        other => Err(ConfigError::value(
+            "routing.algorithm",
+            format!("\"{other}\""),
+            format!("allowed: {}", crate::config::ROUTING_ALGORITHMS.join(", ")),
+        )),
+    }
+}
+
+/// Ports of `at` that bring a packet one hop closer to `to` (by graph distance over live links).
+/// Fault-free HyperX uses coordinates; otherwise the BFS tables of [`Network`].
+#[inline]
+pub fn minimal_ports(net: &Network, at: SwitchId, to: SwitchId, mut f: impl FnMut(PortId)) {
+    if !net.is_faulty() {
+        if let Some(h) = net.topology().as_hyperx() {
+            for d in 0..h.dims() {
+                let (x, y) = (h.coord(at, d), h.coord(to, d));
+                if x != y {
+                    for k in 0..h.trunk(d) {
+                        f(h.port_to(at, d, y, k));
+                    }
+                }
+            }
+            return;
+        }
+    }
+    let here = net.distance(at, to);
+    for p in 0..net.switch_ports() as PortId {
+        if let Some((n, _)) = net.neighbour(at, p) {
+            if net.distance(n, to) < here {
+                f(p);
+            }
+        }
+    }
+}
+
+/// The number of VCs configured, or `default` when `routing.vcs = 0`.
+pub fn configured_vcs(cfg: &Config, default: usize) -> usize {
+    if cfg.routing.vcs == 0 {
+        default
+    } else {
+        cfg.routing.vcs
+    }
+}
+
+/// Diameter of the network routing works on (with faults, from the BFS tables).
+pub fn network_diameter(net: &Network) -> u32 {
+    if net.is_faulty() {
+        net.distance_stats().diameter
+    } else {
+        net.topology().diameter()
+    }
+}

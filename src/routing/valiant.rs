@@ -1,0 +1,60 @@
+//! Valiant routing (Valiant & Brebner 1981; SurePath section 4 and Table 4; HyperX paper section
+//! 3.3): the source switch draws an intermediate switch uniformly at random; the packet goes
+//! minimally (adaptively among minimal ports) to it, then minimally to the destination. This
+//! balances any admissible pattern at the cost of doubling the path, so throughput is bounded by 0.5
+//! (HyperX section 4.1; SurePath section 5 on Dimension Complement Reverse).
+//!
+//! VCs: the ladder with one VC per step (SurePath Table 4), routes of up to twice the diameter.
+
+use super::vc::Ladder;
+use super::{configured_vcs, minimal_ports, network_diameter, Candidate, RouteState, Routing};
+use crate::config::{Config, ConfigError};
+use crate::rng::{below, Rng};
+use crate::topology::{Network, SwitchId};
+use std::sync::Arc;
+
+/// Valiant routing.
+pub struct Valiant {
+    net: Arc<Network>,
+    ladder: Ladder,
+}
+
+impl Valiant {
+    /// Valiant routing over `net`.
+    pub fn new(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
+        let diam = network_diameter(&net) as usize;
+        let vcs = configured_vcs(cfg, 2 * net.topology().diameter() as usize);
+        let ladder =
+            Ladder::new(vcs, 2 * diam, &format!("Valiant routes are up to 2 x diameter {diam} = {} hops", 2 * diam))?;
+        Ok(Valiant { net, ladder })
+    }
+}
+
+impl Routing for Valiant {
+    fn name(&self) -> &'static str {
+        "valiant"
+    }
+    fn vcs(&self) -> usize {
+        self.ladder.used_vcs()
+    }
+    fn init(&self, st: &mut RouteState, rng: &mut Rng) {
+        st.intermediate = below(rng, self.net.num_switches() as u64) as SwitchId;
+        st.phase = if st.intermediate == st.src { 1 } else { 0 };
+    }
+    fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
+        // Phase flips on arrival at the intermediate (in `advance`), so `at` is never it in phase 0.
+        let target = if st.phase == 0 { st.intermediate } else { st.dst };
+        let vcs = self.ladder.vcs_for_hop(st.hops);
+        minimal_ports(&self.net, at, target, |port| {
+            for vc in vcs.clone() {
+                out.push(Candidate { port, vc, penalty: 0, escape: false });
+            }
+        });
+    }
+    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, _c: &Candidate) {
+        st.hops += 1;
+        if st.phase == 0 && next == st.intermediate {
+            st.phase = 1;
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! Build a run from a [`Config`]: topology, faults, routing, traffic, partitions; run it on the
+//! engine; merge the partitions' statistics into a [`RunResult`].
+
+use crate::config::{Config, ConfigError};
+use crate::engine::{self, Cycle, Outcome, Progress, RunSpec};
+use crate::metrics::{jain_index, peak_memory_bytes, Stats, Summary};
+use crate::network::{ModelParams, NetPartition};
+use crate::routing::{self, Routing};
+use crate::topology::{FaultSet, HyperX, Network, SwitchId, Topology};
+use crate::traffic::{Injection, Pattern, PatternKind};
+use std::sync::Arc;
+use std::time::Instant;
+use thiserror::Error;
+
+/// Why a run did not produce a complete result.
+#[derive(Debug, Error)]
+pub enum SimError {
+    /// Bad input (exit code 2).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The watchdog found no progress with packets in flight.
+    #[error(
+        "deadlock: {in_flight} packets in flight and nothing moved since cycle {last_progress} (detected at cycle {cycle}); blocked channels:\n  {}",
+        blocked.join("\n  ")
+    )]
+    Deadlock {
+        /// Cycle of detection.
+        cycle: Cycle,
+        /// Last cycle anything moved.
+        last_progress: Cycle,
+        /// Packets in flight.
+        in_flight: i64,
+        /// Blocked input channels, readable.
+        blocked: Vec<String>,
+    },
+    /// The model could not continue (e.g. an unroutable packet).
+    #[error("simulation failed at cycle {cycle}: {reason}")]
+    Failed {
+        /// Cycle.
+        cycle: Cycle,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl SimError {
+    /// Process exit code: 2 for bad input, 3 for a failed simulation.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            SimError::Config(_) => 2,
+            _ => 3,
+        }
+    }
+}
+
+/// How to run (not part of the experiment: results never depend on it).
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Partitions, one thread each.
+    pub threads: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { threads: 1 }
+    }
+}
+
+/// Everything a run produced.
+pub struct RunResult {
+    /// Headline figures.
+    pub summary: Summary,
+    /// Merged counters, histogram and time series.
+    pub stats: Stats,
+    /// Phits injected per server in the window (global server order).
+    pub server_injected: Vec<u64>,
+    /// Phits accepted per server in the window.
+    pub server_accepted: Vec<u64>,
+    /// Phits carried per switch-to-switch output port in the window, index `switch * ports + port`.
+    pub link_phits: Vec<u64>,
+    /// Whether the run reached its end (false if interrupted).
+    pub complete: bool,
+    /// The network that was simulated.
+    pub net: Arc<Network>,
+}
+
+/// The topology described by the config.
+pub fn build_topology(cfg: &Config) -> Arc<dyn Topology> {
+    let t = &cfg.topology;
+    Arc::new(HyperX::new(&t.sides, &cfg.trunking(), t.servers_per_switch))
+}
+
+/// The topology with the config's faults applied.
+pub fn build_network(cfg: &Config) -> Result<Arc<Network>, ConfigError> {
+    let topo = build_topology(cfg);
+    let faults = if cfg.faults.random_links > 0 {
+        FaultSet::random_links(&*topo, cfg.faults.random_links, cfg.seed)
+            .map_err(|e| ConfigError::value("faults.random_links", cfg.faults.random_links, e))?
+    } else {
+        FaultSet::default()
+    };
+    Ok(Arc::new(Network::new(topo, &faults)))
+}
+
+/// The traffic pattern described by the config.
+pub fn build_pattern(cfg: &Config) -> Result<Pattern, ConfigError> {
+    let kind: PatternKind = cfg
+        .traffic
+        .pattern
+        .parse()
+        .map_err(|e: String| ConfigError::value("traffic.pattern", format!("\"{}\"", cfg.traffic.pattern), e))?;
+    Pattern::new(kind, &cfg.topology.sides, cfg.topology.servers_per_switch, cfg.seed)
+        .map_err(|e| ConfigError::value("traffic.pattern", format!("\"{}\"", cfg.traffic.pattern), e))
+}
+
+/// Map switches onto `parts` partitions with the config's method.
+pub fn assign_partitions(cfg: &Config, net: &Network, parts: usize) -> Result<Vec<u32>, ConfigError> {
+    let n = net.num_switches();
+    if parts == 0 || parts > n {
+        return Err(ConfigError::value("--threads", parts, format!("between 1 and the number of switches ({n})")));
+    }
+    let _ = cfg;
+    Ok((0..n).map(|s| (s * parts / n) as u32).collect())
+}
+
+/// Everything derived from the config that partitions share.
+pub fn build_params(cfg: &Config, net: Arc<Network>) -> Result<ModelParams, ConfigError> {
+    let routing: Arc<dyn Routing> = Arc::from(routing::build(cfg, net.clone())?);
+    let pattern = Arc::new(build_pattern(cfg)?);
+    let plen = cfg.packet.size_phits as u64;
+    let injection = match cfg.traffic.mode.as_str() {
+        "fixed" => Injection::Fixed { packets: cfg.traffic.workload_phits / plen },
+        _ => Injection::Bernoulli { packet_rate: cfg.traffic.load / plen as f64 },
+    };
+    let warm = cfg.simulation.warmup_cycles;
+    let window =
+        if cfg.traffic.mode == "fixed" { (0, Cycle::MAX) } else { (warm, warm + cfg.simulation.measure_cycles) };
+    let vcs = routing.vcs();
+    Ok(ModelParams {
+        net,
+        routing,
+        pattern,
+        injection,
+        seed: cfg.seed,
+        vcs,
+        packet_phits: plen,
+        link_latency: cfg.link.latency,
+        crossbar_latency: cfg.router.crossbar_latency,
+        crossbar_speedup: cfg.router.crossbar_speedup as u64,
+        input_buffer: cfg.router.input_buffer_packets as u16,
+        output_buffer: cfg.router.output_buffer_packets as u16,
+        source_queue: cfg.traffic.source_queue_packets as u32,
+        random_allocator: cfg.router.allocator == "random",
+        window,
+        sample_cycles: cfg.output.sample_cycles,
+    })
+}
+
+/// Run the experiment. `progress` can be watched (and stopped) from another thread.
+pub fn run(cfg: &Config, opts: &RunOptions, progress: &Progress) -> Result<RunResult, SimError> {
+    let net = build_network(cfg)?;
+    let params = Arc::new(build_params(cfg, net.clone())?);
+    let part_of = assign_partitions(cfg, &net, opts.threads)?;
+    let n = net.num_switches();
+    let mut members: Vec<Vec<SwitchId>> = vec![Vec::new(); opts.threads];
+    let mut local_of = vec![0u32; n];
+    for (s, &p) in part_of.iter().enumerate() {
+        local_of[s] = members[p as usize].len() as u32;
+        members[p as usize].push(s as SwitchId);
+    }
+    let local_of = Arc::new(local_of);
+    let parts: Vec<NetPartition> =
+        members.into_iter().map(|m| NetPartition::new(params.clone(), m, local_of.clone())).collect();
+    let fixed = cfg.traffic.mode == "fixed";
+    let end = if fixed {
+        if cfg.simulation.max_cycles > 0 {
+            cfg.simulation.max_cycles
+        } else {
+            Cycle::MAX
+        }
+    } else {
+        cfg.simulation.warmup_cycles + cfg.simulation.measure_cycles
+    };
+    let spec = RunSpec {
+        end,
+        lookahead: cfg.link.latency,
+        max_delay: params.max_delay(),
+        stop_when_drained: fixed,
+        watchdog: cfg.simulation.watchdog_cycles,
+    };
+    let start = Instant::now();
+    let (parts, outcome) = engine::run(parts, &part_of, &spec, progress);
+    let wall = start.elapsed().as_secs_f64();
+    let (cycles, complete) = match outcome {
+        Outcome::Finished { cycles } | Outcome::Drained { cycles } => (cycles, true),
+        Outcome::Interrupted { cycles } => (cycles, false),
+        Outcome::Deadlock { cycle, last_progress, in_flight } => {
+            let blocked = parts.iter().flat_map(|p| p.blocked_report(cycle, 12)).take(12).collect();
+            return Err(SimError::Deadlock { cycle, last_progress, in_flight, blocked });
+        }
+        Outcome::Failed { cycle } => {
+            let reason = parts.iter().find_map(|p| p.failure().map(str::to_string)).unwrap_or_default();
+            return Err(SimError::Failed { cycle, reason });
+        }
+    };
+    Ok(collect(cfg, net, &parts, cycles, wall, complete, fixed))
+}
+
+fn collect(
+    cfg: &Config,
+    net: Arc<Network>,
+    parts: &[NetPartition],
+    cycles: Cycle,
+    wall: f64,
+    complete: bool,
+    fixed: bool,
+) -> RunResult {
+    let t = net.servers_per_switch();
+    let r = net.switch_ports();
+    let n = net.num_switches();
+    let mut stats = Stats::default();
+    let mut server_injected = vec![0u64; n * t];
+    let mut server_accepted = vec![0u64; n * t];
+    let mut link_phits = vec![0u64; n * r];
+    for p in parts {
+        stats.merge(&p.stats);
+        for (li, &sw) in p.switches().iter().enumerate() {
+            let (g, l) = (sw as usize, li);
+            server_injected[g * t..(g + 1) * t].copy_from_slice(&p.server_injected[l * t..(l + 1) * t]);
+            server_accepted[g * t..(g + 1) * t].copy_from_slice(&p.server_accepted[l * t..(l + 1) * t]);
+            link_phits[g * r..(g + 1) * r].copy_from_slice(&p.link_phits[l * r..(l + 1) * r]);
+        }
+    }
+    // In-flight counts per sample: cumulative generated minus delivered is not per-interval data, so
+    // it is rebuilt from the per-interval injections and deliveries of whole packets.
+    let plen = cfg.packet.size_phits as i64;
+    let mut inflight = 0i64;
+    for s in &mut stats.samples {
+        inflight += s.injected_phits as i64 / plen - s.delivered_packets as i64;
+        s.in_flight = inflight;
+    }
+    let servers = (n * t) as f64;
+    let window_cycles = if fixed { stats.last_delivery.max(1) } else { cfg.simulation.measure_cycles };
+    let accepted_load = stats.delivered_phits as f64 / (window_cycles as f64 * servers);
+    let dp = stats.delivered_packets.max(1) as f64;
+    let summary = Summary {
+        offered_load: cfg.traffic.load,
+        accepted_load,
+        average_latency: if stats.delivered_packets == 0 { 0.0 } else { stats.latency_sum as f64 / dp },
+        latency_p99: stats.latency_quantile(0.99),
+        average_hops: if stats.delivered_packets == 0 { 0.0 } else { stats.hops_sum as f64 / dp },
+        jain_index: jain_index(&server_injected),
+        packets_delivered: stats.delivered_packets,
+        cycles,
+        wall_seconds: wall,
+        hops_per_second: if wall > 0.0 { stats.traversals as f64 / wall } else { 0.0 },
+        completion_cycles: if fixed { Some(stats.last_delivery + 1) } else { None },
+        packets_generated: stats.generated_packets,
+        packets_suppressed: stats.suppressed_packets,
+        peak_memory_bytes: peak_memory_bytes(),
+    };
+    RunResult { summary, stats, server_injected, server_accepted, link_phits, complete, net }
+}
