@@ -190,6 +190,29 @@ pub struct NetPartition {
     failure: Option<String>,
 }
 
+/// VCs set in `mask`, starting at `start` and wrapping around (round-robin order), without division.
+#[inline]
+fn rotated(mask: u64, start: usize) -> impl Iterator<Item = usize> {
+    let hi = mask & (u64::MAX << start);
+    let lo = mask & !(u64::MAX << start);
+    BitIter(hi).chain(BitIter(lo))
+}
+
+struct BitIter(u64);
+impl Iterator for BitIter {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            None
+        } else {
+            let i = self.0.trailing_zeros() as usize;
+            self.0 &= self.0 - 1;
+            Some(i)
+        }
+    }
+}
+
 #[inline]
 fn set_bit(words: &mut [u64], i: usize) {
     words[i / 64] |= 1 << (i % 64);
@@ -386,11 +409,7 @@ impl NetPartition {
                 let mask = self.out_vc_mask[pi];
                 let start = self.out_rr[pi] as usize;
                 let mut chosen = usize::MAX;
-                for k in 0..v {
-                    let vc = (start + k) % v;
-                    if mask & (1 << vc) == 0 {
-                        continue;
-                    }
+                for vc in rotated(mask, start) {
                     let qi = pi * v + vc;
                     if self.out_cred[qi] == 0 {
                         continue;
@@ -405,7 +424,7 @@ impl NetPartition {
                 }
                 let vc = chosen;
                 let qi = pi * v + vc;
-                self.out_rr[pi] = ((vc + 1) % v) as u8;
+                self.out_rr[pi] = if vc + 1 == v { 0 } else { vc as u8 + 1 };
                 let idx = self.outq[qi].pop(&self.slab);
                 if self.outq[qi].is_empty() {
                     self.out_vc_mask[pi] &= !(1 << vc);
@@ -475,19 +494,15 @@ impl NetPartition {
                 let mask = self.in_vc_mask[pi];
                 let start =
                     if random { below(&mut self.rng_router[li], v as u64) as usize } else { self.in_rr[pi] as usize };
-                for k in 0..v {
-                    let vc = (start + k) % v;
-                    if mask & (1 << vc) == 0 {
-                        continue;
-                    }
+                for vc in rotated(mask, start) {
                     let head = self.inq[pi * v + vc].front();
-                    let pkt = *self.slab.get(head);
+                    let pkt = self.slab.get(head);
                     if pkt.ready_at > now {
                         continue;
                     }
                     // At the destination switch: eject to the server's port.
                     if pkt.route.dst == sw {
-                        let op = (pkt.dst as usize) % t;
+                        let op = (pkt.dst - sw * t as u32) as usize;
                         if self.out_occ[(li * np + op) * v] < out_cap {
                             self.reqs.push(Request {
                                 in_port: port as u16,
@@ -501,16 +516,17 @@ impl NetPartition {
                         }
                         continue;
                     }
+                    let route = pkt.route;
                     self.cands.clear();
-                    self.p.routing.candidates(sw, &pkt.route, &mut self.cands);
+                    self.p.routing.candidates(sw, &route, &mut self.cands);
                     if self.cands.is_empty() {
                         if self.failure.is_none() {
                             self.failure = Some(format!(
                                 "packet from switch {} to switch {} has no route at switch {sw} (cycle {now}, {} hops taken): \
                                  routing `{}` cannot reach its destination on this network",
-                                pkt.route.src,
-                                pkt.route.dst,
-                                pkt.route.hops,
+                                route.src,
+                                route.dst,
+                                route.hops,
                                 self.p.routing.name()
                             ));
                         }
@@ -566,9 +582,15 @@ impl NetPartition {
                 continue;
             }
             let prio = if random {
-                (self.rng_router[li].next_u32_() >> 1) as u32
+                self.rng_router[li].next_u32_() >> 1
             } else {
-                ((rq.in_port as usize + np - self.out_arb[li * np + op] as usize) % np) as u32
+                // Distance from the round-robin pointer, without division.
+                let (ip, ptr) = (rq.in_port as u32, self.out_arb[li * np + op] as u32);
+                if ip >= ptr {
+                    ip - ptr
+                } else {
+                    ip + np as u32 - ptr
+                }
             };
             self.reqs[i].prio = prio;
             let b = self.best[op];
@@ -596,8 +618,8 @@ impl NetPartition {
                     clear_bit(&mut self.in_mask[li * self.words..(li + 1) * self.words], ip);
                 }
             }
-            self.in_rr[pi] = ((rq.in_vc as usize + 1) % v) as u8;
-            self.out_arb[li * np + op] = ((ip + 1) % np) as u16;
+            self.in_rr[pi] = if rq.in_vc as usize + 1 == v { 0 } else { rq.in_vc + 1 };
+            self.out_arb[li * np + op] = if ip + 1 == np { 0 } else { ip as u16 + 1 };
             // Crossbar timing: the tail is through after `xbar` cycles, but not before it arrived.
             let pkt = self.slab.get_mut(idx);
             let tail_in = pkt.ready_at + plen - 1;
