@@ -40,10 +40,18 @@ pub enum LaunchError {
     },
     /// MPI's world is not the size the launcher announced.
     #[error(
-        "the launcher announced {expected} ranks ({var}={expected}) but MPI reports a world of {actual}: \
-         hxsim was probably started by the mpirun/srun of a different MPI library than the one it was built \
-         against (this build uses Open MPI's libmpi; use its mpirun, or srun --mpi=pmix), or {var} is \
-         left over from a Slurm allocation (set {SINGLE_PROCESS_ENV}=1 to run one process)"
+        "the launcher announced {expected} ranks ({var}={expected}) but MPI reports a world of {actual}: {}",
+        if var.starts_with("SLURM_") {
+            format!(
+                "{var} may be left over from the Slurm allocation rather than set by srun (set \
+                 {SINGLE_PROCESS_ENV}=1 to run one process), or srun does not start MPI processes \
+                 (use `srun --mpi=pmix`)"
+            )
+        } else {
+            "hxsim was probably started by the mpirun of a different MPI library than the one it was \
+             built against (this build links Open MPI: use Open MPI's mpirun, or srun --mpi=pmix)"
+                .to_string()
+        }
     )]
     SizeMismatch {
         /// The variable that announced the ranks.
