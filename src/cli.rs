@@ -330,7 +330,7 @@ pub fn partition(cfg: &Config, parts: usize, method: Option<&str>, json: bool) -
         s.parts
     );
     let header =
-        ["", "cut links", "cut %", "cut pairs", "switches/part", "imbalance", "lookahead", "neighbours", "time"];
+        ["method", "cut links", "cut %", "cut pairs", "switches/part", "imbalance", "lookahead", "neighbours", "time"];
     let units = ["", "", "of links", "of switches", "max / min", "max / avg", "cycles", "max", "s"];
     let cells: Vec<[String; 9]> = s
         .methods

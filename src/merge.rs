@@ -133,16 +133,69 @@ fn trim_zeros(d: &[u8]) -> &[u8] {
     &d[k.min(d.len().saturating_sub(1))..]
 }
 
-fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
+/// A JSON value whose objects keep their key order (serde_json's `Map` sorts keys unless its
+/// `preserve_order` feature is on, which would change every other user of it in the crate), so that
+/// columns come out in the order `hxsim run --json` writes them.
+enum Node {
+    Leaf(Value),
+    Object(Vec<(String, Node)>),
+}
+
+impl<'de> serde::Deserialize<'de> for Node {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Node;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Node, E> {
+                Ok(Node::Leaf(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
+                Ok(Node::Leaf(Value::from(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
+                Ok(Node::Leaf(Value::from(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Node, E> {
+                Ok(Node::Leaf(Value::from(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Node, E> {
+                Ok(Node::Leaf(Value::String(v.to_string())))
+            }
+            fn visit_unit<E>(self) -> Result<Node, E> {
+                Ok(Node::Leaf(Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Node, A::Error> {
+                let mut items = Vec::new();
+                while let Some(x) = a.next_element::<Value>()? {
+                    items.push(x);
+                }
+                Ok(Node::Leaf(Value::Array(items)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Node, A::Error> {
+                let mut fields = Vec::new();
+                while let Some((k, v)) = a.next_entry::<String, Node>()? {
+                    fields.push((k, v));
+                }
+                Ok(Node::Object(fields))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn flatten(prefix: &str, v: Node, out: &mut Vec<(String, Value)>) {
     match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        Node::Object(fields) => {
+            for (k, x) in fields {
+                let key = if prefix.is_empty() { k } else { format!("{prefix}.{k}") };
                 flatten(&key, x, out);
             }
         }
-        Value::Array(_) => out.push((prefix.to_string(), Value::String(v.to_string()))),
-        _ => out.push((prefix.to_string(), v.clone())),
+        Node::Leaf(a @ Value::Array(_)) => out.push((prefix.to_string(), Value::String(a.to_string()))),
+        Node::Leaf(x) => out.push((prefix.to_string(), x)),
     }
 }
 
@@ -156,16 +209,13 @@ pub fn merge(files: &[PathBuf]) -> Result<Table, MergeError> {
         let path = f.display().to_string();
         let text = std::fs::read_to_string(f).map_err(|source| MergeError::Io { path: path.clone(), source })?;
         let mut count = 0;
-        for value in serde_json::Deserializer::from_str(&text).into_iter::<Value>() {
+        for value in serde_json::Deserializer::from_str(&text).into_iter::<Node>() {
             let value = value.map_err(|e| MergeError::Json { path: path.clone(), message: e.to_string() })?;
-            if !value.is_object() {
-                return Err(MergeError::Json {
-                    path: path.clone(),
-                    message: format!("found {value} at the top level"),
-                });
+            if let Node::Leaf(v) = &value {
+                return Err(MergeError::Json { path: path.clone(), message: format!("found {v} at the top level") });
             }
             let mut cells = Vec::new();
-            flatten("", &value, &mut cells);
+            flatten("", value, &mut cells);
             let mut row = vec![None; columns.len()];
             row[0] = Some(Value::String(path.clone()));
             for (k, v) in cells {
@@ -269,20 +319,28 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("p-1.json");
         let b = dir.path().join("p-2.json");
-        std::fs::write(&a, r#"{"point":1,"set":{"traffic.load":"0.3"},"summary":{"accepted_load":0.29}}"#).unwrap();
+        std::fs::write(
+            &a,
+            r#"{"point":1,"set":{"traffic.load":"0.3"},"summary":{"z_first":[1,2],"accepted_load":0.29}}"#,
+        )
+        .unwrap();
         std::fs::write(&b, "{\"point\":2,\"summary\":{\"accepted_load\":0.5,\"note\":\"a,b\"}}\n{\"point\":3}\n")
             .unwrap();
         let t = merge(&expand_inputs(&[dir.path().to_path_buf()]).unwrap()).unwrap();
-        assert_eq!(t.columns, vec!["source", "point", "set.traffic.load", "summary.accepted_load", "summary.note"]);
+        // Key order of the files, not alphabetical.
+        assert_eq!(
+            t.columns,
+            vec!["source", "point", "set.traffic.load", "summary.z_first", "summary.accepted_load", "summary.note"]
+        );
         assert_eq!(t.rows.len(), 3);
         let mut out = Vec::new();
         write(&t, Format::Csv, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "source,point,set.traffic.load,summary.accepted_load,summary.note");
-        assert!(lines[1].ends_with(",1,0.3,0.29,"), "{}", lines[1]);
-        assert!(lines[2].ends_with(",2,,0.5,\"a,b\""), "{}", lines[2]);
-        assert!(lines[3].ends_with(",3,,,"), "{}", lines[3]);
+        assert_eq!(lines[0], "source,point,set.traffic.load,summary.z_first,summary.accepted_load,summary.note");
+        assert!(lines[1].ends_with(",1,0.3,\"[1,2]\",0.29,"), "{}", lines[1]);
+        assert!(lines[2].ends_with(",2,,,0.5,\"a,b\""), "{}", lines[2]);
+        assert!(lines[3].ends_with(",3,,,,"), "{}", lines[3]);
         let mut out = Vec::new();
         write(&t, Format::JsonLines, &mut out).unwrap();
         let first: Value = serde_json::from_str(String::from_utf8(out).unwrap().lines().next().unwrap()).unwrap();
