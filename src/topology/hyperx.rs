@@ -120,6 +120,27 @@ impl HyperX {
         let rank = if v < x { v } else { v - 1 };
         (self.base[d] + rank * self.trunking[d] + k) as PortId
     }
+    /// Call `f` with every port of `at` that corrects one coordinate towards `to` (all trunks): the
+    /// minimal next hops of a fault-free HyperX. Reads each coordinate once; this is the inner loop of
+    /// minimal-based routings.
+    #[inline]
+    pub fn for_each_minimal_port(&self, at: SwitchId, to: SwitchId, mut f: impl FnMut(PortId)) {
+        let l = self.sides.len();
+        let ca = &self.coord_tab[at as usize * l..][..l];
+        let cb = &self.coord_tab[to as usize * l..][..l];
+        for d in 0..l {
+            let (x, y) = (ca[d], cb[d]);
+            if x != y {
+                let k = self.trunking[d];
+                let rank = if y < x { y } else { y - 1 } as usize;
+                let first = self.base[d] + rank * k;
+                for p in first..first + k {
+                    f(p as PortId);
+                }
+            }
+        }
+    }
+
     /// `(dimension, coordinate value, trunk)` that port `p` of `sw` leads to.
     #[inline]
     pub fn port_target(&self, sw: SwitchId, p: PortId) -> (usize, usize, usize) {

@@ -1,5 +1,6 @@
-//! Engine tests on a toy model, with an in-process transport that emulates ranks with threads, so
-//! the multi-rank window protocol is checked without MPI (tests/mpi.rs checks the real thing).
+//! Engine tests on a toy model over ranks x threads, with an in-process transport that emulates
+//! ranks by threads, so the multi-rank window protocol is checked without MPI (tests/mpi.rs checks
+//! the real thing).
 
 use super::*;
 use std::sync::{Arc, Barrier, Mutex};
