@@ -354,7 +354,7 @@ mod tests {
         assert!(matches!(expand_inputs(&[dir.path().to_path_buf()]), Err(MergeError::EmptyDir { .. })));
         let f = dir.path().join("x.json");
         std::fs::write(&f, "[1, 2]").unwrap();
-        let e = merge(&[f.clone()]).unwrap_err().to_string();
+        let e = merge(std::slice::from_ref(&f)).unwrap_err().to_string();
         assert!(e.contains("x.json") && e.contains("top level"), "{e}");
         std::fs::write(&f, "{\"a\": ").unwrap();
         assert!(matches!(merge(&[f]), Err(MergeError::Json { .. })));

@@ -78,7 +78,7 @@ impl Partition for Toy {
                 }
                 let h = mix(tok ^ now);
                 let next = (lp + 1 + (h % 3) as u32) % self.total;
-                let delay = if h % 7 == 0 { MAX_DELAY } else { LOOKAHEAD + (h >> 8) % 4 };
+                let delay = if h.is_multiple_of(7) { MAX_DELAY } else { LOOKAHEAD + (h >> 8) % 4 };
                 out.send(now + delay, next, ((tok >> 8).wrapping_add(h & 0xffff) << 8) | (hops - 1));
             }
             self.pending[li] = toks;
