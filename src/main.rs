@@ -24,6 +24,28 @@ struct ConfigArgs {
     set: Vec<String>,
 }
 
+/// Where results go (HDF5).
+#[derive(clap::Args, Debug, Clone)]
+struct OutputArgs {
+    /// Results file (HDF5); default `results/<name>-<UTC timestamp>.h5`. An existing file is replaced.
+    #[arg(long, short, value_name = "PATH")]
+    output: Option<PathBuf>,
+    /// Write no results file.
+    #[arg(long, conflicts_with = "output")]
+    no_output: bool,
+}
+
+impl OutputArgs {
+    /// The file to write, or `None` for `--no-output`.
+    fn path(&self, name: &str, suffix: &str) -> Option<PathBuf> {
+        if self.no_output {
+            None
+        } else {
+            Some(self.output.clone().unwrap_or_else(|| hxsim::output::default_path(name, suffix)))
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Simulate one experiment and print its summary.
@@ -39,6 +61,8 @@ enum Command {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        #[command(flatten)]
+        out: OutputArgs,
     },
     /// Topology properties after faults: switches, servers, links, radix, diameter, distances.
     Analyze {
@@ -70,9 +94,9 @@ fn main() -> ExitCode {
 
 fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Run { cfg, threads, json, quiet } => {
+        Command::Run { cfg, threads, json, quiet, out } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
-            cli::run(&config, threads, json, quiet)
+            hxsim::output::run_command(&config, threads, json, quiet, out.path(&config.name, "").as_deref())
         }
         Command::Analyze { cfg, json } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
