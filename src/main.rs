@@ -64,6 +64,24 @@ enum Command {
         #[command(flatten)]
         out: OutputArgs,
     },
+    /// Run a config at every point of a grid of values (cartesian product of the --set axes) into
+    /// one HDF5 file: one group per point and a table of all points' summaries.
+    Sweep {
+        /// Base experiment description (TOML).
+        config: PathBuf,
+        /// Swept key: `KEY=START:STOP:STEP` (inclusive range), `KEY=A,B,C` (list) or `KEY=VALUE`
+        /// (repeatable; e.g. `--set traffic.load=0.1:1.0:0.1 --set routing.algorithm=minimal,valiant`).
+        #[arg(long = "set", value_name = "KEY=VALUES")]
+        set: Vec<String>,
+        /// Points simulated at once, each single-threaded; results are identical for any value.
+        #[arg(long, short, default_value_t = 1)]
+        jobs: usize,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+        #[command(flatten)]
+        out: OutputArgs,
+    },
     /// Topology properties after faults: switches, servers, links, radix, diameter, distances.
     Analyze {
         #[command(flatten)]
@@ -97,6 +115,14 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Run { cfg, threads, json, quiet, out } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
             hxsim::output::run_command(&config, threads, json, quiet, out.path(&config.name, "").as_deref())
+        }
+        Command::Sweep { config, set, jobs, quiet, out } => {
+            let output = match (out.no_output, out.output) {
+                (true, _) => hxsim::sweep::Output::None,
+                (false, Some(p)) => hxsim::sweep::Output::Path(p),
+                (false, None) => hxsim::sweep::Output::Default,
+            };
+            hxsim::sweep::sweep_command(&config, &set, jobs, quiet, output)
         }
         Command::Analyze { cfg, json } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
