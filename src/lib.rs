@@ -18,6 +18,7 @@ pub mod engine;
 pub mod metrics;
 pub mod network;
 pub mod output;
+pub mod plot;
 pub mod rng;
 pub mod routing;
 pub mod sim;

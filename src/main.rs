@@ -82,6 +82,21 @@ enum Command {
         #[command(flatten)]
         out: OutputArgs,
     },
+    /// Draw the standard figures of a results file: for a sweep, accepted load, latency and Jain's
+    /// index against offered load (one curve per series); for a run, its time series.
+    Plot {
+        /// Results file written by `hxsim run` or `hxsim sweep`.
+        file: PathBuf,
+        /// Figure file, SVG or PNG by extension (default: FILE with the extension .svg).
+        #[arg(long, short, value_name = "PATH")]
+        output: Option<PathBuf>,
+        /// Which figure.
+        #[arg(long, value_enum, default_value_t = hxsim::plot::Figure::All)]
+        figure: hxsim::plot::Figure,
+        /// Plot the time series of this point of a sweep.
+        #[arg(long, value_name = "N")]
+        point: Option<usize>,
+    },
     /// Topology properties after faults: switches, servers, links, radix, diameter, distances.
     Analyze {
         #[command(flatten)]
@@ -123,6 +138,10 @@ fn dispatch(cli: Cli) -> Result<u8> {
                 (false, None) => hxsim::sweep::Output::Default,
             };
             hxsim::sweep::sweep_command(&config, &set, jobs, quiet, output)
+        }
+        Command::Plot { file, output, figure, point } => {
+            let out = output.unwrap_or_else(|| file.with_extension("svg"));
+            hxsim::plot::plot_command(&file, &out, figure, point)
         }
         Command::Analyze { cfg, json } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
