@@ -123,7 +123,8 @@ fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
 fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<()> {
     let pts = || p.series.iter().flat_map(|s| s.points.iter().copied()).filter(|(x, y)| x.is_finite() && y.is_finite());
     let (x0, x1) = range_of(pts().map(|q| q.0).chain(p.vlines.iter().copied()), false);
-    let (y0, y1) = range_of(pts().map(|q| q.1), p.y_from_zero);
+    let guide_ys = p.guides.iter().flat_map(|g| [g.0 .1, g.1 .1]);
+    let (y0, y1) = range_of(pts().map(|q| q.1).chain(guide_ys), p.y_from_zero);
     let mut chart = ChartBuilder::on(area)
         .caption(&p.title, (FONT, TITLE_PX).into_font().style(FontStyle::Bold))
         .margin(16)
@@ -147,11 +148,13 @@ fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Pa
         .draw()
         .map_err(err)?;
     let grey = RGBColor(120, 120, 120);
-    for &((a, b), (c, d)) in &p.guides {
-        chart.draw_series(DashedLineSeries::new(vec![(a, b), (c, d)], 10, 8, grey.stroke_width(2))).map_err(err)?;
+    for &(a, b) in &p.guides {
+        chart.draw_series(dashes(a, b, 30).map(|d| PathElement::new(d, grey.stroke_width(2)))).map_err(err)?;
     }
     for &x in &p.vlines {
-        chart.draw_series(DashedLineSeries::new(vec![(x, y0), (x, y1)], 4, 6, grey.stroke_width(2))).map_err(err)?;
+        chart
+            .draw_series(dashes((x, y0), (x, y1), 40).map(|d| PathElement::new(d, grey.stroke_width(2))))
+            .map_err(err)?;
     }
     let legend = p.series.len() > 1 || p.series.iter().any(|s| !s.label.is_empty());
     for (i, s) in p.series.iter().enumerate() {
@@ -197,6 +200,13 @@ fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Pa
             .map_err(err)?;
     }
     Ok(())
+}
+
+/// `n` dashes (every other piece of `n * 2 - 1` equal pieces) along the segment from `a` to `b`.
+fn dashes(a: (f64, f64), b: (f64, f64), n: usize) -> impl Iterator<Item = Vec<(f64, f64)>> {
+    let k = (2 * n - 1) as f64;
+    let at = move |t: f64| (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
+    (0..n).map(move |i| vec![at(2.0 * i as f64 / k), at((2 * i + 1) as f64 / k)])
 }
 
 /// Tick label: at most three decimals, trailing zeros dropped; exponent notation for large values.
