@@ -111,7 +111,8 @@ def test_sweep_loads_into_pandas_and_matches_its_points():
         assert list(df["routing.algorithm"]) == ["minimal", "valiant"] * 2
         assert df["complete"].all() and (df["error"] == "").all()
         with h5py.File(path, "r") as f:
-            assert list(f.attrs["swept_keys"]) == ["traffic.load", "routing.algorithm"]
+            assert list(f.attrs["swept_keys"]) == ["traffic.load", "routing.algorithm", "simulation.warmup_cycles",
+                                                   "simulation.measure_cycles"]
             for _, row in df.iterrows():
                 p = f[row["group"]]
                 assert p["summary/accepted_load"][()] == row["accepted_load"]
