@@ -27,7 +27,8 @@ struct ConfigArgs {
 /// Where results go (HDF5).
 #[derive(clap::Args, Debug, Clone)]
 struct OutputArgs {
-    /// Results file (HDF5); default `results/<name>-<UTC timestamp>.h5`. An existing file is replaced.
+    /// Results file (HDF5); default `results/<name>-<UTC timestamp>.h5` (`...-sweep.h5` for a sweep).
+    /// An existing file is replaced.
     #[arg(long, short, value_name = "PATH")]
     output: Option<PathBuf>,
     /// Write no results file.
@@ -64,8 +65,10 @@ enum Command {
         #[command(flatten)]
         out: OutputArgs,
     },
-    /// Run a config at every point of a grid of values (cartesian product of the --set axes) into
-    /// one HDF5 file: one group per point and a table of all points' summaries.
+    /// Run a config at every point of a grid of values into one HDF5 file.
+    ///
+    /// The points are the cartesian product of the --set axes; the file holds one group per point
+    /// and a table of all points' summaries (/sweep).
     Sweep {
         /// Base experiment description (TOML).
         config: PathBuf,
@@ -82,8 +85,10 @@ enum Command {
         #[command(flatten)]
         out: OutputArgs,
     },
-    /// Draw the standard figures of a results file: for a sweep, accepted load, latency and Jain's
-    /// index against offered load (one curve per series); for a run, its time series.
+    /// Draw the standard figures of a results file (SVG or PNG).
+    ///
+    /// For a sweep: accepted load, latency and Jain's index against offered load, one curve per
+    /// combination of the other swept values. For a run: its time series.
     Plot {
         /// Results file written by `hxsim run` or `hxsim sweep`.
         file: PathBuf,
