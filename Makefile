@@ -27,7 +27,7 @@ run: setup
 	$(CARGO) run --release -- run configs/quickstart.toml
 
 test: setup
-	$(CARGO) test
+	$(CARGO) test --workspace
 	$(MAKE) --no-print-directory test-python
 
 test-python:

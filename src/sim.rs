@@ -113,14 +113,34 @@ pub fn build_pattern(cfg: &Config) -> Result<Pattern, ConfigError> {
         .map_err(|e| ConfigError::value("traffic.pattern", format!("\"{}\"", cfg.traffic.pattern), e))
 }
 
-/// Map switches onto `parts` partitions with the config's method.
+/// Map switches onto `parts` partitions with the config's method (`partition.method`).
 pub fn assign_partitions(cfg: &Config, net: &Network, parts: usize) -> Result<Vec<u32>, ConfigError> {
     let n = net.num_switches();
     if parts == 0 || parts > n {
         return Err(ConfigError::value("--threads", parts, format!("between 1 and the number of switches ({n})")));
     }
-    let _ = cfg;
-    Ok((0..n).map(|s| (s * parts / n) as u32).collect())
+    let method: partitioning::Method = cfg.partition.method.parse().map_err(|e: partitioning::ParseMethodError| {
+        ConfigError::value("partition.method", format!("\"{}\"", cfg.partition.method), e.to_string())
+    })?;
+    let g = partition_graph(cfg, net);
+    partitioning::partition(&g, parts, method, cfg.seed)
+        .map_err(|e| ConfigError::value("partition.method", &cfg.partition.method, e.to_string()))
+}
+
+/// The switch graph handed to the partitioner (live links, link latency as edge latency).
+pub fn partition_graph(cfg: &Config, net: &Network) -> partitioning::Graph {
+    let lat = cfg.link.latency as u32;
+    let mut edges = Vec::new();
+    for s in 0..net.num_switches() as SwitchId {
+        for p in 0..net.switch_ports() as u16 {
+            if let Some((o, _)) = net.neighbour(s, p) {
+                if s < o {
+                    edges.push((s, o, lat));
+                }
+            }
+        }
+    }
+    partitioning::Graph::from_edges(net.num_switches(), &edges).with_coords(cfg.topology.sides.clone())
 }
 
 /// Everything derived from the config that partitions share.

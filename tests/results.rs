@@ -184,6 +184,19 @@ fn default_path_and_no_output() {
     assert_eq!(out.status.code(), Some(2), "--output and --no-output conflict");
 }
 
+#[test]
+fn bad_run_input_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // Too many failed links is found while building the network, after the file would be created.
+    let out = hxsim(&["run", QUICKSTART, "-q", "--set", "faults.random_links=100", "-o", "x.h5"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("faults.random_links"));
+    assert!(!dir.path().join("x.h5").exists());
+    let out = hxsim(&["run", QUICKSTART, "-q", "--set", "traffic.load=2", "-o", "x.h5"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!dir.path().join("x.h5").exists());
+}
+
 const SMALL: [&str; 2] = ["--set", "simulation.warmup_cycles=500"];
 
 #[test]

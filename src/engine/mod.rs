@@ -238,8 +238,10 @@ fn drive<P: Partition>(
     let mut outboxes: Vec<Vec<(Cycle, Lp, P::Msg)>> = (0..n).map(|_| Vec::new()).collect();
     let mut t: Cycle = 0;
     let mut window: u64 = 0;
+    // A lone partition has nobody to wait for: its window only bounds how often it checks status.
+    let window_len = if n == 1 { spec.lookahead.max(64) } else { spec.lookahead };
     loop {
-        let end = (t + spec.lookahead).min(spec.end);
+        let end = (t + window_len).min(spec.end);
         for now in t..end {
             wheel.deliver_due(now, |lp, m| part.deliver(now, lp, m));
             let mut sched = Scheduler { now, me, part_of, wheel: &mut wheel, outboxes: &mut outboxes };
@@ -250,12 +252,16 @@ fn drive<P: Partition>(
         let par = (window % 2) as usize;
         let mut st = part.status(end);
         st.stop = me == 0 && progress.stop.load(Ordering::Relaxed) != 0;
-        if !wheel.is_empty() {
+        // Pending messages only matter for jumping ahead, i.e. when the model itself is idle.
+        let idle = st.next_activity > end;
+        if idle && !wheel.is_empty() {
             st.next_activity = st.next_activity.min(wheel.next_due(end));
         }
         for (dst, ob) in outboxes.iter_mut().enumerate() {
             if !ob.is_empty() {
-                st.next_activity = st.next_activity.min(ob.iter().map(|e| e.0).min().unwrap());
+                if idle {
+                    st.next_activity = st.next_activity.min(ob.iter().map(|e| e.0).min().unwrap());
+                }
                 // SAFETY: see `Shared`.
                 let slot = unsafe { &mut *shared.mail[par * n * n + me as usize * n + dst].get() };
                 debug_assert!(slot.is_empty());
@@ -297,5 +303,123 @@ fn drive<P: Partition>(
         }
         // Jump over cycles in which nobody has anything to do.
         t = if g.next_activity > end && g.next_activity != Cycle::MAX { g.next_activity.min(spec.end) } else { end };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ring of LPs passing a token: LP i sends to LP (i+1) % n after `delay` cycles, `hops` times.
+    /// Each partition owns a contiguous range of LPs.
+    struct Ring {
+        lps: std::ops::Range<Lp>,
+        n: Lp,
+        delay: Cycle,
+        pending: Vec<(Lp, u32)>,
+        /// Deliveries seen: (cycle, lp, remaining hops).
+        seen: Vec<(Cycle, Lp, u32)>,
+        in_flight: i64,
+        stuck: bool,
+        last: Cycle,
+    }
+
+    impl Partition for Ring {
+        type Msg = u32;
+        fn deliver(&mut self, now: Cycle, lp: Lp, hops: u32) {
+            assert!(self.lps.contains(&lp));
+            self.seen.push((now, lp, hops));
+            self.pending.push((lp, hops));
+        }
+        fn step(&mut self, now: Cycle, out: &mut Scheduler<'_, u32>) {
+            if now == 0 && self.lps.contains(&0) {
+                self.in_flight += 1;
+                out.send(self.delay, 1 % self.n, 40);
+            }
+            if self.stuck {
+                return;
+            }
+            for (lp, hops) in self.pending.drain(..) {
+                self.last = now;
+                if hops == 0 {
+                    self.in_flight -= 1;
+                } else {
+                    out.send(now + self.delay, (lp + 1) % self.n, hops - 1);
+                }
+            }
+        }
+        fn status(&self, _now: Cycle) -> Status {
+            Status {
+                in_flight: self.in_flight,
+                last_progress: self.last,
+                drained: true,
+                next_activity: if self.pending.is_empty() { Cycle::MAX } else { 0 },
+                stop: false,
+                failed: false,
+            }
+        }
+    }
+
+    fn ring(parts: u32, n: Lp, delay: Cycle, stuck: bool) -> (Vec<Ring>, Vec<u32>) {
+        let part_of: Vec<u32> = (0..n).map(|lp| lp * parts / n).collect();
+        let rings = (0..parts)
+            .map(|p| {
+                let lo = part_of.iter().position(|&x| x == p).unwrap() as Lp;
+                let hi = part_of.iter().rposition(|&x| x == p).unwrap() as Lp + 1;
+                Ring { lps: lo..hi, n, delay, pending: vec![], seen: vec![], in_flight: 0, stuck, last: 0 }
+            })
+            .collect();
+        (rings, part_of)
+    }
+
+    fn spec(end: Cycle, delay: Cycle) -> RunSpec {
+        RunSpec { end, lookahead: delay, max_delay: delay, stop_when_drained: true, watchdog: 100 }
+    }
+
+    #[test]
+    fn token_ring_is_the_same_for_any_partitioning() {
+        // 40 hops of 3 cycles after the first send at cycle 0: the token is consumed at cycle 123.
+        let mut reference = None;
+        for parts in [1, 2, 3, 5] {
+            let (rings, part_of) = ring(parts, 10, 3, false);
+            let (rings, outcome) = run(rings, &part_of, &spec(10_000, 3), &Progress::default());
+            let mut seen: Vec<_> = rings.into_iter().flat_map(|r| r.seen).collect();
+            seen.sort();
+            assert_eq!(seen.len(), 41);
+            assert_eq!(seen.last().unwrap().0, 3 * 41);
+            // Drained: stops at the first window end after the token is consumed.
+            match outcome {
+                Outcome::Drained { cycles } => assert!((123..=123 + 64).contains(&cycles), "{cycles}"),
+                o => panic!("{o:?}"),
+            }
+            if let Some(r) = &reference {
+                assert_eq!(r, &seen, "{parts} partitions");
+            }
+            reference = Some(seen);
+        }
+    }
+
+    #[test]
+    fn watchdog_reports_no_progress() {
+        let (rings, part_of) = ring(2, 4, 1, true);
+        let (_, outcome) = run(rings, &part_of, &spec(10_000, 1), &Progress::default());
+        match outcome {
+            Outcome::Deadlock { cycle, in_flight, .. } => {
+                assert_eq!(in_flight, 1);
+                assert!(cycle > 100 && cycle < 110, "{cycle}");
+            }
+            o => panic!("expected deadlock, got {o:?}"),
+        }
+    }
+
+    #[test]
+    fn stop_request_ends_every_partition_in_the_same_window() {
+        let (rings, part_of) = ring(3, 6, 1, false);
+        let progress = Progress::default();
+        progress.stop.store(1, Ordering::Relaxed);
+        let mut s = spec(10_000, 1);
+        s.stop_when_drained = false;
+        let (_, outcome) = run(rings, &part_of, &s, &progress);
+        assert_eq!(outcome, Outcome::Interrupted { cycles: 1 });
     }
 }

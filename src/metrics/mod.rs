@@ -25,7 +25,8 @@ pub struct Sample {
     pub delivered_packets: u64,
     /// Sum of latencies of those packets (cycles).
     pub latency_sum: u64,
-    /// Packets generated minus delivered since the start, at the end of the interval.
+    /// Packets injected into the network minus packets delivered, since the start, at the end of the
+    /// interval (packets still in source queues are not counted).
     pub in_flight: i64,
 }
 

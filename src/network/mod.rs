@@ -135,6 +135,45 @@ struct Request {
     prio: u32,
 }
 
+/// Input port state.
+#[derive(Debug, Clone, Copy, Default)]
+struct InPort {
+    /// Cycle from which the crossbar input is free.
+    free: Cycle,
+    /// VCs with packets.
+    vc_mask: u64,
+    /// Round-robin pointer over VCs.
+    rr: u8,
+}
+
+/// Output port state.
+#[derive(Debug, Clone, Copy, Default)]
+struct OutPort {
+    /// Cycle from which the crossbar output is free.
+    xbar_free: Cycle,
+    /// Cycle from which the link is free.
+    link_free: Cycle,
+    /// VCs with packets.
+    vc_mask: u64,
+    /// Sum over VCs of occupancy plus consumed credits, packets (SurePath's port term of `Q`).
+    load: u32,
+    /// Round-robin pointer over input ports (switch allocation).
+    arb: u16,
+    /// Round-robin pointer over VCs (link).
+    rr: u8,
+}
+
+/// Output VC: its buffer and flow control.
+#[derive(Debug, Clone, Copy, Default)]
+struct OutVc {
+    /// Packets in the buffer.
+    q: Queue,
+    /// Slots of the output buffer reserved or used, packets.
+    occ: u16,
+    /// Credits: free packet slots in the downstream input VC.
+    cred: u16,
+}
+
 /// The switches (with their servers) of one partition. Per-switch state lives in flat arrays indexed
 /// by local switch, port and VC, which keeps it compact and cache friendly.
 pub struct NetPartition {
@@ -149,20 +188,15 @@ pub struct NetPartition {
     v: usize,
     words: usize,
     slab: Slab,
-    inq: Vec<Queue>,
-    in_free: Vec<Cycle>,
-    in_vc_mask: Vec<u64>,
-    in_rr: Vec<u8>,
+    /// Input ports, `li * np + port`.
+    inp: Vec<InPort>,
+    /// Input VC queues, `(li * np + port) * v + vc`.
+    inbuf: Vec<Queue>,
     in_mask: Vec<u64>,
-    outq: Vec<Queue>,
-    out_occ: Vec<u16>,
-    out_cred: Vec<u16>,
-    out_load: Vec<u32>,
-    out_xbar_free: Vec<Cycle>,
-    out_link_free: Vec<Cycle>,
-    out_vc_mask: Vec<u64>,
-    out_rr: Vec<u8>,
-    out_arb: Vec<u16>,
+    /// Output ports, `li * np + port`.
+    outp: Vec<OutPort>,
+    /// Output VCs (same indexing).
+    outvc: Vec<OutVc>,
     out_mask: Vec<u64>,
     nbr: Vec<(SwitchId, u16)>,
     servers: Vec<Server>,
@@ -192,6 +226,29 @@ pub struct NetPartition {
     failure: Option<String>,
 }
 
+/// VCs set in `mask`, starting at `start` and wrapping around (round-robin order), without division.
+#[inline]
+fn rotated(mask: u64, start: usize) -> impl Iterator<Item = usize> {
+    let hi = mask & (u64::MAX << start);
+    let lo = mask & !(u64::MAX << start);
+    BitIter(hi).chain(BitIter(lo))
+}
+
+struct BitIter(u64);
+impl Iterator for BitIter {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            None
+        } else {
+            let i = self.0.trailing_zeros() as usize;
+            self.0 &= self.0 - 1;
+            Some(i)
+        }
+    }
+}
+
 #[inline]
 fn set_bit(words: &mut [u64], i: usize) {
     words[i / 64] |= 1 << (i % 64);
@@ -212,7 +269,7 @@ impl NetPartition {
         let n = switches.len();
         let words = np.div_ceil(64);
         let mut nbr = vec![(SwitchId::MAX, 0u16); n * r];
-        let mut out_cred = vec![0u16; n * np * v];
+        let mut outvc = vec![OutVc::default(); n * np * v];
         for (li, &sw) in switches.iter().enumerate() {
             for port in 0..r {
                 if let Some(x) = net.neighbour(sw, port as u16) {
@@ -221,7 +278,8 @@ impl NetPartition {
             }
             for port in 0..np {
                 for vc in 0..v {
-                    out_cred[(li * np + port) * v + vc] = if port < t { u16::MAX } else { p.input_buffer };
+                    // Servers consume at link rate, so ejection ports never run out of credits.
+                    outvc[(li * np + port) * v + vc].cred = if port < t { u16::MAX } else { p.input_buffer };
                 }
             }
         }
@@ -258,20 +316,11 @@ impl NetPartition {
             v,
             words,
             slab: Slab::default(),
-            inq: vec![Queue::default(); n * np * v],
-            in_free: vec![0; n * np],
-            in_vc_mask: vec![0; n * np],
-            in_rr: vec![0; n * np],
+            inp: vec![InPort::default(); n * np],
+            inbuf: vec![Queue::default(); n * np * v],
             in_mask: vec![0; n * words],
-            outq: vec![Queue::default(); n * np * v],
-            out_occ: vec![0; n * np * v],
-            out_cred,
-            out_load: vec![0; n * np],
-            out_xbar_free: vec![0; n * np],
-            out_link_free: vec![0; n * np],
-            out_vc_mask: vec![0; n * np],
-            out_rr: vec![0; n * np],
-            out_arb: vec![0; n * np],
+            outp: vec![OutPort::default(); n * np],
+            outvc,
             out_mask: vec![0; n * words],
             nbr,
             servers,
@@ -312,13 +361,11 @@ impl NetPartition {
     pub fn state_bytes(&self) -> usize {
         use std::mem::size_of_val;
         self.slab.bytes()
-            + size_of_val(&self.inq[..])
-            + size_of_val(&self.outq[..])
-            + size_of_val(&self.in_free[..])
-            + size_of_val(&self.out_occ[..]) * 2
-            + size_of_val(&self.out_load[..])
-            + size_of_val(&self.out_xbar_free[..]) * 2
-            + size_of_val(&self.in_vc_mask[..]) * 2
+            + size_of_val(&self.inp[..])
+            + size_of_val(&self.inbuf[..])
+            + size_of_val(&self.outp[..])
+            + size_of_val(&self.outvc[..])
+            + size_of_val(&self.in_mask[..]) * 2
             + size_of_val(&self.nbr[..])
             + size_of_val(&self.servers[..])
             + size_of_val(&self.link_phits[..])
@@ -332,15 +379,16 @@ impl NetPartition {
         for (li, &sw) in self.switches.iter().enumerate() {
             for port in 0..self.np {
                 for vc in 0..self.v {
-                    let q = &self.inq[(li * self.np + port) * self.v + vc];
-                    if q.is_empty() || out.len() >= max {
+                    let q = (li * self.np + port) * self.v + vc;
+                    let len = self.inbuf[q].len();
+                    if len == 0 || out.len() >= max {
                         continue;
                     }
-                    let pk = self.slab.get(q.front());
+                    let pk = self.slab.get(self.inbuf[q].front());
                     let from = if port < t { format!("server {}", port) } else { format!("switch port {}", port - t) };
                     out.push(format!(
                         "switch {sw} input {port} ({from}) VC {vc}: {} packets, head to switch {} waiting since cycle {} ({} cycles)",
-                        q.len(),
+                        len,
                         pk.route.dst,
                         pk.ready_at,
                         now.saturating_sub(pk.ready_at)
@@ -382,23 +430,19 @@ impl NetPartition {
                 let port = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let pi = li * np + port;
-                if self.out_link_free[pi] > now {
+                let op = self.outp[pi];
+                if op.link_free > now {
                     continue;
                 }
                 // Round robin over VCs whose head is present and has a downstream credit.
-                let mask = self.out_vc_mask[pi];
-                let start = self.out_rr[pi] as usize;
                 let mut chosen = usize::MAX;
-                for k in 0..v {
-                    let vc = (start + k) % v;
-                    if mask & (1 << vc) == 0 {
-                        continue;
-                    }
+                for vc in rotated(op.vc_mask, op.rr as usize) {
                     let qi = pi * v + vc;
-                    if self.out_cred[qi] == 0 {
+                    let ov = &self.outvc[qi];
+                    if ov.cred == 0 {
                         continue;
                     }
-                    if self.slab.get(self.outq[qi].front()).ready_at <= now {
+                    if self.slab.get(ov.q.front()).ready_at <= now {
                         chosen = vc;
                         break;
                     }
@@ -408,24 +452,26 @@ impl NetPartition {
                 }
                 let vc = chosen;
                 let qi = pi * v + vc;
-                self.out_rr[pi] = ((vc + 1) % v) as u8;
-                let idx = self.outq[qi].pop(&self.slab);
-                if self.outq[qi].is_empty() {
-                    self.out_vc_mask[pi] &= !(1 << vc);
-                    if self.out_vc_mask[pi] == 0 {
+                let idx = self.outvc[qi].q.pop(&self.slab);
+                let emptied = self.outvc[qi].q.is_empty();
+                let o = &mut self.outp[pi];
+                o.rr = if vc + 1 == v { 0 } else { vc as u8 + 1 };
+                if emptied {
+                    o.vc_mask &= !(1 << vc);
+                    if o.vc_mask == 0 {
                         clear_bit(&mut self.out_mask[li * self.words..(li + 1) * self.words], port);
                     }
                 }
                 let pkt = self.slab.remove(idx);
-                self.out_link_free[pi] = now + plen;
+                o.link_free = now + plen;
                 self.last_progress = now;
                 // The output slot frees when the tail has left.
                 out.send(now + plen, sw, Msg::OutFree { port: port as u16, vc: vc as u8 });
                 if port < t {
                     self.deliver_to_server(li, port, &pkt, now + lat + plen - 1);
                 } else {
-                    self.out_cred[qi] -= 1;
-                    self.out_load[pi] += 1;
+                    self.outvc[qi].cred -= 1;
+                    self.outp[pi].load += 1;
                     let (nsw, nport) = self.nbr[li * self.r + port - t];
                     if self.in_window(now) {
                         self.link_phits[li * self.r + port - t] += plen;
@@ -472,26 +518,21 @@ impl NetPartition {
                 let port = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let pi = li * np + port;
-                if self.in_free[pi] > now {
+                let ip = self.inp[pi];
+                if ip.free > now {
                     continue;
                 }
-                let mask = self.in_vc_mask[pi];
-                let start =
-                    if random { below(&mut self.rng_router[li], v as u64) as usize } else { self.in_rr[pi] as usize };
-                for k in 0..v {
-                    let vc = (start + k) % v;
-                    if mask & (1 << vc) == 0 {
-                        continue;
-                    }
-                    let head = self.inq[pi * v + vc].front();
-                    let pkt = *self.slab.get(head);
+                let start = if random { below(&mut self.rng_router[li], v as u64) as usize } else { ip.rr as usize };
+                for vc in rotated(ip.vc_mask, start) {
+                    let head = self.inbuf[pi * v + vc].front();
+                    let pkt = self.slab.get(head);
                     if pkt.ready_at > now {
                         continue;
                     }
                     // At the destination switch: eject to the server's port.
                     if pkt.route.dst == sw {
-                        let op = (pkt.dst as usize) % t;
-                        if self.out_occ[(li * np + op) * v] < out_cap {
+                        let op = (pkt.dst - sw * t as u32) as usize;
+                        if self.outvc[(li * np + op) * v].occ < out_cap {
                             self.reqs.push(Request {
                                 in_port: port as u16,
                                 in_vc: vc as u8,
@@ -504,16 +545,17 @@ impl NetPartition {
                         }
                         continue;
                     }
+                    let route = pkt.route;
                     self.cands.clear();
-                    self.p.routing.candidates(sw, &pkt.route, &mut self.cands);
+                    self.p.routing.candidates(sw, &route, &mut self.cands);
                     if self.cands.is_empty() {
                         if self.failure.is_none() {
                             self.failure = Some(format!(
                                 "packet from switch {} to switch {} has no route at switch {sw} (cycle {now}, {} hops taken): \
                                  routing `{}` cannot reach its destination on this network",
-                                pkt.route.src,
-                                pkt.route.dst,
-                                pkt.route.hops,
+                                route.src,
+                                route.dst,
+                                route.hops,
                                 self.p.routing.name()
                             ));
                         }
@@ -525,13 +567,12 @@ impl NetPartition {
                     let mut ties = 0u64;
                     for c in &self.cands {
                         let op = t + c.port as usize;
-                        let oi = (li * np + op) * v + c.vc as usize;
-                        if self.out_occ[oi] >= out_cap {
+                        let ov = self.outvc[(li * np + op) * v + c.vc as usize];
+                        if ov.occ >= out_cap {
                             continue;
                         }
-                        let consumed = in_cap - self.out_cred[oi] as u32;
-                        let q_s = self.out_occ[oi] as u32 + consumed;
-                        let cost = (q_s + self.out_load[li * np + op]) * pk_phits + c.penalty;
+                        let q_s = ov.occ as u32 + in_cap - ov.cred as u32;
+                        let cost = (q_s + self.outp[li * np + op].load) * pk_phits + c.penalty;
                         if cost < best_cost {
                             best_cost = cost;
                             best = Some(*c);
@@ -565,13 +606,19 @@ impl NetPartition {
         for i in 0..self.reqs.len() {
             let rq = self.reqs[i];
             let op = rq.out_port as usize;
-            if self.out_xbar_free[li * np + op] > now {
+            if self.outp[li * np + op].xbar_free > now {
                 continue;
             }
             let prio = if random {
-                (self.rng_router[li].next_u32_() >> 1) as u32
+                self.rng_router[li].next_u32_() >> 1
             } else {
-                ((rq.in_port as usize + np - self.out_arb[li * np + op] as usize) % np) as u32
+                // Distance from the round-robin pointer, without division.
+                let (ip, ptr) = (rq.in_port as u32, self.outp[li * np + op].arb as u32);
+                if ip >= ptr {
+                    ip - ptr
+                } else {
+                    ip + np as u32 - ptr
+                }
             };
             self.reqs[i].prio = prio;
             let b = self.best[op];
@@ -592,21 +639,26 @@ impl NetPartition {
             let ip = rq.in_port as usize;
             let pi = li * np + ip;
             let qi = pi * v + rq.in_vc as usize;
-            let idx = self.inq[qi].pop(&self.slab);
-            if self.inq[qi].is_empty() {
-                self.in_vc_mask[pi] &= !(1 << rq.in_vc);
-                if self.in_vc_mask[pi] == 0 {
+            let idx = self.inbuf[qi].pop(&self.slab);
+            let emptied = self.inbuf[qi].is_empty();
+            let inport = &mut self.inp[pi];
+            if emptied {
+                inport.vc_mask &= !(1 << rq.in_vc);
+                if inport.vc_mask == 0 {
                     clear_bit(&mut self.in_mask[li * self.words..(li + 1) * self.words], ip);
                 }
             }
-            self.in_rr[pi] = ((rq.in_vc as usize + 1) % v) as u8;
-            self.out_arb[li * np + op] = ((ip + 1) % np) as u16;
+            inport.rr = if rq.in_vc as usize + 1 == v { 0 } else { rq.in_vc + 1 };
             // Crossbar timing: the tail is through after `xbar` cycles, but not before it arrived.
             let pkt = self.slab.get_mut(idx);
             let tail_in = pkt.ready_at + plen - 1;
             let done = (now + xbar).max(tail_in + 1);
-            self.in_free[pi] = done;
-            self.out_xbar_free[li * np + op] = done;
+            inport.free = done;
+            let o = &mut self.outp[li * np + op];
+            o.xbar_free = done;
+            o.arb = if ip + 1 == np { 0 } else { ip as u16 + 1 };
+            o.load += 1;
+            o.vc_mask |= 1 << rq.out_vc;
             pkt.ready_at = now + xlat;
             if op >= t {
                 let next = self.nbr[li * self.r + op - t].0;
@@ -616,10 +668,8 @@ impl NetPartition {
                 self.slab.get_mut(idx).route = st;
             }
             let oi = (li * np + op) * v + rq.out_vc as usize;
-            self.outq[oi].push(&mut self.slab, idx);
-            self.out_occ[oi] += 1;
-            self.out_load[li * np + op] += 1;
-            self.out_vc_mask[li * np + op] |= 1 << rq.out_vc;
+            self.outvc[oi].q.push(&mut self.slab, idx);
+            self.outvc[oi].occ += 1;
             set_bit(&mut self.out_mask[li * self.words..(li + 1) * self.words], op);
             self.stats.traversals += 1;
             self.last_progress = now;
@@ -712,7 +762,7 @@ impl NetPartition {
         let dst = self.p.pattern.destination(src, &mut self.rng_traffic[li]);
         let mut route = RouteState { src: sw, dst: dst / t as u32, ..Default::default() };
         self.p.routing.init(&mut route, &mut self.rng_router[li]);
-        let idx = self.slab.insert(Packet { src, dst, created: now, ready_at: now, route, next: NIL });
+        let idx = self.slab.insert(Packet { src, dst, created: now, ready_at: now, route });
         if self.servers[si].queue.is_empty() {
             self.busy_servers[li] += 1;
         }
@@ -745,8 +795,8 @@ impl Partition for NetPartition {
                 pkt.ready_at = now;
                 let idx = self.slab.insert(pkt);
                 let pi = li * np + port as usize;
-                self.inq[pi * v + vc as usize].push(&mut self.slab, idx);
-                self.in_vc_mask[pi] |= 1 << vc;
+                self.inbuf[pi * v + vc as usize].push(&mut self.slab, idx);
+                self.inp[pi].vc_mask |= 1 << vc;
                 set_bit(&mut self.in_mask[li * self.words..(li + 1) * self.words], port as usize);
             }
             Msg::Credit { port, vc } => {
@@ -754,14 +804,14 @@ impl Partition for NetPartition {
                     self.servers[li * self.t + port as usize].credits += 1;
                 } else {
                     let pi = li * np + port as usize;
-                    self.out_cred[pi * v + vc as usize] += 1;
-                    self.out_load[pi] -= 1;
+                    self.outvc[pi * v + vc as usize].cred += 1;
+                    self.outp[pi].load -= 1;
                 }
             }
             Msg::OutFree { port, vc } => {
                 let pi = li * np + port as usize;
-                self.out_occ[pi * v + vc as usize] -= 1;
-                self.out_load[pi] -= 1;
+                self.outvc[pi * v + vc as usize].occ -= 1;
+                self.outp[pi].load -= 1;
             }
         }
     }

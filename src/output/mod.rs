@@ -28,7 +28,7 @@ pub mod hdf5;
 use crate::cli;
 use crate::config::{Config, ConfigError};
 use crate::engine::Progress;
-use crate::sim::RunOptions;
+use crate::sim::{RunOptions, SimError};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -204,6 +204,13 @@ pub fn run_command(cfg: &Config, threads: usize, json: bool, quiet: bool, output
     });
     let res = match result {
         Ok(res) => res,
+        Err(e @ SimError::Config(_)) => {
+            // Bad input found while building the model: nothing ran, so leave no file behind.
+            drop(ts);
+            drop(file);
+            let _ = std::fs::remove_file(path);
+            return Err(e.into());
+        }
         Err(e) => {
             hdf5::set_str_attr(&file, "error", &e.to_string())?;
             hdf5::finish(&file, false, &format!("failed: {e}"))?;

@@ -37,8 +37,10 @@ impl Routing for Minimal {
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
         let vcs = self.ladder.vcs_for_hop(st.hops);
         minimal_ports(&self.net, at, st.dst, |port| {
-            for vc in vcs.clone() {
+            let mut vc = vcs.start;
+            while vc < vcs.end {
                 out.push(Candidate { port, vc, penalty: 0, escape: false });
+                vc += 1;
             }
         });
     }

@@ -93,14 +93,7 @@ pub fn build(cfg: &Config, net: Arc<Network>) -> Result<Box<dyn Routing>, Config
 pub fn minimal_ports(net: &Network, at: SwitchId, to: SwitchId, mut f: impl FnMut(PortId)) {
     if !net.is_faulty() {
         if let Some(h) = net.topology().as_hyperx() {
-            for d in 0..h.dims() {
-                let (x, y) = (h.coord(at, d), h.coord(to, d));
-                if x != y {
-                    for k in 0..h.trunk(d) {
-                        f(h.port_to(at, d, y, k));
-                    }
-                }
-            }
+            h.for_each_minimal_port(at, to, f);
             return;
         }
     }

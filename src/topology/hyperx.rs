@@ -26,6 +26,9 @@ pub struct HyperX {
     base: Vec<usize>,
     /// Dimension of each port.
     port_dim: Vec<u8>,
+    /// Coordinates of every switch, `coord_tab[sw * L + d]` (routing reads them per hop; dividing
+    /// each time was the simulator's top cost).
+    coord_tab: Vec<u16>,
     switches: usize,
 }
 
@@ -46,7 +49,22 @@ impl HyperX {
             base.push(base[d] + n);
             port_dim.extend(std::iter::repeat(d as u8).take(n));
         }
-        HyperX { sides: sides.to_vec(), trunking: trunking.to_vec(), servers, stride, base, port_dim, switches: acc }
+        let mut coord_tab = Vec::with_capacity(acc * sides.len());
+        for sw in 0..acc {
+            for (d, &side) in sides.iter().enumerate() {
+                coord_tab.push(((sw / stride[d]) % side) as u16);
+            }
+        }
+        HyperX {
+            sides: sides.to_vec(),
+            trunking: trunking.to_vec(),
+            servers,
+            stride,
+            base,
+            port_dim,
+            coord_tab,
+            switches: acc,
+        }
     }
 
     /// Number of dimensions `L`.
@@ -68,7 +86,7 @@ impl HyperX {
     /// Coordinate `x_d` of a switch.
     #[inline]
     pub fn coord(&self, sw: SwitchId, d: usize) -> usize {
-        (sw as usize / self.stride[d]) % self.sides[d]
+        self.coord_tab[sw as usize * self.sides.len() + d] as usize
     }
     /// All coordinates of a switch.
     pub fn coords(&self, sw: SwitchId) -> Vec<usize> {
@@ -102,6 +120,27 @@ impl HyperX {
         let rank = if v < x { v } else { v - 1 };
         (self.base[d] + rank * self.trunking[d] + k) as PortId
     }
+    /// Call `f` with every port of `at` that corrects one coordinate towards `to` (all trunks): the
+    /// minimal next hops of a fault-free HyperX. Reads each coordinate once; this is the inner loop of
+    /// minimal-based routings.
+    #[inline]
+    pub fn for_each_minimal_port(&self, at: SwitchId, to: SwitchId, mut f: impl FnMut(PortId)) {
+        let l = self.sides.len();
+        let ca = &self.coord_tab[at as usize * l..][..l];
+        let cb = &self.coord_tab[to as usize * l..][..l];
+        for d in 0..l {
+            let (x, y) = (ca[d], cb[d]);
+            if x != y {
+                let k = self.trunking[d];
+                let rank = if y < x { y } else { y - 1 } as usize;
+                let first = self.base[d] + rank * k;
+                for p in first..first + k {
+                    f(p as PortId);
+                }
+            }
+        }
+    }
+
     /// `(dimension, coordinate value, trunk)` that port `p` of `sw` leads to.
     #[inline]
     pub fn port_target(&self, sw: SwitchId, p: PortId) -> (usize, usize, usize) {
@@ -116,14 +155,9 @@ impl HyperX {
     /// Number of coordinates in which two switches differ (the Hamming distance).
     #[inline]
     pub fn hamming(&self, a: SwitchId, b: SwitchId) -> u32 {
-        let (mut a, mut b) = (a as usize, b as usize);
-        let mut n = 0;
-        for &s in &self.sides {
-            n += ((a % s) != (b % s)) as u32;
-            a /= s;
-            b /= s;
-        }
-        n
+        let l = self.sides.len();
+        let (ca, cb) = (&self.coord_tab[a as usize * l..][..l], &self.coord_tab[b as usize * l..][..l]);
+        ca.iter().zip(cb).filter(|(x, y)| x != y).count() as u32
     }
 }
 

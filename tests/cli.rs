@@ -1,0 +1,170 @@
+//! The `hxsim` binary as a user meets it: JSON keys, `analyze`, thread invariance, and clear errors
+//! with exit code 2 for bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn hxsim(args: &[&str]) -> Output {
+    // These tests are about the summary and the errors: `run` writes no results file here
+    // (tests/results.rs covers the files).
+    let mut args = args.to_vec();
+    if args.first() == Some(&"run") {
+        args.push("--no-output");
+    }
+    Command::new(env!("CARGO_BIN_EXE_hxsim")).args(args).output().expect("hxsim runs")
+}
+
+fn write_config(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
+fn repo(path: &str) -> String {
+    format!("{}/{}", env!("CARGO_MANIFEST_DIR"), path)
+}
+
+const SMALL: &str = r#"
+name = "small"
+[topology]
+sides = [3, 3]
+servers_per_switch = 3
+[traffic]
+load = 0.4
+[simulation]
+warmup_cycles = 300
+measure_cycles = 600
+"#;
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
+}
+
+#[test]
+fn run_json_has_the_documented_keys() {
+    let (_d, cfg) = write_config("c.toml", SMALL);
+    let v = json(&hxsim(&["run", cfg.to_str().unwrap(), "--json", "--quiet"]));
+    for key in [
+        "offered_load",
+        "accepted_load",
+        "average_latency",
+        "latency_p99",
+        "average_hops",
+        "jain_index",
+        "packets_delivered",
+        "cycles",
+        "wall_seconds",
+        "hops_per_second",
+    ] {
+        assert!(v.get(key).is_some(), "missing key {key} in {v}");
+    }
+    assert_eq!(v["cycles"], 900);
+    assert_eq!(v["offered_load"], 0.4);
+}
+
+#[test]
+fn threads_give_identical_json_apart_from_timing() {
+    let (_d, cfg) = write_config("c.toml", SMALL);
+    let strip = |mut v: serde_json::Value| {
+        for k in ["wall_seconds", "hops_per_second", "peak_memory_bytes"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    };
+    let base = strip(json(&hxsim(&["run", cfg.to_str().unwrap(), "--json", "-q", "--threads", "1"])));
+    for t in ["2", "4"] {
+        let other = strip(json(&hxsim(&["run", cfg.to_str().unwrap(), "--json", "-q", "--threads", t])));
+        assert_eq!(base, other, "--threads {t}");
+    }
+}
+
+#[test]
+fn analyze_reports_surepath_table3() {
+    // SurePath Table 3 (the paper rounds 1.875 to 1.8).
+    let v = json(&hxsim(&["analyze", &repo("configs/hyperx-3d-8.toml"), "--json"]));
+    assert_eq!(v["switches"], 512);
+    assert_eq!(v["servers"], 4096);
+    assert_eq!(v["links"], 5376);
+    assert_eq!(v["radix"], 29);
+    assert_eq!(v["diameter"], 3);
+    assert_eq!(v["average_distance"], 2.625);
+    assert_eq!(v["connected"], true);
+    let v = json(&hxsim(&["analyze", &repo("configs/hyperx-2d-16.toml"), "--json"]));
+    assert_eq!(
+        (v["switches"].as_u64(), v["servers"].as_u64(), v["links"].as_u64()),
+        (Some(256), Some(4096), Some(3840))
+    );
+    assert_eq!((v["radix"].as_u64(), v["diameter"].as_u64()), (Some(46), Some(2)));
+    assert_eq!(v["average_distance"], 1.875);
+}
+
+#[test]
+fn analyze_sees_faults() {
+    let (_d, cfg) = write_config("c.toml", SMALL);
+    let v = json(&hxsim(&["analyze", cfg.to_str().unwrap(), "--json", "--set", "faults.random_links=5"]));
+    // A 3x3 HyperX has 9 * 4 / 2 = 18 links.
+    assert_eq!(v["links"], 13);
+}
+
+fn assert_input_error(out: &Output, must_contain: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "exit code for: {err}");
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "no panic: {err}");
+    for m in must_contain {
+        assert!(err.contains(m), "`{m}` not in: {err}");
+    }
+    assert!(out.stdout.is_empty(), "nothing on stdout");
+}
+
+#[test]
+fn bad_input_exits_2_with_a_clear_message() {
+    let (_d, cfg) = write_config("c.toml", SMALL);
+    let c = cfg.to_str().unwrap();
+    assert_input_error(&hxsim(&["run", c, "--set", "traffic.load=1.5"]), &["traffic.load", "1.5", "(0, 1]"]);
+    assert_input_error(
+        &hxsim(&["run", c, "--set", "routing.algorithm=zigzag"]),
+        &["routing.algorithm", "zigzag", "valiant"],
+    );
+    assert_input_error(
+        &hxsim(&["run", c, "--set", "traffic.pattern=tornado"]),
+        &["traffic.pattern", "tornado", "uniform"],
+    );
+    assert_input_error(&hxsim(&["run", c, "--set", "topology.sides=[1,4]"]), &["topology.sides", "between 2"]);
+    assert_input_error(&hxsim(&["run", c, "--set", "traffic.lod=0.3"]), &["lod"]);
+    assert_input_error(
+        &hxsim(&["run", c, "--set", "router.input_buffer_packets=\"eight\""]),
+        &["input_buffer_packets"],
+    );
+    assert_input_error(&hxsim(&["run", c, "--set", "faults.random_links=100"]), &["faults.random_links", "18 links"]);
+    assert_input_error(
+        &hxsim(&["run", c, "--set", "routing.vcs=1", "--set", "routing.algorithm=valiant"]),
+        &["routing.vcs", "Valiant"],
+    );
+    assert_input_error(&hxsim(&["run", c, "--threads", "0"]), &["--threads"]);
+    assert_input_error(&hxsim(&["run", "/nonexistent/x.toml"]), &["/nonexistent/x.toml"]);
+    assert_input_error(&hxsim(&["run", c, "--set", "novalue"]), &["key=value"]);
+    assert_input_error(&hxsim(&["frobnicate"]), &["frobnicate"]);
+    // Bit complement needs a power-of-two number of servers (27 here).
+    assert_input_error(
+        &hxsim(&["run", c, "--set", "traffic.pattern=bit-complement"]),
+        &["traffic.pattern", "power-of-two"],
+    );
+}
+
+#[test]
+fn malformed_toml_exits_2() {
+    let (_d, cfg) = write_config("bad.toml", "[topology\nsides = [4,4]\n");
+    assert_input_error(&hxsim(&["run", cfg.to_str().unwrap()]), &["bad.toml"]);
+    let (_d, cfg) = write_config("missing.toml", "name = \"x\"\n");
+    assert_input_error(&hxsim(&["run", cfg.to_str().unwrap()]), &["topology"]);
+}
+
+#[test]
+fn quickstart_runs() {
+    let out = hxsim(&["run", &repo("configs/quickstart.toml"), "--quiet"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("accepted load") && text.contains("phits/cycle/server"), "{text}");
+}
