@@ -29,7 +29,18 @@ pub fn load_config(path: &Path, set: &[String]) -> Result<Config> {
 
 /// Run with a progress bar on stderr (unless `quiet`), shown once the run has lasted a second.
 pub fn run_with_progress(cfg: &Config, opts: &RunOptions, quiet: bool) -> Result<RunResult, SimError> {
-    let progress = Arc::new(Progress::default());
+    run_with_progress_observed(cfg, opts, quiet, Arc::new(Progress::default()), None)
+}
+
+/// [`run_with_progress`] with a caller's `progress` (so that a signal handler can stop the run) and
+/// an optional receiver of the time series during the run (see [`sim::run_observed`]).
+pub fn run_with_progress_observed(
+    cfg: &Config,
+    opts: &RunOptions,
+    quiet: bool,
+    progress: Arc<Progress>,
+    samples: Option<crate::metrics::SampleSender>,
+) -> Result<RunResult, SimError> {
     let end =
         if cfg.traffic.mode == "fixed" { 0 } else { cfg.simulation.warmup_cycles + cfg.simulation.measure_cycles };
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -37,7 +48,7 @@ pub fn run_with_progress(cfg: &Config, opts: &RunOptions, quiet: bool) -> Result
         let (progress, done) = (progress.clone(), done.clone());
         std::thread::spawn(move || watch(&progress, &done, end))
     });
-    let result = sim::run(cfg, opts, &progress);
+    let result = sim::run_observed(cfg, opts, &progress, samples);
     done.store(true, Ordering::Relaxed);
     if let Some(w) = watcher {
         let _ = w.join();

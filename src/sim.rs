@@ -3,7 +3,7 @@
 
 use crate::config::{Config, ConfigError};
 use crate::engine::{self, Cycle, Outcome, Progress, RunSpec};
-use crate::metrics::{jain_index, peak_memory_bytes, Stats, Summary};
+use crate::metrics::{jain_index, peak_memory_bytes, SampleSender, SampleSink, Stats, Summary};
 use crate::network::{ModelParams, NetPartition};
 use crate::routing::{self, Routing};
 use crate::topology::{FaultSet, HyperX, Network, SwitchId, Topology};
@@ -178,6 +178,17 @@ pub fn build_params(cfg: &Config, net: Arc<Network>) -> Result<ModelParams, Conf
 
 /// Run the experiment. `progress` can be watched (and stopped) from another thread.
 pub fn run(cfg: &Config, opts: &RunOptions, progress: &Progress) -> Result<RunResult, SimError> {
+    run_observed(cfg, opts, progress, None)
+}
+
+/// [`run`], also sending every finished time-series interval of every partition to `samples`
+/// during the run (see [`SampleSink`]; partition `i` of `opts.threads` sends as `i`).
+pub fn run_observed(
+    cfg: &Config,
+    opts: &RunOptions,
+    progress: &Progress,
+    samples: Option<SampleSender>,
+) -> Result<RunResult, SimError> {
     let net = build_network(cfg)?;
     let params = Arc::new(build_params(cfg, net.clone())?);
     let part_of = assign_partitions(cfg, &net, opts.threads)?;
@@ -191,6 +202,12 @@ pub fn run(cfg: &Config, opts: &RunOptions, progress: &Progress) -> Result<RunRe
     let local_of = Arc::new(local_of);
     let parts: Vec<NetPartition> =
         members.into_iter().map(|m| NetPartition::new(params.clone(), m, local_of.clone())).collect();
+    let mut parts = parts;
+    if let Some(tx) = samples {
+        for (i, p) in parts.iter_mut().enumerate() {
+            p.sample_sink = Some(SampleSink::new(i as u32, tx.clone()));
+        }
+    }
     let fixed = cfg.traffic.mode == "fixed";
     let end = if fixed {
         if cfg.simulation.max_cycles > 0 {
