@@ -90,13 +90,6 @@ fn watch(progress: &Progress, done: &std::sync::atomic::AtomicBool, end: u64) {
     }
 }
 
-/// `hxsim run`.
-pub fn run(cfg: &Config, threads: usize, json: bool, quiet: bool) -> Result<u8> {
-    let res = run_with_progress(cfg, &RunOptions { threads }, quiet)?;
-    print_summary(cfg, &res.summary, threads, json)?;
-    Ok(if res.complete { 0 } else { 1 })
-}
-
 /// Print a summary as JSON or as a table.
 pub fn print_summary(cfg: &Config, s: &Summary, threads: usize, json: bool) -> Result<()> {
     if json {

@@ -277,7 +277,12 @@ fn collect(
         s.in_flight = inflight;
     }
     let servers = (n * t) as f64;
-    let window_cycles = if fixed { stats.last_delivery.max(1) } else { cfg.simulation.measure_cycles };
+    // An interrupted run measured only the cycles it reached.
+    let window_cycles = if fixed {
+        stats.last_delivery.max(1)
+    } else {
+        cfg.simulation.measure_cycles.min(cycles.saturating_sub(cfg.simulation.warmup_cycles)).max(1)
+    };
     let accepted_load = stats.delivered_phits as f64 / (window_cycles as f64 * servers);
     let dp = stats.delivered_packets.max(1) as f64;
     let summary = Summary {
