@@ -10,6 +10,7 @@
 //!
 //! Routing state travels in the packet ([`RouteState`]); algorithms update it in [`Routing::advance`].
 
+pub mod davc;
 pub mod dor;
 pub mod minimal;
 pub mod valiant;
@@ -21,7 +22,7 @@ use crate::topology::{Network, PortId, SwitchId};
 use std::sync::Arc;
 
 /// Per-packet routing state, carried in the packet header.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RouteState {
     /// Switch of the source server.
     pub src: SwitchId,
@@ -39,6 +40,10 @@ pub struct RouteState {
     pub dim_mask: u16,
     /// The packet is in the escape subnetwork (SurePath, DAL).
     pub escape: bool,
+    /// VC of the channel the packet holds (0 at injection); DAVC allocates the next VC from it.
+    pub vc: u8,
+    /// Topology port taken at the previous switch (DAVC's inbound port id for F_P and F_NP).
+    pub last_port: PortId,
 }
 
 /// One next-hop option.
@@ -67,10 +72,37 @@ pub trait Routing: Send + Sync {
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>);
     /// Update the state after taking `c` from `at` to `next`.
     fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, c: &Candidate) {
-        st.hops += 1;
-        st.escape |= c.escape;
+        step(st, c);
         let _ = next;
     }
+    /// Every state [`Routing::init`] can produce from `st` (for the deadlock analysis, which must
+    /// follow all of a packet's possible routes). The default runs `init` once, which is right for
+    /// routings whose `init` draws nothing; routings that draw (Valiant's intermediate) override it.
+    fn init_choices(&self, st: &RouteState, f: &mut dyn FnMut(RouteState)) {
+        let mut s = *st;
+        let mut rng = crate::rng::stream(0, 0, crate::rng::Purpose::Router);
+        self.init(&mut s, &mut rng);
+        f(s);
+    }
+    /// Whether deadlock freedom rests on an escape subnetwork (Duato's theory) rather than on an
+    /// acyclic channel dependency graph of all channels.
+    fn escape_based(&self) -> bool {
+        false
+    }
+    /// For escape-based routings: the routing subfunction `R1(at, dst)` of Duato's theorem, whose
+    /// channels form the escape subnetwork that must be connected and have an acyclic extended
+    /// channel dependency graph. Every state must offer these channels among its candidates.
+    fn escape_subfunction(&self, _at: SwitchId, _dst: SwitchId, _out: &mut Vec<Candidate>) {}
+}
+
+/// The part of [`Routing::advance`] every routing shares: one more hop, the escape flag, and the VC
+/// and port taken (which DAVC reads at the next switch).
+#[inline]
+pub fn step(st: &mut RouteState, c: &Candidate) {
+    st.hops += 1;
+    st.escape |= c.escape;
+    st.vc = c.vc;
+    st.last_port = c.port;
 }
 
 /// Build the routing named by `cfg.routing.algorithm` over `net`.
