@@ -11,6 +11,7 @@
 //! Routing state travels in the packet ([`RouteState`]); algorithms update it in [`Routing::advance`].
 
 pub mod davc;
+pub mod deadlock;
 pub mod dor;
 pub mod minimal;
 pub mod valiant;
