@@ -14,6 +14,8 @@ pub mod davc;
 pub mod deadlock;
 pub mod dor;
 pub mod minimal;
+pub mod omnidimensional;
+pub mod polarized;
 pub mod valiant;
 pub mod vc;
 
@@ -112,6 +114,8 @@ pub fn build(cfg: &Config, net: Arc<Network>) -> Result<Box<dyn Routing>, Config
         "dor" => Ok(Box::new(dor::Dor::new(cfg, net)?)),
         "minimal" => Ok(Box::new(minimal::Minimal::new(cfg, net)?)),
         "valiant" => Ok(Box::new(valiant::Valiant::new(cfg, net)?)),
+        "omniwar" => Ok(Box::new(omnidimensional::OmniWar::new(cfg, net)?)),
+        "polarized" => Ok(Box::new(polarized::Polarized::new(cfg, net)?)),
         other => Err(ConfigError::value(
             "routing.algorithm",
             format!("\"{other}\""),
