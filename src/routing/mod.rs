@@ -16,6 +16,8 @@ pub mod dor;
 pub mod minimal;
 pub mod omnidimensional;
 pub mod polarized;
+pub mod surepath;
+pub mod updown;
 pub mod valiant;
 pub mod vc;
 
@@ -116,6 +118,8 @@ pub fn build(cfg: &Config, net: Arc<Network>) -> Result<Box<dyn Routing>, Config
         "valiant" => Ok(Box::new(valiant::Valiant::new(cfg, net)?)),
         "omniwar" => Ok(Box::new(omnidimensional::OmniWar::new(cfg, net)?)),
         "polarized" => Ok(Box::new(polarized::Polarized::new(cfg, net)?)),
+        "surepath-omni" => Ok(Box::new(surepath::SurePath::omni(cfg, net)?)),
+        "surepath-polarized" => Ok(Box::new(surepath::SurePath::polarized(cfg, net)?)),
         other => Err(ConfigError::value(
             "routing.algorithm",
             format!("\"{other}\""),
