@@ -10,6 +10,7 @@
 //!
 //! Routing state travels in the packet ([`RouteState`]); algorithms update it in [`Routing::advance`].
 
+pub mod dal;
 pub mod davc;
 pub mod deadlock;
 pub mod dor;
@@ -120,6 +121,7 @@ pub fn build(cfg: &Config, net: Arc<Network>) -> Result<Box<dyn Routing>, Config
         "polarized" => Ok(Box::new(polarized::Polarized::new(cfg, net)?)),
         "surepath-omni" => Ok(Box::new(surepath::SurePath::omni(cfg, net)?)),
         "surepath-polarized" => Ok(Box::new(surepath::SurePath::polarized(cfg, net)?)),
+        "dal" => Ok(Box::new(dal::Dal::new(cfg, net)?)),
         other => Err(ConfigError::value(
             "routing.algorithm",
             format!("\"{other}\""),
