@@ -375,8 +375,19 @@ pub fn parse_literal(raw: &str) -> toml::Value {
 }
 
 /// Routing algorithm names accepted by `routing.algorithm`.
-pub const ROUTING_ALGORITHMS: &[&str] =
-    &["dor", "minimal", "valiant", "omniwar", "polarized", "surepath-omni", "surepath-polarized", "dal"];
+pub const ROUTING_ALGORITHMS: &[&str] = &[
+    "dor",
+    "minimal",
+    "valiant",
+    "omniwar",
+    "polarized",
+    "surepath-omni",
+    "surepath-polarized",
+    "dal",
+    "sp",
+    "ecmp",
+    "allpath",
+];
 /// VC policy names accepted by `routing.vc_policy` (see `routing::vc`); `none` (any VC on any hop)
 /// is not deadlock free and exists for `hxsim check-deadlock`.
 pub const VC_POLICIES: &[&str] = &["ladder", "davc-n", "davc-p", "davc-np", "none"];

@@ -18,6 +18,7 @@ pub mod minimal;
 pub mod omnidimensional;
 pub mod polarized;
 pub mod surepath;
+pub mod table;
 pub mod updown;
 pub mod valiant;
 pub mod vc;
@@ -122,6 +123,7 @@ pub fn build(cfg: &Config, net: Arc<Network>) -> Result<Box<dyn Routing>, Config
         "surepath-omni" => Ok(Box::new(surepath::SurePath::omni(cfg, net)?)),
         "surepath-polarized" => Ok(Box::new(surepath::SurePath::polarized(cfg, net)?)),
         "dal" => Ok(Box::new(dal::Dal::new(cfg, net)?)),
+        "sp" | "ecmp" | "allpath" => Ok(Box::new(table::TableRouting::new(cfg, net)?)),
         other => Err(ConfigError::value(
             "routing.algorithm",
             format!("\"{other}\""),
