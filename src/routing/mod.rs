@@ -23,6 +23,9 @@ pub mod updown;
 pub mod valiant;
 pub mod vc;
 
+#[cfg(test)]
+mod tests;
+
 use crate::config::{Config, ConfigError};
 use crate::rng::Rng;
 use crate::topology::{Network, PortId, SwitchId};
