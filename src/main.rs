@@ -110,6 +110,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Build the channel dependency graph the routing and VC policy can produce on this network
+    /// (with its faults) and report whether it is deadlock free: exit code 0 if so (acyclic, or
+    /// Duato's condition for escape-based routings), 1 if not (a cycle, printed as (switch, port,
+    /// vc) channels, or packets that cannot move), 2 for bad input.
+    CheckDeadlock {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// Print as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -151,6 +162,10 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Analyze { cfg, json } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
             cli::analyze(&config, json)
+        }
+        Command::CheckDeadlock { cfg, json } => {
+            let config = cli::load_config(&cfg.config, &cfg.set)?;
+            cli::check_deadlock(&config, json)
         }
     }
 }
