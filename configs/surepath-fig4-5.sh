@@ -27,7 +27,7 @@ run() { # config pattern label load sets...
     shift 4
     local json
     json=$("$HXSIM" run "configs/$cfg.toml" --set traffic.pattern="$pat" --set traffic.load="$load" \
-        --set simulation.warmup_cycles="$WARMUP" --set simulation.measure_cycles="$MEASURE" "$@" --json -q)
+        --set simulation.warmup_cycles="$WARMUP" --set simulation.measure_cycles="$MEASURE" "$@" --json -q --no-output)
     python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("\t".join(sys.argv[2:6]+["%.4f"%d["accepted_load"],"%.1f"%d["average_latency"],"%.4f"%d["jain_index"],"%.3f"%d["average_hops"]]))' \
         "$json" "$cfg" "$pat" "$label" "$load" | tee -a "$RAW" "$OUT"
 }
