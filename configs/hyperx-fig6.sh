@@ -23,7 +23,7 @@ for pat in bit-complement transpose swap2; do
         for alg in minimal valiant dal; do
             json=$("$HXSIM" run configs/hyperx-3d-8.toml --set routing.algorithm=$alg --set traffic.pattern=$pat \
                 --set traffic.load="$load" --set simulation.warmup_cycles="$WARMUP" \
-                --set simulation.measure_cycles="$MEASURE" --json -q)
+                --set simulation.measure_cycles="$MEASURE" --json -q --no-output)
             python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("\t".join(sys.argv[2:6]+["%.4f"%d["accepted_load"],"%.1f"%d["average_latency"],"%.4f"%d["jain_index"],"%.3f"%d["average_hops"]]))' \
                 "$json" hyperx-3d-8 "$pat" "$alg" "$load" | tee -a "$RAW"
         done
