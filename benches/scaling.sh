@@ -53,12 +53,12 @@ run() { # ranks threads config -> one JSON line
     local r=$1 t=$2 c=$3
     if ((r == 1)); then
         # shellcheck disable=SC2086
-        "$HXSIM" run "$c" --threads "$t" --json --quiet $EXTRA
+        "$HXSIM" run "$c" --threads "$t" --json --quiet --no-output $EXTRA
     else
         local opts=(-np "$r" --bind-to none)
         ((r * t > $(nproc))) && opts+=(--oversubscribe --mca mpi_yield_when_idle 1)
         # shellcheck disable=SC2086
-        mpirun "${opts[@]}" "$HXSIM" run "$c" --threads "$t" --json --quiet $EXTRA
+        mpirun "${opts[@]}" "$HXSIM" run "$c" --threads "$t" --json --quiet --no-output $EXTRA
     fi
 }
 

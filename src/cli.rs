@@ -32,18 +32,32 @@ pub fn load_config(path: &Path, set: &[String]) -> Result<Config> {
 
 /// Run with a progress bar on stderr (unless `quiet`), shown once the run has lasted a second.
 pub fn run_with_progress(cfg: &Config, opts: &RunOptions, quiet: bool) -> Result<RunResult, SimError> {
-    run_with_progress_on(&World::single(), cfg, opts, quiet).map(|r| r.expect("a single process is rank 0"))
+    run_with_progress_observed(cfg, opts, quiet, Arc::new(Progress::default()), None)
 }
 
-/// [`run_with_progress`] on every rank of `world` (collective); only rank 0 shows progress and gets
-/// the result (see [`sim::run_on`]).
+/// [`run_with_progress`] with a caller's `progress` (so that a signal handler can stop the run) and
+/// an optional receiver of the time series during the run (see [`sim::run_observed`]).
+pub fn run_with_progress_observed(
+    cfg: &Config,
+    opts: &RunOptions,
+    quiet: bool,
+    progress: Arc<Progress>,
+    samples: Option<crate::metrics::SampleSender>,
+) -> Result<RunResult, SimError> {
+    run_with_progress_on(&World::single(), cfg, opts, quiet, progress, samples)
+        .map(|r| r.expect("a single process is rank 0"))
+}
+
+/// [`run_with_progress_observed`] on every rank of `world` (collective); only rank 0 shows progress
+/// and gets the result (see [`sim::run_on`], also for `samples`).
 pub fn run_with_progress_on(
     world: &World,
     cfg: &Config,
     opts: &RunOptions,
     quiet: bool,
+    progress: Arc<Progress>,
+    samples: Option<crate::metrics::SampleSender>,
 ) -> Result<Option<RunResult>, SimError> {
-    let progress = Arc::new(Progress::default());
     let end =
         if cfg.traffic.mode == "fixed" { 0 } else { cfg.simulation.warmup_cycles + cfg.simulation.measure_cycles };
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -51,7 +65,7 @@ pub fn run_with_progress_on(
         let (progress, done) = (progress.clone(), done.clone());
         std::thread::spawn(move || watch(&progress, &done, end))
     });
-    let result = sim::run_on(world, cfg, opts, &progress);
+    let result = sim::run_on(world, cfg, opts, &progress, samples);
     done.store(true, Ordering::Relaxed);
     if let Some(w) = watcher {
         let _ = w.join();
@@ -91,21 +105,6 @@ fn watch(progress: &Progress, done: &std::sync::atomic::AtomicBool, end: u64) {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-}
-
-/// `hxsim run`: one process, or every rank of the MPI world this process was launched into (see
-/// [`World::from_env`]); rank 0 prints, and the other ranks exit with the same code silently.
-pub fn run(cfg: &Config, threads: usize, json: bool, quiet: bool) -> Result<u8> {
-    let world = World::from_env()?;
-    let res = match run_with_progress_on(&world, cfg, &RunOptions { threads }, quiet) {
-        Ok(Some(res)) => res,
-        // Rank 0 reports errors and results for everybody.
-        Ok(None) => return Ok(0),
-        Err(e) if !world.is_root() => return Ok(exit_code(&e.into())),
-        Err(e) => return Err(e.into()),
-    };
-    print_summary_with(cfg, &res.summary, res.layout, json)?;
-    Ok(if res.complete { 0 } else { 1 })
 }
 
 /// Print a summary as JSON or as a table (one process).
@@ -371,4 +370,74 @@ pub fn partition(cfg: &Config, parts: usize, method: Option<&str>, json: bool) -
         line(row);
     }
     Ok(0)
+}
+
+/// `hxsim check-deadlock`: 0 when the routing is shown deadlock free on the config's network, 1
+/// when a cycle (or a packet that cannot move) is found; config errors are exit code 2.
+pub fn check_deadlock(cfg: &Config, json: bool) -> Result<u8> {
+    use crate::routing::deadlock::{self, Verdict};
+    let net = sim::build_network(cfg)?;
+    let routing = crate::routing::build(cfg, net.clone())?;
+    let r = deadlock::check(&net, &*routing);
+    if json {
+        println!("{}", serde_json::to_string(&r)?);
+        return Ok(if r.deadlock_free() { 0 } else { 1 });
+    }
+    let policy = if routing.escape_based() { "own VC management" } else { cfg.routing.vc_policy.as_str() };
+    println!(
+        "{} on {} ({} failed links), routing {} ({policy}), {} VCs",
+        cfg.name,
+        sim::build_topology(cfg).name(),
+        net.failed_links(),
+        r.routing,
+        r.vcs
+    );
+    println!(
+        "  explored {} switch pairs, {} routing states; longest route {} hops; {} channels used, {} dependencies",
+        r.pairs, r.states, r.longest_route, r.channels_used, r.dependencies
+    );
+    let chain = |c: &[deadlock::Channel]| {
+        let mut s: Vec<String> = c.iter().map(|x| x.to_string()).collect();
+        if let Some(first) = c.first() {
+            s.push(first.to_string());
+        }
+        s.join(" -> ")
+    };
+    match &r.verdict {
+        Verdict::Acyclic => println!("acyclic: the channel dependency graph has no cycle (deadlock free)"),
+        Verdict::Duato { escape_channels, extended_dependencies, full_cdg_acyclic } => println!(
+            "deadlock free by Duato's condition: the escape subfunction is offered in every state, connected, and \
+             its extended dependency graph ({escape_channels} channels, {extended_dependencies} dependencies) is \
+             acyclic; the graph of all channels is {}",
+            if *full_cdg_acyclic { "acyclic too" } else { "cyclic (allowed: the escape breaks those cycles)" }
+        ),
+        Verdict::Cycle { channels } => {
+            println!("cycle of {} channels (switch, port, vc):", channels.len());
+            println!("  {}", chain(channels));
+        }
+        Verdict::EscapeCycle { channels } => {
+            println!("cycle in the extended dependency graph of the escape subnetwork, {} channels (switch, port, vc):", channels.len());
+            println!("  {}", chain(channels));
+        }
+        Verdict::EscapeDisconnected { from, to } => {
+            println!("escape subnetwork not connected: it cannot bring a packet from switch {from} to switch {to}")
+        }
+        Verdict::EscapeNotOffered { place, missing } => println!(
+            "the escape channel {missing} is not offered to a packet from switch {} to switch {} at switch {} after {} hops",
+            place.src, place.dst, place.at, place.hops
+        ),
+        Verdict::Unroutable { place } => println!(
+            "unroutable: a packet from switch {} to switch {} has no candidate at switch {} after {} hops",
+            place.src, place.dst, place.at, place.hops
+        ),
+        Verdict::InvalidCandidate { place, channel } => println!(
+            "invalid candidate {channel} (dead port or VC beyond {}) for a packet from switch {} to switch {} at switch {}",
+            r.vcs, place.src, place.dst, place.at
+        ),
+        Verdict::RouteTooLong { place } => println!(
+            "a route from switch {} to switch {} exceeds {} hops at switch {}",
+            place.src, place.dst, place.hops, place.at
+        ),
+    }
+    Ok(if r.deadlock_free() { 0 } else { 1 })
 }

@@ -174,11 +174,14 @@ impl Default for PacketConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingConfig {
-    /// Algorithm name (kebab-case), e.g. `dor`, `minimal`, `valiant`.
+    /// Algorithm name (kebab-case), one of [`ROUTING_ALGORITHMS`]: `dor`, `minimal`, `valiant`,
+    /// `omniwar`, `polarized`, `surepath-omni`, `surepath-polarized`, `dal`, `sp`, `ecmp`, `allpath`.
     pub algorithm: String,
     /// Virtual channels per port; 0 means "what the algorithm's paper configuration uses" (2n on HyperX).
     pub vcs: usize,
-    /// VC policy where the algorithm lets you choose: `ladder`, `davc-n`, `davc-p`, `davc-np`.
+    /// VC policy where the algorithm lets you choose: `ladder`, `davc-n`, `davc-p`, `davc-np`, or
+    /// `none` (any VC on any hop: not deadlock free, for analysis). SurePath and DAL manage their
+    /// VCs themselves and only accept the default.
     pub vc_policy: String,
     /// Escape VCs for escape-based mechanisms (SurePath).
     pub escape_vcs: usize,
@@ -372,7 +375,22 @@ pub fn parse_literal(raw: &str) -> toml::Value {
 }
 
 /// Routing algorithm names accepted by `routing.algorithm`.
-pub const ROUTING_ALGORITHMS: &[&str] = &["dor", "minimal", "valiant"];
+pub const ROUTING_ALGORITHMS: &[&str] = &[
+    "dor",
+    "minimal",
+    "valiant",
+    "omniwar",
+    "polarized",
+    "surepath-omni",
+    "surepath-polarized",
+    "dal",
+    "sp",
+    "ecmp",
+    "allpath",
+];
+/// VC policy names accepted by `routing.vc_policy` (see `routing::vc`); `none` (any VC on any hop)
+/// is not deadlock free and exists for `hxsim check-deadlock`.
+pub const VC_POLICIES: &[&str] = &["ladder", "davc-n", "davc-p", "davc-np", "none"];
 /// Traffic pattern names accepted by `traffic.pattern`.
 pub const TRAFFIC_PATTERNS: &[&str] = &[
     "uniform",
@@ -458,7 +476,20 @@ impl Config {
         }
         let ro = &self.routing;
         one_of("routing.algorithm", &ro.algorithm, ROUTING_ALGORITHMS)?;
-        one_of("routing.vc_policy", &ro.vc_policy, &["ladder"])?;
+        one_of("routing.vc_policy", &ro.vc_policy, VC_POLICIES)?;
+        if !(1..=63).contains(&ro.escape_vcs) {
+            return Err(ConfigError::value("routing.escape_vcs", ro.escape_vcs, "between 1 and 63"));
+        }
+        if ro.max_deroutes > 64 {
+            return Err(ConfigError::value(
+                "routing.max_deroutes",
+                ro.max_deroutes,
+                "between 1 and 64, or 0 for the default (n, the number of dimensions)",
+            ));
+        }
+        if ro.extra_hops > 64 {
+            return Err(ConfigError::value("routing.extra_hops", ro.extra_hops, "between 0 and 64"));
+        }
         if ro.vcs > 64 {
             return Err(ConfigError::value("routing.vcs", ro.vcs, "between 1 and 64, or 0 for the default (2n)"));
         }

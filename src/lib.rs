@@ -9,6 +9,7 @@
 //! - [`traffic`]: traffic patterns and injection processes.
 //! - [`network`]: the router/link/server model, run as engine partitions. Knows nothing of threads.
 //! - [`metrics`], [`sim`]: statistics, summaries, and building a run from a [`config::Config`].
+//! - [`output`], [`sweep`], [`plot`]: HDF5 results files, parameter sweeps, figures.
 #![warn(missing_docs)]
 
 pub mod cli;
@@ -17,8 +18,11 @@ pub mod engine;
 pub mod merge;
 pub mod metrics;
 pub mod network;
+pub mod output;
+pub mod plot;
 pub mod rng;
 pub mod routing;
 pub mod sim;
+pub mod sweep;
 pub mod topology;
 pub mod traffic;

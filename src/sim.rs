@@ -3,7 +3,7 @@
 
 use crate::config::{Config, ConfigError};
 use crate::engine::{Cycle, Outcome, Progress, RunSpec, World};
-use crate::metrics::{jain_index, peak_memory_bytes, Stats, Summary};
+use crate::metrics::{jain_index, peak_memory_bytes, SampleSender, SampleSink, Stats, Summary};
 use crate::network::{ModelParams, NetPartition};
 use crate::routing::{self, Routing};
 use crate::topology::{FaultSet, HyperX, Network, SwitchId, Topology};
@@ -189,18 +189,32 @@ pub fn build_params(cfg: &Config, net: Arc<Network>) -> Result<ModelParams, Conf
 /// Run the experiment in this process alone. `progress` can be watched (and stopped) from another
 /// thread.
 pub fn run(cfg: &Config, opts: &RunOptions, progress: &Progress) -> Result<RunResult, SimError> {
-    run_on(&World::single(), cfg, opts, progress).map(|r| r.expect("a single process is rank 0"))
+    run_observed(cfg, opts, progress, None)
+}
+
+/// [`run`], also sending every finished time-series interval of every partition to `samples`
+/// during the run (see [`SampleSink`]; partition `i` of `opts.threads` sends as `i`).
+pub fn run_observed(
+    cfg: &Config,
+    opts: &RunOptions,
+    progress: &Progress,
+    samples: Option<SampleSender>,
+) -> Result<RunResult, SimError> {
+    run_on(&World::single(), cfg, opts, progress, samples).map(|r| r.expect("a single process is rank 0"))
 }
 
 /// Run the experiment on every rank of `world` (collective: every rank calls it with the same
 /// config), `opts.threads` partitions per rank. Rank `r` simulates global partitions
 /// `r * threads .. (r + 1) * threads`. Rank 0 gets the merged result; the other ranks get `None`
-/// (or the same error as rank 0).
+/// (or the same error as rank 0). `samples` receives the time series of this rank's partitions
+/// only (local partition `i` sends as `i`); with several ranks, pass `None` and take the merged
+/// time series from the result.
 pub fn run_on(
     world: &World,
     cfg: &Config,
     opts: &RunOptions,
     progress: &Progress,
+    samples: Option<SampleSender>,
 ) -> Result<Option<RunResult>, SimError> {
     let (ranks, rank, threads) = (world.size(), world.rank(), opts.threads);
     let net = build_network(cfg)?;
@@ -250,6 +264,12 @@ pub fn run_on(
     let local_of = Arc::new(local_of);
     let parts: Vec<NetPartition> =
         members.into_iter().map(|m| NetPartition::new(params.clone(), m, local_of.clone())).collect();
+    let mut parts = parts;
+    if let Some(tx) = samples {
+        for (i, p) in parts.iter_mut().enumerate() {
+            p.sample_sink = Some(SampleSink::new(i as u32, tx.clone()));
+        }
+    }
     let fixed = cfg.traffic.mode == "fixed";
     let end = if fixed {
         if cfg.simulation.max_cycles > 0 {
@@ -402,7 +422,12 @@ fn collect(
         s.in_flight = inflight;
     }
     let servers = (n * t) as f64;
-    let window_cycles = if fixed { stats.last_delivery.max(1) } else { cfg.simulation.measure_cycles };
+    // An interrupted run measured only the cycles it reached.
+    let window_cycles = if fixed {
+        stats.last_delivery.max(1)
+    } else {
+        cfg.simulation.measure_cycles.min(cycles.saturating_sub(cfg.simulation.warmup_cycles)).max(1)
+    };
     let accepted_load = stats.delivered_phits as f64 / (window_cycles as f64 * servers);
     let dp = stats.delivered_packets.max(1) as f64;
     let cycles = if cycles == DRAINED { stats.last_delivery + 1 } else { cycles };

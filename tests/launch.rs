@@ -16,7 +16,8 @@ fn hxsim(args: &[&str], env: &[(&str, &str)]) -> Output {
     c.output().unwrap()
 }
 
-const RUN: [&str; 5] = ["run", "configs/quickstart.toml", "--json", "--quiet", "--set=simulation.measure_cycles=200"];
+const RUN: [&str; 6] =
+    ["run", "configs/quickstart.toml", "--json", "--quiet", "--no-output", "--set=simulation.measure_cycles=200"];
 
 #[cfg(not(feature = "mpi"))]
 #[test]

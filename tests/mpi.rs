@@ -41,7 +41,15 @@ fn summary(out: std::process::Output, what: &str) -> Value {
 
 fn single(extra: &[&str], threads: usize) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_hxsim"))
-        .args(["run", "configs/hyperx-3d-8.toml", "--json", "--quiet", "--threads", &threads.to_string()])
+        .args([
+            "run",
+            "configs/hyperx-3d-8.toml",
+            "--json",
+            "--quiet",
+            "--no-output",
+            "--threads",
+            &threads.to_string(),
+        ])
         .args(SMALL)
         .args(extra)
         .output()
@@ -53,7 +61,15 @@ fn mpirun(ranks: usize, threads: usize, extra: &[&str]) -> Value {
     let out = Command::new("mpirun")
         .args(["-np", &ranks.to_string(), "--oversubscribe", "--bind-to", "none"])
         .arg(env!("CARGO_BIN_EXE_hxsim"))
-        .args(["run", "configs/hyperx-3d-8.toml", "--json", "--quiet", "--threads", &threads.to_string()])
+        .args([
+            "run",
+            "configs/hyperx-3d-8.toml",
+            "--json",
+            "--quiet",
+            "--no-output",
+            "--threads",
+            &threads.to_string(),
+        ])
         .args(SMALL)
         .args(extra)
         // Root in containers; ranks that wait should not spin on a core another rank needs.
@@ -91,7 +107,7 @@ fn ranks_give_the_single_process_summary_for_a_drained_workload() {
 fn a_foreign_launcher_is_refused() {
     // What a binary started by another MPI's mpirun sees: the launcher says 2, MPI says 1.
     let out = Command::new(env!("CARGO_BIN_EXE_hxsim"))
-        .args(["run", "configs/quickstart.toml", "--json", "--quiet"])
+        .args(["run", "configs/quickstart.toml", "--json", "--quiet", "--no-output"])
         .env("PMI_SIZE", "2")
         .env_remove("OMPI_COMM_WORLD_SIZE")
         .output()
@@ -100,4 +116,50 @@ fn a_foreign_launcher_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("PMI_SIZE=2") && err.contains("world of 1"), "{err}");
     assert!(out.stdout.is_empty());
+}
+
+fn read_u64s(g: &hdf5::Group, name: &str) -> Vec<u64> {
+    g.dataset(name).unwrap().read_raw::<u64>().unwrap()
+}
+
+#[test]
+fn rank_0_writes_the_one_results_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = (dir.path().join("one.h5"), dir.path().join("two.h5"));
+    let args = |p: &std::path::Path| -> Vec<String> {
+        let mut a: Vec<String> = ["run", "configs/hyperx-3d-8.toml", "--quiet", "--json", "-o", p.to_str().unwrap()]
+            .map(String::from)
+            .to_vec();
+        a.extend(SMALL.iter().map(|s| s.to_string()));
+        a
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_hxsim")).args(args(&one)).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("mpirun")
+        .args(["-np", "2", "--oversubscribe", "--bind-to", "none"])
+        .arg(env!("CARGO_BIN_EXE_hxsim"))
+        .args(args(&two))
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_mpi_yield_when_idle", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(files.len(), 2, "exactly one file per run: {files:?}");
+    let (a, b) = (hdf5::File::open(&one).unwrap(), hdf5::File::open(&two).unwrap());
+    assert_eq!(b.attr("ranks").unwrap().read_scalar::<u64>().unwrap(), 2);
+    assert!(b.attr("complete").unwrap().read_scalar::<bool>().unwrap());
+    // The time series is streamed by one process and gathered from two ranks: same rows.
+    for col in ["cycle", "injected_phits", "accepted_phits", "delivered_packets", "latency_sum"] {
+        let (x, y) = (read_u64s(&a.group("timeseries").unwrap(), col), read_u64s(&b.group("timeseries").unwrap(), col));
+        assert!(!x.is_empty());
+        assert_eq!(x, y, "timeseries/{col}");
+    }
+    for col in ["injected_phits", "accepted_phits"] {
+        assert_eq!(read_u64s(&a.group("servers").unwrap(), col), read_u64s(&b.group("servers").unwrap(), col), "{col}");
+    }
+    assert_eq!(read_u64s(&a.group("links").unwrap(), "phits"), read_u64s(&b.group("links").unwrap(), "phits"));
+    assert_eq!(read_u64s(&a.group("latency").unwrap(), "counts"), read_u64s(&b.group("latency").unwrap(), "counts"));
 }

@@ -97,6 +97,9 @@ pub trait Partition: Send {
     fn step(&mut self, now: Cycle, out: &mut Scheduler<'_, Self::Msg>);
     /// State summary for the global reduction at window ends.
     fn status(&self, now: Cycle) -> Status;
+    /// Called by the partition's thread after it has simulated every cycle before `end` (the end of
+    /// each window), e.g. to hand finished statistics to an observer. Default: nothing.
+    fn end_window(&mut self, _end: Cycle) {}
 }
 
 /// Sends messages: to the local wheel, or to the outbox of the partition (or remote rank) that owns
@@ -363,6 +366,7 @@ fn drive<P: Partition, X: Transport<P::Msg>>(
             let mut sched = Scheduler { now, me, slot_of: ctx.slot_of, wheel: &mut wheel, outboxes: &mut outboxes };
             part.step(now, &mut sched);
         }
+        part.end_window(end);
         // Publish outboxes and status for this window.
         let par = (window % 2) as usize;
         let mut st = part.status(end);

@@ -30,6 +30,46 @@ pub struct Sample {
     pub in_flight: i64,
 }
 
+/// Where [`SampleSink`]s send finished intervals: `(partition index, sample of that partition)`.
+pub type SampleSender = crossbeam::channel::Sender<(u32, Sample)>;
+
+/// Hands one partition's finished time-series intervals to a collector thread while the run goes on
+/// (the HDF5 writer merges them across partitions). Interval `k` covers `[k * sc, (k + 1) * sc)`; it
+/// is final once the partition has simulated every cycle before `(k + 1) * sc`, because every event
+/// is recorded at its own cycle or later (deliveries count at the tail's arrival, after the send).
+/// Sending is one small `Copy` message per interval; nothing is done for intervals not yet final.
+#[derive(Debug)]
+pub struct SampleSink {
+    part: u32,
+    tx: SampleSender,
+    sent: u64,
+}
+
+impl SampleSink {
+    /// A sink for partition `part`.
+    pub fn new(part: u32, tx: SampleSender) -> Self {
+        SampleSink { part, tx, sent: 0 }
+    }
+
+    /// Send every interval that ends at or before `end` and has not been sent yet (intervals with no
+    /// event are sent as zeros, with their `cycle` set). A collector that hung up is ignored.
+    pub fn send_until(&mut self, end: u64, sample_cycles: u64, samples: &[Sample]) {
+        let finished = end / sample_cycles;
+        while self.sent < finished {
+            let k = self.sent;
+            let mut s = samples.get(k as usize).copied().unwrap_or_default();
+            s.cycle = (k + 1) * sample_cycles;
+            let _ = self.tx.send((self.part, s));
+            self.sent += 1;
+        }
+    }
+
+    /// Intervals sent so far.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+}
+
 /// Counters of one partition; merged into the run's totals (serializable: MPI ranks send theirs to
 /// rank 0).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -31,7 +31,7 @@
 pub mod packet;
 
 use crate::engine::{Cycle, Lp, Partition, Scheduler, Status};
-use crate::metrics::{Sample, Stats};
+use crate::metrics::{Sample, SampleSink, Stats};
 use crate::rng::{self, below, geometric_gap, Purpose, Rng};
 use crate::routing::{Candidate, RouteState, Routing};
 use crate::topology::{Network, SwitchId};
@@ -219,6 +219,8 @@ pub struct NetPartition {
     pub server_injected: Vec<u64>,
     /// Phits accepted by each local server in the window.
     pub server_accepted: Vec<u64>,
+    /// Receives each finished time-series interval during the run (e.g. for the HDF5 writer).
+    pub sample_sink: Option<SampleSink>,
     in_flight: i64,
     last_progress: Cycle,
     undrained_servers: u64,
@@ -335,6 +337,7 @@ impl NetPartition {
             link_phits: vec![0; n * r],
             server_injected: vec![0; n * t],
             server_accepted: vec![0; n * t],
+            sample_sink: None,
             in_flight: 0,
             last_progress: 0,
             undrained_servers,
@@ -832,6 +835,12 @@ impl Partition for NetPartition {
             next_activity,
             stop: false,
             failed: self.failure.is_some(),
+        }
+    }
+
+    fn end_window(&mut self, end: Cycle) {
+        if let Some(sink) = &mut self.sample_sink {
+            sink.send_until(end, self.p.sample_cycles, &self.stats.samples);
         }
     }
 }

@@ -1,14 +1,14 @@
 //! Dimension-order routing (DOR) on HyperX: correct the lowest unaligned dimension first, in one hop
 //! (every row of a HyperX is a complete graph, Ahn et al. section 3). With trunking, the `K_d`
-//! parallel links are all candidates, chosen by occupancy. VCs: the ladder of SurePath Table 4 over
-//! `n` steps (so with the default 2n VCs, two per step); DOR is deadlock-free even on one VC, the
-//! ladder only spreads load over the VCs the router has.
+//! parallel links are all candidates, chosen by occupancy. VCs: `routing.vc_policy` (default: the
+//! ladder of SurePath Table 4 over `n` steps, so with the default 2n VCs two per step); DOR is
+//! deadlock-free even on one VC, the ladder only spreads load over the VCs the router has.
 //!
 //! DOR gives one route per pair, so it cannot avoid failed links: on a faulty network a packet whose
 //! dimension-order hop is dead is reported as unroutable.
 
-use super::vc::Ladder;
-use super::{configured_vcs, Candidate, RouteState, Routing};
+use super::vc::VcPolicy;
+use super::{Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::topology::{HyperX, Network, SwitchId};
 use std::sync::Arc;
@@ -16,16 +16,15 @@ use std::sync::Arc;
 /// Dimension-order routing.
 pub struct Dor {
     net: Arc<Network>,
-    ladder: Ladder,
+    policy: VcPolicy,
 }
 
 impl Dor {
     /// DOR over `net`, which must be a HyperX.
     pub fn new(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
         let n = hyperx(&net)?.dims();
-        let vcs = configured_vcs(cfg, 2 * n);
-        let ladder = Ladder::new(vcs, n, &format!("DOR routes are up to n = {n} hops"))?;
-        Ok(Dor { net, ladder })
+        let policy = VcPolicy::from_config(cfg, 2 * n, n, &format!("DOR routes are up to n = {n} hops"))?;
+        Ok(Dor { net, policy })
     }
 }
 
@@ -41,7 +40,7 @@ impl Routing for Dor {
         "dor"
     }
     fn vcs(&self) -> usize {
-        self.ladder.used_vcs()
+        self.policy.vcs()
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
         let h = self.net.topology().as_hyperx().expect("checked in new");
@@ -50,7 +49,7 @@ impl Routing for Dor {
         for k in 0..h.trunk(d) {
             let port = h.port_to(at, d, v, k);
             if self.net.alive(at, port) {
-                for vc in self.ladder.vcs_for_hop(st.hops) {
+                for vc in self.policy.vcs_for(&self.net, at, st, port) {
                     out.push(Candidate { port, vc, penalty: 0, escape: false });
                 }
             }

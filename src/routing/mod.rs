@@ -10,10 +10,21 @@
 //!
 //! Routing state travels in the packet ([`RouteState`]); algorithms update it in [`Routing::advance`].
 
+pub mod dal;
+pub mod davc;
+pub mod deadlock;
 pub mod dor;
 pub mod minimal;
+pub mod omnidimensional;
+pub mod polarized;
+pub mod surepath;
+pub mod table;
+pub mod updown;
 pub mod valiant;
 pub mod vc;
+
+#[cfg(test)]
+mod tests;
 
 use crate::config::{Config, ConfigError};
 use crate::rng::Rng;
@@ -21,7 +32,7 @@ use crate::topology::{Network, PortId, SwitchId};
 use std::sync::Arc;
 
 /// Per-packet routing state, carried in the packet header.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RouteState {
     /// Switch of the source server.
     pub src: SwitchId,
@@ -39,6 +50,10 @@ pub struct RouteState {
     pub dim_mask: u16,
     /// The packet is in the escape subnetwork (SurePath, DAL).
     pub escape: bool,
+    /// VC of the channel the packet holds (0 at injection); DAVC allocates the next VC from it.
+    pub vc: u8,
+    /// Topology port taken at the previous switch (DAVC's inbound port id for F_P and F_NP).
+    pub last_port: PortId,
 }
 
 /// One next-hop option.
@@ -67,10 +82,37 @@ pub trait Routing: Send + Sync {
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>);
     /// Update the state after taking `c` from `at` to `next`.
     fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, c: &Candidate) {
-        st.hops += 1;
-        st.escape |= c.escape;
+        step(st, c);
         let _ = next;
     }
+    /// Every state [`Routing::init`] can produce from `st` (for the deadlock analysis, which must
+    /// follow all of a packet's possible routes). The default runs `init` once, which is right for
+    /// routings whose `init` draws nothing; routings that draw (Valiant's intermediate) override it.
+    fn init_choices(&self, st: &RouteState, f: &mut dyn FnMut(RouteState)) {
+        let mut s = *st;
+        let mut rng = crate::rng::stream(0, 0, crate::rng::Purpose::Router);
+        self.init(&mut s, &mut rng);
+        f(s);
+    }
+    /// Whether deadlock freedom rests on an escape subnetwork (Duato's theory) rather than on an
+    /// acyclic channel dependency graph of all channels.
+    fn escape_based(&self) -> bool {
+        false
+    }
+    /// For escape-based routings: the routing subfunction `R1(at, dst)` of Duato's theorem, whose
+    /// channels form the escape subnetwork that must be connected and have an acyclic extended
+    /// channel dependency graph. Every state must offer these channels among its candidates.
+    fn escape_subfunction(&self, _at: SwitchId, _dst: SwitchId, _out: &mut Vec<Candidate>) {}
+}
+
+/// The part of [`Routing::advance`] every routing shares: one more hop, the escape flag, and the VC
+/// and port taken (which DAVC reads at the next switch).
+#[inline]
+pub fn step(st: &mut RouteState, c: &Candidate) {
+    st.hops += 1;
+    st.escape |= c.escape;
+    st.vc = c.vc;
+    st.last_port = c.port;
 }
 
 /// Build the routing named by `cfg.routing.algorithm` over `net`.
@@ -79,6 +121,12 @@ pub fn build(cfg: &Config, net: Arc<Network>) -> Result<Box<dyn Routing>, Config
         "dor" => Ok(Box::new(dor::Dor::new(cfg, net)?)),
         "minimal" => Ok(Box::new(minimal::Minimal::new(cfg, net)?)),
         "valiant" => Ok(Box::new(valiant::Valiant::new(cfg, net)?)),
+        "omniwar" => Ok(Box::new(omnidimensional::OmniWar::new(cfg, net)?)),
+        "polarized" => Ok(Box::new(polarized::Polarized::new(cfg, net)?)),
+        "surepath-omni" => Ok(Box::new(surepath::SurePath::omni(cfg, net)?)),
+        "surepath-polarized" => Ok(Box::new(surepath::SurePath::polarized(cfg, net)?)),
+        "dal" => Ok(Box::new(dal::Dal::new(cfg, net)?)),
+        "sp" | "ecmp" | "allpath" => Ok(Box::new(table::TableRouting::new(cfg, net)?)),
         other => Err(ConfigError::value(
             "routing.algorithm",
             format!("\"{other}\""),

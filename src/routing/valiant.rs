@@ -4,10 +4,11 @@
 //! balances any admissible pattern at the cost of doubling the path, so throughput is bounded by 0.5
 //! (HyperX section 4.1; SurePath section 5 on Dimension Complement Reverse).
 //!
-//! VCs: the ladder with one VC per step (SurePath Table 4), routes of up to twice the diameter.
+//! VCs: `routing.vc_policy`; by default the ladder with one VC per step (SurePath Table 4), routes of
+//! up to twice the diameter.
 
-use super::vc::Ladder;
-use super::{configured_vcs, minimal_ports, network_diameter, Candidate, RouteState, Routing};
+use super::vc::VcPolicy;
+use super::{minimal_ports, network_diameter, step, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::rng::{below, Rng};
 use crate::topology::{Network, SwitchId};
@@ -16,17 +17,17 @@ use std::sync::Arc;
 /// Valiant routing.
 pub struct Valiant {
     net: Arc<Network>,
-    ladder: Ladder,
+    policy: VcPolicy,
 }
 
 impl Valiant {
     /// Valiant routing over `net`.
     pub fn new(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
         let diam = network_diameter(&net) as usize;
-        let vcs = configured_vcs(cfg, 2 * net.topology().diameter() as usize);
-        let ladder =
-            Ladder::new(vcs, 2 * diam, &format!("Valiant routes are up to 2 x diameter {diam} = {} hops", 2 * diam))?;
-        Ok(Valiant { net, ladder })
+        let default_vcs = 2 * net.topology().diameter() as usize;
+        let why = format!("Valiant routes are up to 2 x diameter {diam} = {} hops", 2 * diam);
+        let policy = VcPolicy::from_config(cfg, default_vcs, 2 * diam, &why)?;
+        Ok(Valiant { net, policy })
     }
 }
 
@@ -35,7 +36,7 @@ impl Routing for Valiant {
         "valiant"
     }
     fn vcs(&self) -> usize {
-        self.ladder.used_vcs()
+        self.policy.vcs()
     }
     fn init(&self, st: &mut RouteState, rng: &mut Rng) {
         st.intermediate = below(rng, self.net.num_switches() as u64) as SwitchId;
@@ -44,15 +45,19 @@ impl Routing for Valiant {
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
         // Phase flips on arrival at the intermediate (in `advance`), so `at` is never it in phase 0.
         let target = if st.phase == 0 { st.intermediate } else { st.dst };
-        let vcs = self.ladder.vcs_for_hop(st.hops);
         minimal_ports(&self.net, at, target, |port| {
-            for vc in vcs.clone() {
+            for vc in self.policy.vcs_for(&self.net, at, st, port) {
                 out.push(Candidate { port, vc, penalty: 0, escape: false });
             }
         });
     }
-    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, _c: &Candidate) {
-        st.hops += 1;
+    fn init_choices(&self, st: &RouteState, f: &mut dyn FnMut(RouteState)) {
+        for i in 0..self.net.num_switches() as SwitchId {
+            f(RouteState { intermediate: i, phase: if i == st.src { 1 } else { 0 }, ..*st });
+        }
+    }
+    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, c: &Candidate) {
+        step(st, c);
         if st.phase == 0 && next == st.intermediate {
             st.phase = 1;
         }

@@ -1,12 +1,24 @@
-//! VC policies that routings share.
+//! VC policies that routings share, chosen with `routing.vc_policy`.
 //!
-//! The *ladder* (SurePath section 3.1.2 and Table 4; Gunther / Merlin-Schweitzer hop-count
-//! schemes): the i-th group of VCs is used by a packet that has already crossed i switch-to-switch
-//! links. With `vcs` VCs and routes of at most `steps` hops, each step gets `vcs / steps` VCs
-//! (Minimal on 2n VCs: two per step; Valiant, OmniWAR and Polarized on 2n VCs: one per step). Since
-//! the VC index strictly grows along every route, the channel dependency graph is acyclic.
+//! - `ladder` (SurePath section 3.1.2 and Table 4; Gunther / Merlin-Schweitzer hop-count schemes):
+//!   the i-th group of VCs is used by a packet that has already crossed i switch-to-switch links.
+//!   With `vcs` VCs and routes of at most `steps` hops, each step gets `vcs / steps` VCs (Minimal on
+//!   2n VCs: two per step; Valiant, OmniWAR and Polarized on 2n VCs: one per step). Since the VC
+//!   index strictly grows along every route, the channel dependency graph is acyclic.
+//! - `davc-n`, `davc-p`, `davc-np` (DAVC paper, sections 4 and 5; see [`super::davc`]): the VC is
+//!   raised by one whenever the next channel would not be above the current one in the strict order
+//!   `<_2` / `<_3` over (node id, port id, VC); injection is on VC 0.
+//! - `none`: every hop may use any VC. This is **not** deadlock free for most routings; it exists
+//!   to analyse channel dependency graphs (`hxsim check-deadlock`), e.g. Minimal on one VC.
+//!
+//! A policy never hands out a VC beyond the configured count: a route longer than the policy was
+//! sized for gets no candidate for that hop (and the router reports it as unroutable) rather than
+//! silently reusing a VC, which would void the deadlock-freedom argument.
 
-use crate::config::ConfigError;
+use super::davc::Davc;
+use super::RouteState;
+use crate::config::{Config, ConfigError, VC_POLICIES};
+use crate::topology::{Network, PortId, SwitchId};
 
 /// Hop-count ladder.
 #[derive(Debug, Clone, Copy)]
@@ -32,10 +44,14 @@ impl Ladder {
         Ok(Ladder { per_step: vcs / steps, steps })
     }
 
-    /// The VCs a packet that has taken `hops` hops may request for its next hop.
+    /// The VCs a packet that has taken `hops` hops may request for its next hop (empty once the
+    /// route is longer than the ladder).
     #[inline]
     pub fn vcs_for_hop(&self, hops: u16) -> std::ops::Range<u8> {
-        let h = (hops as usize).min(self.steps - 1);
+        let h = hops as usize;
+        if h >= self.steps {
+            return 0..0;
+        }
         let lo = h * self.per_step;
         lo as u8..(lo + self.per_step) as u8
     }
@@ -43,6 +59,87 @@ impl Ladder {
     /// Total VCs the ladder spans.
     pub fn used_vcs(&self) -> usize {
         self.per_step * self.steps
+    }
+}
+
+/// How a routing assigns VCs to its hops.
+#[derive(Debug, Clone, Copy)]
+pub enum VcPolicy {
+    /// Hop-count ladder.
+    Ladder(Ladder),
+    /// DAVC allocation function over `vcs` VCs.
+    Davc {
+        /// F_N, F_P or F_NP.
+        f: Davc,
+        /// VCs per port.
+        vcs: usize,
+    },
+    /// Any VC on any hop (unsafe; for analysis).
+    Any {
+        /// VCs per port.
+        vcs: usize,
+    },
+}
+
+impl VcPolicy {
+    /// The policy named by `routing.vc_policy` for a routing whose routes are at most `max_hops`
+    /// switch-to-switch hops (`why` says why, for errors) and which uses `default_vcs` VCs when
+    /// `routing.vcs = 0`.
+    pub fn from_config(cfg: &Config, default_vcs: usize, max_hops: usize, why: &str) -> Result<Self, ConfigError> {
+        let vcs = super::configured_vcs(cfg, default_vcs);
+        let name = cfg.routing.vc_policy.as_str();
+        match name {
+            "ladder" => Ok(VcPolicy::Ladder(Ladder::new(vcs, max_hops, why)?)),
+            "none" => Ok(VcPolicy::Any { vcs: vcs.max(1) }),
+            _ => {
+                let f = Davc::from_name(name).ok_or_else(|| {
+                    ConfigError::value(
+                        "routing.vc_policy",
+                        format!("\"{name}\""),
+                        format!("allowed: {}", VC_POLICIES.join(", ")),
+                    )
+                })?;
+                // Injection is on VC 0 and each further hop raises the VC at most by one, so a route
+                // of `max_hops` switch-to-switch hops needs up to `max_hops` VCs (DAVC Lemma 6.1).
+                if vcs < max_hops.max(1) {
+                    return Err(ConfigError::value(
+                        "routing.vcs",
+                        vcs,
+                        format!(
+                            "{name} may raise the VC on every hop after the first: {why}, so at least {} VCs",
+                            max_hops.max(1)
+                        ),
+                    ));
+                }
+                Ok(VcPolicy::Davc { f, vcs })
+            }
+        }
+    }
+
+    /// VCs per port this policy uses.
+    pub fn vcs(&self) -> usize {
+        match self {
+            VcPolicy::Ladder(l) => l.used_vcs(),
+            VcPolicy::Davc { vcs, .. } | VcPolicy::Any { vcs } => *vcs,
+        }
+    }
+
+    /// The VCs a packet in state `st` at `at` may request when leaving through `port` (a live port).
+    #[inline]
+    pub fn vcs_for(&self, net: &Network, at: SwitchId, st: &RouteState, port: PortId) -> std::ops::Range<u8> {
+        match self {
+            VcPolicy::Ladder(l) => l.vcs_for_hop(st.hops),
+            VcPolicy::Any { vcs } => 0..*vcs as u8,
+            VcPolicy::Davc { f, vcs } => {
+                let next = net.topology().neighbour(at, port).map_or(at, |x| x.0);
+                let vc = f.next_vc(st, at, port, next) as usize;
+                if vc < *vcs {
+                    vc as u8..vc as u8 + 1
+                } else {
+                    0..0
+                }
+            }
+        }
     }
 }
 
@@ -60,5 +157,12 @@ mod tests {
         let l = Ladder::new(6, 6, "").unwrap();
         assert_eq!(l.vcs_for_hop(5), 5..6);
         assert!(Ladder::new(3, 6, "x").is_err());
+    }
+
+    #[test]
+    fn ladder_never_reuses_a_vc_past_its_last_step() {
+        let l = Ladder::new(4, 2, "").unwrap();
+        assert_eq!(l.vcs_for_hop(1), 2..4);
+        assert!(l.vcs_for_hop(2).is_empty());
     }
 }

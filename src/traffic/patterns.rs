@@ -449,17 +449,9 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_match_config_list() {
-        let config = [
-            "uniform",
-            "random-server-permutation",
-            "dimension-complement-reverse",
-            "regular-permutation-to-neighbour",
-            "bit-complement",
-            "bit-reverse",
-            "transpose",
-            "swap2",
-        ];
-        for (k, name) in PatternKind::ALL.iter().zip(config) {
+        let config = crate::config::TRAFFIC_PATTERNS;
+        assert_eq!(PatternKind::ALL.len(), config.len());
+        for (k, &name) in PatternKind::ALL.iter().zip(config) {
             assert_eq!(k.name(), name);
             assert_eq!(k.to_string(), name);
             assert_eq!(name.parse::<PatternKind>().unwrap(), *k);

@@ -1,0 +1,35 @@
+# Two commands on a fresh machine:
+#   make run    install what is missing, then simulate configs/quickstart.toml (release build)
+#   make test   install what is missing, then cargo test and the Python reading test
+# scripts/setup.sh installs only what is missing (HDF5 C library and tools, h5py and pandas).
+
+CARGO ?= cargo
+PYTHON ?= python3
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+
+# With libhdf5-openmpi-dev also installed, pkg-config picks the MPI flavour of HDF5: then build
+# against the serial one (Debian/Ubuntu layout), unless HDF5_DIR is already set.
+SERIAL_HDF5 := /usr/lib/x86_64-linux-gnu/hdf5/serial
+ifeq ($(origin HDF5_DIR), undefined)
+ifneq ($(wildcard /usr/lib/x86_64-linux-gnu/hdf5/openmpi),)
+ifneq ($(wildcard $(SERIAL_HDF5)/include/hdf5.h),)
+export HDF5_DIR := $(SERIAL_HDF5)
+endif
+endif
+endif
+
+.PHONY: setup run test test-python
+
+setup:
+	bash scripts/setup.sh
+
+run: setup
+	$(CARGO) run --release -- run configs/quickstart.toml
+
+test: setup
+	$(CARGO) test --workspace
+	$(MAKE) --no-print-directory test-python
+
+test-python:
+	$(CARGO) build --bin hxsim
+	HXSIM_BIN=$(TARGET_DIR)/debug/hxsim $(PYTHON) tests/python/test_hdf5.py

@@ -1,0 +1,539 @@
+//! Writing the HDF5 layout of one run into a file or a group (see [`crate::output`] for the layout).
+//!
+//! Everything here is called from the main side (the CLI thread or the time-series writer thread),
+//! never from the simulation threads.
+
+use crate::config::Config;
+use crate::metrics::{Sample, Summary};
+use crate::sim::RunResult;
+use ::hdf5::plist::group_create::{GroupCreateBuilder, LinkCreationOrder};
+use ::hdf5::types::VarLenUnicode;
+use ::hdf5::{Dataset, File, Group, H5Type, Location};
+use anyhow::{anyhow, Context, Result};
+use crossbeam::channel::{Receiver, RecvTimeoutError};
+use std::collections::VecDeque;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Value of the root attribute `format`.
+pub const FORMAT: &str = "hxsim-results";
+/// Value of the root attribute `format_version`; bumped when the layout changes incompatibly.
+pub const FORMAT_VERSION: u32 = 1;
+/// Chunk length (rows) of the extendable time-series datasets.
+pub const TIMESERIES_CHUNK: usize = 256;
+
+/// Units and description of each summary key (the fields of [`Summary`]); keys not listed get none.
+pub const SUMMARY_UNITS: &[(&str, &str, &str)] = &[
+    ("offered_load", "phits/cycle/server", "offered load (config)"),
+    ("accepted_load", "phits/cycle/server", "phits whose tail arrived in the measured window, per cycle per server"),
+    ("average_latency", "cycles", "mean latency (creation to tail arrival) of packets delivered in the window"),
+    ("latency_p99", "cycles", "99th percentile of that latency"),
+    ("average_hops", "switch traversals/packet", "mean switches crossed per delivered packet (both ends included)"),
+    ("jain_index", "1", "Jain's fairness index of per-server injected phits in the window"),
+    ("packets_delivered", "packets", "packets delivered in the measured window"),
+    ("cycles", "cycles", "cycles simulated"),
+    ("wall_seconds", "s", "wall-clock time of the simulation loop"),
+    ("hops_per_second", "switch traversals/s", "simulation speed"),
+    ("completion_cycles", "cycles", "fixed workloads: cycle at which the last tail arrived"),
+    ("packets_generated", "packets", "packets generated over the whole run"),
+    ("packets_suppressed", "packets", "generations skipped because a source queue was full"),
+    ("peak_memory_bytes", "bytes", "peak resident memory of the process"),
+];
+
+/// Summary keys that measure the machine rather than the model: they differ between identical runs.
+pub const TIMING_KEYS: &[&str] = &["wall_seconds", "hops_per_second", "peak_memory_bytes"];
+
+/// Attributes that describe when, where or how a file was written rather than what was simulated.
+pub const NONDETERMINISTIC_ATTRS: &[&str] = &["start_time", "end_time", "host", "jobs"];
+
+/// Time-series columns: name, units, description.
+pub const TIMESERIES_COLUMNS: &[(&str, &str, &str)] = &[
+    ("cycle", "cycles", "end of the interval [cycle - sample_cycles, cycle)"),
+    ("injected_phits", "phits", "phits injected by all servers in the interval"),
+    ("accepted_phits", "phits", "phits whose packet's tail reached its destination in the interval"),
+    ("delivered_packets", "packets", "packets whose tail arrived in the interval"),
+    ("latency_sum", "cycles", "sum of the latencies of those packets"),
+    ("in_flight", "packets", "packets injected into the network minus delivered, at the end of the interval"),
+    ("injected_load", "phits/cycle/server", "injected_phits / (sample_cycles * servers)"),
+    ("accepted_load", "phits/cycle/server", "accepted_phits / (sample_cycles * servers)"),
+    ("mean_latency", "cycles", "latency_sum / delivered_packets (NaN when none)"),
+];
+
+/// Create (truncate) a results file. The writer does not lock the file, so that it can be read
+/// (h5py, h5dump) while the run goes on.
+pub fn create_file(path: &Path) -> Result<File> {
+    let mut b = File::with_options();
+    b.with_fapl(|p| p.file_locking(false)).with_fcpl(|p| p.link_creation_order(LinkCreationOrder::Indexed));
+    b.create(path).with_context(|| format!("cannot create results file {}", path.display()))
+}
+
+/// Open a results file for reading, without taking a lock (it may still be being written).
+pub fn open_file(path: &Path) -> Result<File> {
+    let mut b = File::with_options();
+    b.with_fapl(|p| p.file_locking(false));
+    b.open(path).with_context(|| format!("cannot open {} as an HDF5 file", path.display()))
+}
+
+/// Create a group whose members list in creation order (h5py iterates them in that order).
+pub fn new_group(parent: &Group, name: &str) -> Result<Group> {
+    parent
+        .create_group_builder()
+        .with_gcpl(|p: &mut GroupCreateBuilder| p.link_creation_order(LinkCreationOrder::Indexed))
+        .create(name)
+        .with_context(|| format!("creating HDF5 group {name}"))
+}
+
+fn vlu(s: &str) -> Result<VarLenUnicode> {
+    s.replace('\0', " ").parse::<VarLenUnicode>().map_err(|e| anyhow!("string attribute: {e}"))
+}
+
+/// Set a string attribute (created, or overwritten if it exists).
+pub fn set_str_attr(loc: &Location, name: &str, value: &str) -> Result<()> {
+    set_attr(loc, name, &vlu(value)?)
+}
+
+/// Set a scalar attribute (created, or overwritten if it exists).
+pub fn set_attr<T: H5Type>(loc: &Location, name: &str, value: &T) -> Result<()> {
+    let a = match loc.attr(name) {
+        Ok(a) => a,
+        Err(_) => loc.new_attr::<T>().create(name).with_context(|| format!("creating attribute {name}"))?,
+    };
+    a.write_scalar(value).with_context(|| format!("writing attribute {name}"))
+}
+
+/// Set a 1-D string array attribute.
+pub fn set_str_list_attr(loc: &Location, name: &str, values: &[String]) -> Result<()> {
+    let v: Vec<VarLenUnicode> = values.iter().map(|s| vlu(s)).collect::<Result<_>>()?;
+    if loc.attr(name).is_ok() {
+        loc.delete_attr(name)?;
+    }
+    loc.new_attr_builder().with_data(v.as_slice()).create(name).with_context(|| format!("writing attribute {name}"))?;
+    Ok(())
+}
+
+/// Read a string attribute.
+pub fn str_attr(loc: &Location, name: &str) -> Result<String> {
+    let v: VarLenUnicode = loc.attr(name).and_then(|a| a.read_scalar()).with_context(|| format!("attribute {name}"))?;
+    Ok(v.as_str().to_string())
+}
+
+/// Read a 1-D string array attribute.
+pub fn str_list_attr(loc: &Location, name: &str) -> Result<Vec<String>> {
+    let v: Vec<VarLenUnicode> =
+        loc.attr(name).and_then(|a| a.read_raw()).with_context(|| format!("attribute {name}"))?;
+    Ok(v.iter().map(|s| s.as_str().to_string()).collect())
+}
+
+/// Write a 1-D dataset with `units` and `description` attributes.
+pub fn column<T: H5Type>(g: &Group, name: &str, data: &[T], units: &str, description: &str) -> Result<Dataset> {
+    let ds = g.new_dataset_builder().with_data(data).create(name).with_context(|| format!("writing dataset {name}"))?;
+    set_str_attr(&ds, "units", units)?;
+    set_str_attr(&ds, "description", description)?;
+    Ok(ds)
+}
+
+/// Write a 1-D string dataset.
+pub fn str_column(g: &Group, name: &str, data: &[String], description: &str) -> Result<Dataset> {
+    let v: Vec<VarLenUnicode> = data.iter().map(|s| vlu(s)).collect::<Result<_>>()?;
+    let ds = g.new_dataset_builder().with_data(v.as_slice()).create(name)?;
+    set_str_attr(&ds, "description", description)?;
+    Ok(ds)
+}
+
+/// Who wrote a file, where and when (the root attributes that are not the experiment).
+#[derive(Debug, Clone)]
+pub struct RunMeta {
+    /// Partitions (threads) per rank.
+    pub threads: usize,
+    /// MPI ranks (1 without MPI).
+    pub ranks: usize,
+    /// Start time, ISO 8601 UTC.
+    pub start_time: String,
+    /// Host name.
+    pub host: String,
+}
+
+impl RunMeta {
+    /// Metadata for a run starting now on this host.
+    pub fn now(threads: usize) -> Self {
+        RunMeta {
+            threads,
+            ranks: 1,
+            start_time: super::iso8601_utc(std::time::SystemTime::now()),
+            host: super::hostname(),
+        }
+    }
+}
+
+/// Write the identification attributes of a run (file root or sweep point group): format, version,
+/// git commit, the full config as TOML, seed, threads, ranks, start time, host, and
+/// `complete = false` / `status = "running"` until [`finish`] is called.
+pub fn write_header(loc: &Location, cfg: &Config, meta: &RunMeta) -> Result<()> {
+    set_str_attr(loc, "format", FORMAT)?;
+    set_attr(loc, "format_version", &FORMAT_VERSION)?;
+    set_str_attr(loc, "hxsim_version", env!("CARGO_PKG_VERSION"))?;
+    set_str_attr(loc, "git_commit", super::GIT_COMMIT)?;
+    set_str_attr(loc, "name", &cfg.name)?;
+    set_str_attr(loc, "config", &cfg.to_toml())?;
+    set_attr(loc, "seed", &cfg.seed)?;
+    set_attr(loc, "threads", &(meta.threads as u64))?;
+    set_attr(loc, "ranks", &(meta.ranks as u64))?;
+    set_attr(loc, "sample_cycles", &cfg.output.sample_cycles)?;
+    set_str_attr(loc, "start_time", &meta.start_time)?;
+    set_str_attr(loc, "host", &meta.host)?;
+    set_attr(loc, "complete", &false)?;
+    set_str_attr(loc, "status", "running")?;
+    Ok(())
+}
+
+/// Mark the end of a run: `complete`, a human-readable `status` (`complete`, `interrupted by
+/// SIGTERM`, `failed: ...`) and `end_time`.
+pub fn finish(loc: &Location, complete: bool, status: &str) -> Result<()> {
+    set_attr(loc, "complete", &complete)?;
+    set_str_attr(loc, "status", status)?;
+    set_str_attr(loc, "end_time", &super::iso8601_utc(std::time::SystemTime::now()))?;
+    Ok(())
+}
+
+/// The extendable `/timeseries` group: one chunked 1-D dataset per column of
+/// [`TIMESERIES_COLUMNS`], all of the same length, appended a batch of rows at a time.
+pub struct Timeseries {
+    cols: Vec<Dataset>,
+    rows: usize,
+    in_flight: i64,
+    servers: f64,
+    sample_cycles: u64,
+    packet_phits: u64,
+}
+
+fn extendable<T: H5Type>(g: &Group, name: &str) -> Result<Dataset> {
+    Ok(g.new_dataset::<T>().chunk(TIMESERIES_CHUNK).shape(0..).create(name)?)
+}
+
+fn append_col<T: H5Type>(ds: &Dataset, at: usize, data: &[T]) -> Result<()> {
+    ds.resize(at + data.len())?;
+    ds.write_slice(data, at..at + data.len())?;
+    Ok(())
+}
+
+impl Timeseries {
+    /// Create an empty `timeseries` group in `parent`.
+    pub fn create(parent: &Group, cfg: &Config) -> Result<Self> {
+        let g = new_group(parent, "timeseries")?;
+        set_attr(&g, "sample_cycles", &cfg.output.sample_cycles)?;
+        set_str_attr(
+            &g,
+            "description",
+            "one row per sample interval, appended during the run; the last row may cover a partial interval",
+        )?;
+        let mut cols = Vec::new();
+        for &(name, units, desc) in TIMESERIES_COLUMNS {
+            let ds = match name {
+                "in_flight" => extendable::<i64>(&g, name)?,
+                "injected_load" | "accepted_load" | "mean_latency" => extendable::<f64>(&g, name)?,
+                _ => extendable::<u64>(&g, name)?,
+            };
+            set_str_attr(&ds, "units", units)?;
+            set_str_attr(&ds, "description", desc)?;
+            cols.push(ds);
+        }
+        let t = &cfg.topology;
+        let servers = t.sides.iter().product::<usize>() * t.servers_per_switch;
+        Ok(Timeseries {
+            cols,
+            rows: 0,
+            in_flight: 0,
+            servers: servers as f64,
+            sample_cycles: cfg.output.sample_cycles,
+            packet_phits: cfg.packet.size_phits as u64,
+        })
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Append merged samples (consecutive intervals, starting with interval `rows()`).
+    pub fn append(&mut self, samples: &[Sample]) -> Result<()> {
+        if samples.is_empty() {
+            return Ok(());
+        }
+        let n = samples.len();
+        let mut u: [Vec<u64>; 5] = Default::default();
+        let mut inflight = Vec::with_capacity(n);
+        let mut f: [Vec<f64>; 3] = Default::default();
+        let per = self.sample_cycles as f64 * self.servers;
+        for s in samples {
+            self.in_flight += (s.injected_phits / self.packet_phits) as i64 - s.delivered_packets as i64;
+            u[0].push(s.cycle);
+            u[1].push(s.injected_phits);
+            u[2].push(s.accepted_phits);
+            u[3].push(s.delivered_packets);
+            u[4].push(s.latency_sum);
+            inflight.push(self.in_flight);
+            f[0].push(s.injected_phits as f64 / per);
+            f[1].push(s.accepted_phits as f64 / per);
+            f[2].push(if s.delivered_packets == 0 {
+                f64::NAN
+            } else {
+                s.latency_sum as f64 / s.delivered_packets as f64
+            });
+        }
+        let at = self.rows;
+        for (i, col) in u.iter().enumerate() {
+            append_col(&self.cols[i], at, col)?;
+        }
+        append_col(&self.cols[5], at, &inflight)?;
+        for (i, col) in f.iter().enumerate() {
+            append_col(&self.cols[6 + i], at, col)?;
+        }
+        self.rows += n;
+        Ok(())
+    }
+
+    /// Append the intervals of a finished run's merged samples that were not streamed: those that
+    /// start before the last simulated cycle, plus, for a drained fixed workload, any later ones.
+    pub fn append_rest(&mut self, samples: &[Sample], cycles: u64, drained: bool) -> Result<()> {
+        let sc = self.sample_cycles;
+        let mut want = cycles.div_ceil(sc) as usize;
+        if drained {
+            want = want.max(samples.len());
+        }
+        if want <= self.rows {
+            return Ok(());
+        }
+        let rest: Vec<Sample> = (self.rows..want)
+            .map(|k| {
+                let mut s = samples.get(k).copied().unwrap_or_default();
+                s.cycle = (k as u64 + 1) * sc;
+                s
+            })
+            .collect();
+        self.append(&rest)
+    }
+}
+
+/// Merges the per-partition contributions to each interval; an interval is ready once every
+/// partition has sent it.
+#[derive(Debug)]
+pub struct SampleMerger {
+    parts: u32,
+    sample_cycles: u64,
+    next: u64,
+    pending: VecDeque<(Sample, u32)>,
+}
+
+impl SampleMerger {
+    /// A merger for `parts` partitions.
+    pub fn new(parts: u32, sample_cycles: u64) -> Self {
+        SampleMerger { parts, sample_cycles, next: 0, pending: VecDeque::new() }
+    }
+
+    /// Add one partition's contribution (its `cycle` identifies the interval).
+    pub fn add(&mut self, s: Sample) {
+        let k = (s.cycle / self.sample_cycles).saturating_sub(1);
+        if k < self.next {
+            return;
+        }
+        let i = (k - self.next) as usize;
+        while self.pending.len() <= i {
+            self.pending.push_back((Sample::default(), 0));
+        }
+        let (m, n) = &mut self.pending[i];
+        m.cycle = s.cycle;
+        m.injected_phits += s.injected_phits;
+        m.accepted_phits += s.accepted_phits;
+        m.delivered_packets += s.delivered_packets;
+        m.latency_sum += s.latency_sum;
+        *n += 1;
+    }
+
+    /// The next interval, if all partitions have sent it.
+    pub fn pop_ready(&mut self) -> Option<Sample> {
+        match self.pending.front() {
+            Some(&(_, n)) if n == self.parts => {
+                self.next += 1;
+                self.pending.pop_front().map(|(s, _)| s)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Receive the partitions' intervals until every sender has hung up (the run ended), appending the
+/// merged rows to `ts` and flushing the file at most every `every` (and at the end), so that the
+/// file on disk never lags the simulation by much more than that.
+pub fn stream_timeseries(
+    rx: Receiver<(u32, Sample)>,
+    parts: u32,
+    ts: &mut Timeseries,
+    file: &File,
+    every: Duration,
+) -> Result<()> {
+    let mut merger = SampleMerger::new(parts, ts.sample_cycles);
+    let mut batch: Vec<Sample> = Vec::new();
+    let mut last = Instant::now();
+    loop {
+        let wait = every.saturating_sub(last.elapsed());
+        let open = match rx.recv_timeout(wait) {
+            Ok((_, s)) => {
+                merger.add(s);
+                while let Ok((_, s)) = rx.try_recv() {
+                    merger.add(s);
+                }
+                true
+            }
+            Err(RecvTimeoutError::Timeout) => true,
+            Err(RecvTimeoutError::Disconnected) => false,
+        };
+        while let Some(s) = merger.pop_ready() {
+            batch.push(s);
+        }
+        if !open || last.elapsed() >= every {
+            if !batch.is_empty() {
+                ts.append(&batch)?;
+                batch.clear();
+                file.flush()?;
+            }
+            last = Instant::now();
+        }
+        if !open {
+            return Ok(());
+        }
+    }
+}
+
+/// The summary as ordered `(key, value)` pairs, exactly as `--json` prints it.
+pub fn summary_pairs(s: &Summary) -> Vec<(String, serde_json::Value)> {
+    match serde_json::to_value(s) {
+        Ok(serde_json::Value::Object(m)) => m.into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn units_of(key: &str) -> (&'static str, &'static str) {
+    SUMMARY_UNITS.iter().find(|u| u.0 == key).map(|u| (u.1, u.2)).unwrap_or(("", ""))
+}
+
+/// Write `/summary`: one scalar dataset per key of the JSON summary (integers as `u64`, the rest as
+/// `f64`), each with `units` and `description` attributes.
+pub fn write_summary(parent: &Group, s: &Summary) -> Result<()> {
+    let g = new_group(parent, "summary")?;
+    set_str_attr(&g, "description", "the figures of `hxsim run --json`, one scalar dataset each")?;
+    for (k, v) in summary_pairs(s) {
+        let ds = if let Some(u) = v.as_u64() {
+            let ds = g.new_dataset::<u64>().create(k.as_str())?;
+            ds.write_scalar(&u)?;
+            ds
+        } else if let Some(i) = v.as_i64() {
+            let ds = g.new_dataset::<i64>().create(k.as_str())?;
+            ds.write_scalar(&i)?;
+            ds
+        } else if let Some(f) = v.as_f64() {
+            let ds = g.new_dataset::<f64>().create(k.as_str())?;
+            ds.write_scalar(&f)?;
+            ds
+        } else {
+            continue;
+        };
+        let (units, desc) = units_of(&k);
+        set_str_attr(&ds, "units", units)?;
+        set_str_attr(&ds, "description", desc)?;
+    }
+    Ok(())
+}
+
+/// Cycles over which window counters (servers, links) were gathered: the measurement window, cut
+/// short if the run was; for fixed workloads the whole run up to the last delivery.
+pub fn measured_cycles(cfg: &Config, s: &Summary) -> u64 {
+    if cfg.traffic.mode == "fixed" {
+        return s.completion_cycles.unwrap_or(s.cycles);
+    }
+    let w = cfg.simulation.warmup_cycles;
+    s.cycles.clamp(w, w + cfg.simulation.measure_cycles) - w
+}
+
+/// Write everything a finished (or interrupted) run produced besides the time series:
+/// `/summary`, `/servers`, `/latency`, `/links`; then complete the time series.
+pub fn write_results(parent: &Group, cfg: &Config, res: &RunResult, ts: &mut Timeseries) -> Result<()> {
+    let measured = measured_cycles(cfg, &res.summary);
+    write_summary(parent, &res.summary)?;
+
+    let g = new_group(parent, "servers")?;
+    set_attr(&g, "measured_cycles", &measured)?;
+    set_attr(&g, "servers_per_switch", &(res.net.servers_per_switch() as u64))?;
+    set_str_attr(
+        &g,
+        "description",
+        "per server (index switch * servers_per_switch + local index), in the measured window",
+    )?;
+    column(&g, "injected_phits", &res.server_injected, "phits", "phits injected into the network")?;
+    column(&g, "accepted_phits", &res.server_accepted, "phits", "phits of packets delivered to this server")?;
+
+    let g = new_group(parent, "latency")?;
+    let hist = &res.stats.latency_hist;
+    let lo = hist.iter().position(|&c| c > 0);
+    let hi = hist.iter().rposition(|&c| c > 0);
+    let (edges, counts): (Vec<u64>, Vec<u64>) = match (lo, hi) {
+        (Some(lo), Some(hi)) => ((lo..=hi + 1).map(|e| e as u64).collect(), hist[lo..=hi].to_vec()),
+        _ => (Vec::new(), Vec::new()),
+    };
+    set_str_attr(
+        &g,
+        "description",
+        "histogram of the latency (creation to tail arrival) of packets delivered in the measured window: \
+         counts[i] packets had latency in [bin_edges[i], bin_edges[i+1]); 1-cycle bins from the smallest to the \
+         largest latency observed",
+    )?;
+    set_attr(&g, "overflow_cycles", &(crate::metrics::LATENCY_HIST_MAX as u64 - 1))?;
+    column(&g, "bin_edges", &edges, "cycles", "bin edges (one more than counts)")?;
+    column(
+        &g,
+        "counts",
+        &counts,
+        "packets",
+        "packets per bin (the bin at overflow_cycles counts all longer latencies)",
+    )?;
+
+    write_links(parent, res, measured)?;
+    ts.append_rest(&res.stats.samples, res.summary.cycles, res.complete && cfg.traffic.mode == "fixed")?;
+    Ok(())
+}
+
+fn write_links(parent: &Group, res: &RunResult, measured: u64) -> Result<()> {
+    let net = &res.net;
+    let r = net.switch_ports();
+    let hx = net.topology().as_hyperx();
+    let (mut sw, mut port, mut nsw, mut nport, mut dim, mut phits, mut util) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for s in 0..net.num_switches() {
+        for p in 0..r {
+            if let Some((o, q)) = net.neighbour(s as u32, p as u16) {
+                let ph = res.link_phits[s * r + p];
+                sw.push(s as u32);
+                port.push(p as u32);
+                nsw.push(o);
+                nport.push(q as u32);
+                dim.push(hx.map_or(-1, |h| h.port_dim(p as u16) as i32));
+                phits.push(ph);
+                util.push(if measured == 0 { f64::NAN } else { ph as f64 / measured as f64 });
+            }
+        }
+    }
+    let g = new_group(parent, "links")?;
+    set_attr(&g, "measured_cycles", &measured)?;
+    set_str_attr(
+        &g,
+        "description",
+        "one row per live switch-to-switch link direction (output port): phits carried in the measured window",
+    )?;
+    column(&g, "switch", &sw, "", "switch the link leaves")?;
+    column(&g, "port", &port, "", "its switch-to-switch port (router port = servers_per_switch + port)")?;
+    column(&g, "neighbour_switch", &nsw, "", "switch at the far end")?;
+    column(&g, "neighbour_port", &nport, "", "port of the far end")?;
+    column(&g, "dimension", &dim, "", "HyperX dimension of the link (-1 if the topology has none)")?;
+    column(&g, "phits", &phits, "phits", "phits sent over the link in the measured window")?;
+    column(&g, "utilization", &util, "phits/cycle", "phits / measured_cycles (1 = busy every cycle)")?;
+    Ok(())
+}

@@ -1,0 +1,284 @@
+//! Polarized routes (SurePath paper, section 3.1.2 and Table 1; Camarero, Martinez and Beivide,
+//! "Polarized routing", HOTI 2021).
+//!
+//! For a packet from switch `s` to switch `t` at switch `c`, the weight `mu(c) = d(c,s) - d(c,t)`
+//! never decreases along the route. A hop to neighbour `c'` changes the distances by
+//! `(ds, dt) = (d(c',s) - d(c,s), d(c',t) - d(c,t))`, each in `{-1, 0, +1}`, and `mu` by
+//! `dmu = ds - dt`. Of the nine combinations, Table 1 allows exactly five:
+//!
+//! | move                | (ds, dt)  | dmu |
+//! |---------------------|-----------|-----|
+//! | depart s, approach t | (+1, -1) | 2   |
+//! | depart s, revolve t  | (+1,  0) | 1   |
+//! | revolve s, approach t| ( 0, -1) | 1   |
+//! | depart s, depart t   | (+1, +1) | 0   |
+//! | approach s and t     | (-1, -1) | 0   |
+//!
+//! The two `dmu = 0` moves are filtered by the header bit `d(c,s) < d(c,t)` (section 3.1.2): while
+//! the packet is closer to its source it may only depart both (`(+1,+1)`), otherwise it may only
+//! approach both (`(-1,-1)`). Since `mu` stays put in such moves, `d(c,s)` grows (or `d(c,t)`
+//! shrinks) strictly, so routes are finite. Penalties depend on `dmu` relative to the best
+//! candidate: the highest `dmu` among the candidates gets 0 phits, one less 64, two less 80.
+//!
+//! Distances come from [`Network::distance`] (BFS tables when links have failed), so the routes
+//! adapt to faults. On a fault-free HyperX they are Hamming distances, updated per dimension.
+//!
+//! **Polarized** (`routing.algorithm = "polarized"`) uses these routes with the ladder, one VC per
+//! hop (or another `routing.vc_policy`). On a fault-free HyperX, SurePath section 3.1.2 bounds
+//! polarized routes by twice the diameter, and the ladder has `2 x diameter` steps (`hxsim
+//! check-deadlock` finds exactly 6 hops on 3x3x3 and 4x4x4).
+//!
+//! With failed links two things break, and standalone Polarized handles them with a table (the
+//! SurePath paper does not use Polarized without its escape on faulty networks; PolSP instead takes
+//! forced escape hops, see [`super::surepath`]):
+//! - *dead ends*: a switch where no move is allowed (e.g. every neighbour closer to `t` is also
+//!   closer to `s` while the packet is still nearer its source). Polarized then drops every move
+//!   into a switch from which no polarized route reaches `t` ("corners");
+//! - *longer routes*: routes can exceed twice the (faulty) diameter (9 hops at diameter 4 on a
+//!   3x3x3 with 8 failed links). The ladder is then sized by the longest route that remains.
+//!
+//! Both come from one pass per pair `(s, t)`: allowed moves strictly increase `(mu, d(c,s))` while
+//! `mu < 0` and `(mu, -d(c,t))` after, so they form a DAG, and a memoised depth-first search finds
+//! its dead switches and longest path. That is O(switches^2) searches of O(links) each, so it is
+//! only done for faulty networks of at most [`MAX_FAULTY_SWITCHES`] switches.
+
+use super::deadlock::FxSet;
+use super::vc::VcPolicy;
+use super::{network_diameter, step, Candidate, RouteState, Routing};
+use crate::config::{Config, ConfigError};
+use crate::topology::faults::UNREACHABLE;
+use crate::topology::{Network, PortId, SwitchId};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Penalties by how far below the best candidate's `dmu` a candidate is (0, 1, 2).
+pub const PENALTIES: [u32; 3] = [0, 64, 80];
+/// Largest faulty network for which standalone Polarized computes its dead ends.
+pub const MAX_FAULTY_SWITCHES: usize = 1024;
+
+/// Table 1: the weight change of a move `(ds, dt)` for a packet with `a = d(c,s)` and `b = d(c,t)`,
+/// or `None` if Polarized does not allow it.
+#[inline]
+pub fn allowed(a: u32, b: u32, ds: i32, dt: i32) -> Option<i32> {
+    let dmu = ds - dt;
+    if dmu > 0 || (dmu == 0 && ((a < b && ds == 1) || (a >= b && dt == -1))) {
+        Some(dmu)
+    } else {
+        None
+    }
+}
+
+/// Dead-end keys and longest route from one source, or a pair with no polarized route at all.
+type DeadEnds = Result<(Vec<u64>, usize), (SwitchId, SwitchId)>;
+
+/// The Polarized route set.
+pub struct PolarizedRoutes {
+    net: Arc<Network>,
+    /// Dead ends `(s * n + t) * n + c` to avoid (only when built with [`PolarizedRoutes::pruned`]).
+    corners: Option<FxSet<u64>>,
+    /// Longest route once dead ends are avoided (pruned routes only).
+    longest: usize,
+}
+
+impl PolarizedRoutes {
+    /// Polarized routes over `net`, exactly as the paper defines them.
+    pub fn new(net: Arc<Network>) -> Self {
+        PolarizedRoutes { net, corners: None, longest: 0 }
+    }
+
+    /// Polarized routes that avoid dead ends, with their longest route; on a fault-free HyperX there
+    /// are none and this is [`PolarizedRoutes::new`]. Errors name the pair Polarized cannot route.
+    pub fn pruned(net: Arc<Network>) -> Result<Self, ConfigError> {
+        let mut r = PolarizedRoutes::new(net.clone());
+        if !net.is_faulty() && net.topology().as_hyperx().is_some() {
+            return Ok(r);
+        }
+        let n = net.num_switches();
+        if n > MAX_FAULTY_SWITCHES {
+            return Err(ConfigError::value(
+                "routing.algorithm",
+                "\"polarized\"",
+                format!(
+                    "on faulty networks of at most {MAX_FAULTY_SWITCHES} switches (this one has {n}); \
+                     use \"surepath-polarized\", whose escape subnetwork needs no dead-end table"
+                ),
+            ));
+        }
+        let per_src: Vec<DeadEnds> = (0..n as SwitchId).into_par_iter().map(|s| r.dead_ends_from(s)).collect();
+        let mut corners = FxSet::default();
+        for x in per_src {
+            let (dead, longest) = x.map_err(|(s, t)| {
+                ConfigError::value(
+                    "faults.random_links",
+                    net.failed_links(),
+                    format!("failures that leave a polarized route from switch {s} to switch {t} (there is none)"),
+                )
+            })?;
+            corners.extend(dead);
+            r.longest = r.longest.max(longest);
+        }
+        r.corners = Some(corners);
+        Ok(r)
+    }
+
+    /// Dead ends (as keys) and longest route for every destination from `s`, or the first pair
+    /// without any polarized route.
+    fn dead_ends_from(&self, s: SwitchId) -> DeadEnds {
+        let n = self.net.num_switches();
+        let mut dead = Vec::new();
+        let mut longest = 0;
+        // memo[c]: None = unvisited, Some(None) = dead end, Some(Some(l)) = longest route to t.
+        let mut memo: Vec<Option<Option<u16>>> = vec![None; n];
+        for t in 0..n as SwitchId {
+            if t == s {
+                continue;
+            }
+            memo.iter_mut().for_each(|m| *m = None);
+            let st = RouteState { src: s, dst: t, ..Default::default() };
+            let Some(l) = self.longest_from(s, &st, &mut memo) else { return Err((s, t)) };
+            longest = longest.max(l as usize);
+            let base = (s as u64 * n as u64 + t as u64) * n as u64;
+            dead.extend(memo.iter().enumerate().filter(|(_, m)| **m == Some(None)).map(|(c, _)| base + c as u64));
+        }
+        Ok((dead, longest))
+    }
+
+    fn longest_from(&self, c: SwitchId, st: &RouteState, memo: &mut Vec<Option<Option<u16>>>) -> Option<u16> {
+        if c == st.dst {
+            return Some(0);
+        }
+        if let Some(m) = memo[c as usize] {
+            return m;
+        }
+        let mut next = Vec::new();
+        self.hops(c, st, |p, _| next.push(p));
+        let mut best = None;
+        for p in next {
+            let y = self.net.neighbour(c, p).expect("hops are on live ports").0;
+            if let Some(l) = self.longest_from(y, st, memo) {
+                best = Some(best.unwrap_or(0).max(l + 1));
+            }
+        }
+        memo[c as usize] = Some(best);
+        best
+    }
+
+    /// Longest route: `2 x diameter` (SurePath section 3.1.2), or the longest pruned route.
+    pub fn max_hops(&self) -> usize {
+        if self.corners.is_some() {
+            self.longest
+        } else {
+            2 * network_diameter(&self.net) as usize
+        }
+    }
+
+    #[inline]
+    fn is_corner(&self, st: &RouteState, y: SwitchId) -> bool {
+        self.corners.as_ref().is_some_and(|set| {
+            let n = self.net.num_switches() as u64;
+            set.contains(&((st.src as u64 * n + st.dst as u64) * n + y as u64))
+        })
+    }
+
+    /// Calls `f(port, dmu)` for every hop Polarized allows a packet in state `st` at `at`.
+    #[inline]
+    pub fn hops(&self, at: SwitchId, st: &RouteState, mut f: impl FnMut(PortId, i32)) {
+        let net = &*self.net;
+        let (s, t) = (st.src, st.dst);
+        if !net.is_faulty() {
+            if let Some(h) = net.topology().as_hyperx() {
+                let (a, b) = (h.hamming(at, s), h.hamming(at, t));
+                for d in 0..h.dims() {
+                    let (x, xs, xt) = (h.coord(at, d), h.coord(s, d), h.coord(t, d));
+                    for v in 0..h.side(d) {
+                        if v == x {
+                            continue;
+                        }
+                        let ds = (v != xs) as i32 - (x != xs) as i32;
+                        let dt = (v != xt) as i32 - (x != xt) as i32;
+                        if let Some(dmu) = allowed(a, b, ds, dt) {
+                            for k in 0..h.trunk(d) {
+                                f(h.port_to(at, d, v, k), dmu);
+                            }
+                        }
+                    }
+                }
+                return;
+            }
+        }
+        let (a, b) = (net.distance(at, s), net.distance(at, t));
+        for p in 0..net.switch_ports() as PortId {
+            if let Some((y, _)) = net.neighbour(at, p) {
+                let (ys, yt) = (net.distance(y, s), net.distance(y, t));
+                if ys == UNREACHABLE || yt == UNREACHABLE {
+                    continue;
+                }
+                if let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
+                    if !self.is_corner(st, y) {
+                        f(p, dmu);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Pushes the allowed hops as candidates, on the VCs `vcs(port)` gives, with the penalties of
+    /// section 3.1.2 (relative to the best `dmu` offered).
+    #[inline]
+    pub fn candidates(
+        &self,
+        at: SwitchId,
+        st: &RouteState,
+        out: &mut Vec<Candidate>,
+        mut vcs: impl FnMut(PortId) -> std::ops::Range<u8>,
+    ) {
+        let start = out.len();
+        self.hops(at, st, |port, dmu| {
+            for vc in vcs(port) {
+                // The weight change is kept in `penalty` until the best one is known.
+                out.push(Candidate { port, vc, penalty: dmu as u32, escape: false });
+            }
+        });
+        let best = out[start..].iter().map(|c| c.penalty).max().unwrap_or(0);
+        for c in &mut out[start..] {
+            c.penalty = PENALTIES[(best - c.penalty) as usize];
+        }
+    }
+}
+
+/// Polarized routing with the ladder (or another `routing.vc_policy`).
+pub struct Polarized {
+    routes: PolarizedRoutes,
+    net: Arc<Network>,
+    policy: VcPolicy,
+}
+
+impl Polarized {
+    /// Polarized over `net`.
+    pub fn new(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
+        let routes = PolarizedRoutes::pruned(net.clone())?;
+        let diam = network_diameter(&net) as usize;
+        let why = if net.is_faulty() {
+            format!("polarized routes on this faulty network (diameter {diam}) are up to {} hops", routes.max_hops())
+        } else {
+            format!("polarized routes are up to 2 x diameter {diam} = {} hops", 2 * diam)
+        };
+        let policy = VcPolicy::from_config(cfg, 2 * net.topology().diameter() as usize, routes.max_hops(), &why)?;
+        Ok(Polarized { routes, net, policy })
+    }
+}
+
+impl Routing for Polarized {
+    fn name(&self) -> &'static str {
+        "polarized"
+    }
+    fn vcs(&self) -> usize {
+        self.policy.vcs()
+    }
+    fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
+        self.routes.candidates(at, st, out, |port| self.policy.vcs_for(&self.net, at, st, port));
+    }
+    fn advance(&self, st: &mut RouteState, _at: SwitchId, _next: SwitchId, c: &Candidate) {
+        step(st, c);
+    }
+}

@@ -1,0 +1,707 @@
+//! Cross-algorithm tests: candidate sets against the papers' rules (expected values derived by hand
+//! from the rules, in the comments), channel dependency analysis, and short simulations.
+
+use super::dal::{DEROUTE_PENALTY as DAL_DEROUTE, ESCAPE_PENALTY as DAL_ESCAPE};
+use super::deadlock::{self, Verdict};
+use super::polarized::PolarizedRoutes;
+use super::updown::{LinkKind, UpDown, DOWN_PENALTY, UP_PENALTY};
+use super::{build, Candidate, RouteState, Routing};
+use crate::config::{parse_str, Config};
+use crate::engine::Progress;
+use crate::sim::{self, RunOptions};
+use crate::topology::{FaultSet, HyperX, Network, SwitchId, Topology};
+use std::sync::Arc;
+
+fn config(sides: &[usize], sets: &[&str]) -> Config {
+    let text = format!("[topology]\nsides = {sides:?}\nservers_per_switch = 2\n");
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    parse_str(&text, "test", &sets).unwrap()
+}
+
+fn routing(sides: &[usize], sets: &[&str]) -> (Arc<Network>, Box<dyn Routing>) {
+    let cfg = config(sides, sets);
+    let net = sim::build_network(&cfg).unwrap();
+    let r = build(&cfg, net.clone()).unwrap();
+    (net, r)
+}
+
+fn hx(sides: &[usize]) -> HyperX {
+    HyperX::new(sides, &vec![1; sides.len()], 2)
+}
+
+fn at(h: &HyperX, c: &[usize]) -> SwitchId {
+    h.switch_at(c)
+}
+
+fn state(src: SwitchId, dst: SwitchId) -> RouteState {
+    RouteState { src, dst, ..Default::default() }
+}
+
+/// Candidates as sorted `(next switch, vc, penalty, escape)`.
+fn cands(net: &Network, r: &dyn Routing, x: SwitchId, st: &RouteState) -> Vec<(SwitchId, u8, u32, bool)> {
+    let mut v = Vec::new();
+    r.candidates(x, st, &mut v);
+    let mut out: Vec<_> = v.iter().map(|c| (net.neighbour(x, c.port).unwrap().0, c.vc, c.penalty, c.escape)).collect();
+    out.sort_unstable();
+    out
+}
+
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort_unstable();
+    v
+}
+
+// ---------------------------------------------------------------- Omnidimensional / OmniWAR
+
+#[test]
+fn omni_candidates_follow_section_3_1_1() {
+    // 4x4, (0,0) -> (1,2): both dimensions unaligned. Dimension 0: (1,0) minimal (0 phits),
+    // (2,0), (3,0) deroutes (64); dimension 1: (0,2) minimal, (0,1), (0,3) deroutes. OmniWAR on
+    // 2n = 4 VCs with m = n = 2: routes of up to 4 hops, one VC per hop, so hop 0 uses VC 0.
+    let h = hx(&[4, 4]);
+    let (net, r) = routing(&[4, 4], &["routing.algorithm=omniwar"]);
+    let (s, t) = (at(&h, &[0, 0]), at(&h, &[1, 2]));
+    let st = state(s, t);
+    let expect = |c: &[usize], p: u32| (at(&h, c), 0u8, p, false);
+    assert_eq!(
+        cands(&net, &*r, s, &st),
+        sorted(vec![
+            expect(&[1, 0], 0),
+            expect(&[2, 0], 64),
+            expect(&[3, 0], 64),
+            expect(&[0, 2], 0),
+            expect(&[0, 1], 64),
+            expect(&[0, 3], 64),
+        ])
+    );
+    // With the budget spent, only the two minimal hops remain; after 3 hops the VC is 3.
+    let spent = RouteState { deroutes: 2, hops: 3, ..st };
+    assert_eq!(
+        cands(&net, &*r, s, &spent),
+        sorted(vec![(at(&h, &[1, 0]), 3, 0, false), (at(&h, &[0, 2]), 3, 0, false)])
+    );
+}
+
+#[test]
+fn omni_deroutes_are_counted_and_routes_stay_in_the_unaligned_subnetwork() {
+    // 3x3x3 from (0,0,0) to (2,0,0): source and destination share a row, so every route stays in
+    // it (SurePath section 4: "OmniWAR does not allow routes outside that row").
+    let h = hx(&[3, 3, 3]);
+    let (net, r) = routing(&[3, 3, 3], &["routing.algorithm=omniwar"]);
+    let (s, t) = (at(&h, &[0, 0, 0]), at(&h, &[2, 0, 0]));
+    let mut st = state(s, t);
+    let c = cands(&net, &*r, s, &st);
+    assert_eq!(c, vec![(at(&h, &[1, 0, 0]), 0, 64, false), (t, 0, 0, false)]);
+    // Take the deroute: the budget is charged and the packet is still in the row.
+    let mut v = Vec::new();
+    r.candidates(s, &st, &mut v);
+    let d = *v.iter().find(|c| c.penalty == 64).unwrap();
+    let y = net.neighbour(s, d.port).unwrap().0;
+    r.advance(&mut st, s, y, &d);
+    assert_eq!((st.deroutes, st.hops, st.vc), (1, 1, 0));
+    // From (1,0,0): back to (0,0,0) is a deroute (budget 3 - 1 left), (2,0,0) minimal, VC 1.
+    assert_eq!(cands(&net, &*r, y, &st), vec![(s, 1, 64, false), (t, 1, 0, false)]);
+}
+
+#[test]
+fn omniwar_uses_one_vc_per_hop_over_n_plus_m_steps() {
+    // Table 4: 2n VCs for routes of n minimal hops plus m = n deroutes. On 3-D with 6 VCs, hop h
+    // uses VC h; with m = 3 forced to 1 (routing.max_deroutes = 1) routes have 4 hops and 6 VCs
+    // give one VC per step (the remaining two are not used).
+    let h = hx(&[3, 3, 3]);
+    let (net, r) = routing(&[3, 3, 3], &["routing.algorithm=omniwar"]);
+    assert_eq!(r.vcs(), 6);
+    let (s, t) = (at(&h, &[0, 0, 0]), at(&h, &[1, 1, 1]));
+    for hops in 0..6u16 {
+        let st = RouteState { hops, ..state(s, t) };
+        assert!(cands(&net, &*r, s, &st).iter().all(|c| c.1 == hops as u8));
+    }
+    let (_, r1) = routing(&[3, 3, 3], &["routing.algorithm=omniwar", "routing.max_deroutes=1"]);
+    assert_eq!(r1.vcs(), 4);
+    let e = build(
+        &config(&[3, 3, 3], &["routing.algorithm=omniwar", "routing.vcs=5"]),
+        sim::build_network(&config(&[3, 3, 3], &[])).unwrap(),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("routing.vcs") && e.contains("n + m = 3 + 3 = 6 hops"), "{e}");
+}
+
+// ---------------------------------------------------------------- Polarized
+
+#[test]
+fn polarized_candidates_follow_table_1_and_its_penalties() {
+    // 4x4, s = (0,0), t = (0,2), at s: (0,2) approaches t while departing s, (+1,-1), dmu 2: 0 phits;
+    // (0,1) and (0,3) depart s and revolve t, (+1,0), dmu 1: 64; (1,0), (2,0), (3,0) depart both,
+    // (+1,+1), dmu 0, allowed because d(c,s) = 0 < d(c,t) = 1: 80.
+    let h = hx(&[4, 4]);
+    let (net, r) = routing(&[4, 4], &["routing.algorithm=polarized"]);
+    let (s, t) = (at(&h, &[0, 0]), at(&h, &[0, 2]));
+    let e = |c: &[usize], p: u32| (at(&h, c), 0u8, p, false);
+    assert_eq!(
+        cands(&net, &*r, s, &state(s, t)),
+        sorted(vec![e(&[0, 2], 0), e(&[0, 1], 64), e(&[0, 3], 64), e(&[1, 0], 80), e(&[2, 0], 80), e(&[3, 0], 80)])
+    );
+    // s = (0,0), t = (1,1), at c = (1,0) after one hop (mu = 1 - 1 = 0): (1,1) = t is (+1,-1): 0;
+    // (1,2), (1,3) are (+1,0): 64; (0,0) = s is (-1,+1) and (2,0), (3,0) are (0,+1): not allowed.
+    let (s, t, c) = (at(&h, &[0, 0]), at(&h, &[1, 1]), at(&h, &[1, 0]));
+    let st = RouteState { hops: 1, ..state(s, t) };
+    let e = |c: &[usize], p: u32| (at(&h, c), 1u8, p, false);
+    assert_eq!(cands(&net, &*r, c, &st), sorted(vec![e(&[1, 1], 0), e(&[1, 2], 64), e(&[1, 3], 64)]));
+    // s = (0,0), t = (2,2), at c = (1,1) after two hops (d(c,s) = d(c,t) = 2): (2,1) and (1,2) are
+    // (0,-1), dmu 1, the best here, so 0 phits; (3,1) and (1,3) revolve both, (0,0), which Table 1
+    // forbids; (0,1) and (1,0) are (-1,0). VC 2 on the ladder.
+    let (t, c) = (at(&h, &[2, 2]), at(&h, &[1, 1]));
+    let st = RouteState { hops: 2, ..state(s, t) };
+    assert_eq!(cands(&net, &*r, c, &st), sorted(vec![(at(&h, &[2, 1]), 2, 0, false), (at(&h, &[1, 2]), 2, 0, false)]));
+}
+
+/// Table 1 written out: the five allowed (ds, dt) moves.
+const TABLE1: [(i32, i32); 5] = [(1, -1), (1, 0), (1, 1), (0, -1), (-1, -1)];
+
+/// Walks every polarized route from every source to every destination on `net`, checking each step
+/// against Table 1 independently of the implementation: the candidates are exactly the neighbours
+/// whose (ds, dt) is one of the five moves, with the dmu = 0 moves (+1,+1) only while d(c,s) <
+/// d(c,t) and (-1,-1) only otherwise (minus dead ends when `pruned`, and then never none); mu never
+/// decreases; the penalties are 0/64/80 below the best dmu. Returns the longest route (longest
+/// path of the moves, which form a DAG, by memoised search).
+fn walk_polarized(net: &Arc<Network>, pruned: bool) -> u32 {
+    let routes = if pruned { PolarizedRoutes::pruned(net.clone()).unwrap() } else { PolarizedRoutes::new(net.clone()) };
+    let n = net.num_switches() as SwitchId;
+    let mut longest = 0;
+    for s in 0..n {
+        for t in 0..n {
+            if s != t {
+                let mut memo = std::collections::HashMap::new();
+                if let Some(l) = walk_from(net, &routes, pruned, &state(s, t), s, &mut memo) {
+                    longest = longest.max(l);
+                }
+            }
+        }
+    }
+    longest
+}
+
+fn walk_from(
+    net: &Network,
+    routes: &PolarizedRoutes,
+    pruned: bool,
+    st: &RouteState,
+    c: SwitchId,
+    memo: &mut std::collections::HashMap<SwitchId, Option<u32>>,
+) -> Option<u32> {
+    let (s, t) = (st.src, st.dst);
+    if c == t {
+        return Some(0);
+    }
+    if let Some(&m) = memo.get(&c) {
+        return m;
+    }
+    let d = |a: SwitchId, b: SwitchId| net.distance(a, b) as i32;
+    let mut got = Vec::new();
+    routes.candidates(c, st, &mut got, |_| 0..1);
+    let got: Vec<(SwitchId, u32)> =
+        sorted(got.iter().map(|x: &Candidate| (net.neighbour(c, x.port).unwrap().0, x.penalty)).collect());
+    let (a, b) = (d(c, s), d(c, t));
+    let mut want = Vec::new();
+    for p in 0..net.switch_ports() as u16 {
+        if let Some((y, _)) = net.neighbour(c, p) {
+            let (ds, dt) = (d(y, s) - a, d(y, t) - b);
+            if TABLE1.contains(&(ds, dt)) && (ds - dt > 0 || (ds == 1 && a < b) || (dt == -1 && a >= b)) {
+                want.push((y, ds - dt));
+            }
+        }
+    }
+    if pruned {
+        assert!(got.iter().all(|g| want.iter().any(|w| w.0 == g.0)), "s={s} t={t} c={c}");
+        assert!(!got.is_empty(), "pruned polarized stuck: s={s} t={t} c={c}");
+    } else {
+        let best = want.iter().map(|w| w.1).max().unwrap_or(0);
+        let want: Vec<(SwitchId, u32)> =
+            sorted(want.iter().map(|&(y, m)| (y, [0, 64, 80][(best - m) as usize])).collect());
+        assert_eq!(got, want, "s={s} t={t} c={c}");
+    }
+    let mut best = None;
+    for &(y, _) in &got {
+        assert!(d(y, s) - d(y, t) >= a - b, "mu decreased");
+        if let Some(l) = walk_from(net, routes, pruned, st, y, memo) {
+            best = Some(best.unwrap_or(0).max(l + 1));
+        }
+    }
+    memo.insert(c, best);
+    best
+}
+
+#[test]
+fn polarized_moves_are_exactly_table_1_and_routes_are_at_most_twice_the_diameter() {
+    for sides in [vec![4usize, 4], vec![3, 3, 3], vec![2, 3, 4]] {
+        let net = sim::build_network(&config(&sides, &[])).unwrap();
+        let longest = walk_polarized(&net, false);
+        assert!(longest <= 2 * sides.len() as u32, "{sides:?}: {longest}");
+    }
+    // Faulty networks: the same rules with BFS distances.
+    let net = sim::build_network(&config(&[4, 4], &["faults.random_links=5"])).unwrap();
+    walk_polarized(&net, false);
+}
+
+/// The 3x3 HyperX with links (0,0)-(1,0) and (0,0)-(2,0) failed, so (0,0) only has (0,1), (0,2).
+fn corner_network() -> (HyperX, Arc<Network>) {
+    let h = hx(&[3, 3]);
+    let o = at(&h, &[0, 0]);
+    let faults = FaultSet { links: vec![(o, h.port_to(o, 0, 1, 0)), (o, h.port_to(o, 0, 2, 0))] };
+    let topo: Arc<dyn Topology> = Arc::new(h.clone());
+    (h, Arc::new(Network::new(topo, &faults)))
+}
+
+#[test]
+fn polarized_dead_end_on_a_faulty_network_is_avoided() {
+    // Packet (0,1) -> (1,1) (distance 1). From s every neighbour departs s, and (0,0) is
+    // (+1,+1): d((0,0),(1,1)) = 2 now that (0,0)-(1,0) is dead, allowed since d(c,s) = 0 < 1.
+    // At (0,0): a = d(c,s) = 1 < b = d(c,t) = 2; its neighbours are (0,1) = s, (-1,-1), only
+    // allowed when a >= b, and (0,2), (0,0) since d((0,2),(0,1)) = 1 and d((0,2),(1,1)) = 2:
+    // no allowed move. Paper-exact Polarized walks into this dead end; pruned Polarized does not.
+    let (h, net) = corner_network();
+    let (s, t, o) = (at(&h, &[0, 1]), at(&h, &[1, 1]), at(&h, &[0, 0]));
+    let st = state(s, t);
+    let next = |r: &PolarizedRoutes, c: SwitchId| {
+        let mut v = Vec::new();
+        r.hops(c, &st, |p, _| v.push(net.neighbour(c, p).unwrap().0));
+        v
+    };
+    let exact = PolarizedRoutes::new(net.clone());
+    assert!(next(&exact, s).contains(&o));
+    assert!(next(&exact, o).is_empty());
+    let pruned = PolarizedRoutes::pruned(net.clone()).unwrap();
+    assert!(!next(&pruned, s).contains(&o));
+    assert!(next(&pruned, s).contains(&t));
+    walk_polarized(&net, true);
+}
+
+// ---------------------------------------------------------------- SurePath
+
+#[test]
+fn surepath_splits_routing_and_escape_vcs() {
+    // OmniSP on 4x4 with 4 VCs, 1 escape: routing hops on VCs 0..3, escape hops on VC 3. From
+    // (0,1) to (0,3) (Fig. 2, root (0,0)): routing gives (0,3) minimal (0) and (0,0), (0,2)
+    // deroutes (64); the escape gives the red link to (0,3) (64) and Up to the root (112).
+    let h = hx(&[4, 4]);
+    let (net, r) = routing(&[4, 4], &["routing.algorithm=surepath-omni"]);
+    assert_eq!(r.vcs(), 4);
+    let (s, t) = (at(&h, &[0, 1]), at(&h, &[0, 3]));
+    let mut want = Vec::new();
+    for vc in 0..3 {
+        want.push((t, vc, 0, false));
+        want.push((at(&h, &[0, 0]), vc, 64, false));
+        want.push((at(&h, &[0, 2]), vc, 64, false));
+    }
+    want.push((t, 3, 64, true));
+    want.push((at(&h, &[0, 0]), 3, UP_PENALTY, true));
+    assert_eq!(cands(&net, &*r, s, &state(s, t)), sorted(want));
+    // In the escape subnetwork a packet never returns to routing VCs.
+    let esc = RouteState { escape: true, ..state(s, t) };
+    assert_eq!(cands(&net, &*r, s, &esc), sorted(vec![(t, 3, 64, true), (at(&h, &[0, 0]), 3, UP_PENALTY, true)]));
+    // Taking an escape candidate sets the flag.
+    let mut st = state(s, t);
+    r.advance(&mut st, s, t, &Candidate { port: h.port_to(s, 1, 3, 0), vc: 3, penalty: 64, escape: true });
+    assert!(st.escape);
+}
+
+#[test]
+fn surepath_escape_subfunction_is_the_up_down_links() {
+    // R1 (Duato) is the black links only: from (2,2) to (1,1) the Up links to (2,0) and (0,2); the
+    // red links to (1,2) and (2,1) are escape candidates but not part of R1.
+    let h = hx(&[4, 4]);
+    let (net, r) = routing(&[4, 4], &["routing.algorithm=surepath-polarized", "routing.vcs=2"]);
+    assert!(r.escape_based());
+    let (x, t) = (at(&h, &[2, 2]), at(&h, &[1, 1]));
+    let mut v = Vec::new();
+    r.escape_subfunction(x, t, &mut v);
+    let got = sorted(v.iter().map(|c| (net.neighbour(x, c.port).unwrap().0, c.vc, c.penalty)).collect::<Vec<_>>());
+    assert_eq!(got, sorted(vec![(at(&h, &[2, 0]), 1, UP_PENALTY), (at(&h, &[0, 2]), 1, UP_PENALTY)]));
+    let all = cands(&net, &*r, x, &state(x, t));
+    assert!(all.contains(&(at(&h, &[1, 2]), 1, 64, true)) && all.contains(&(at(&h, &[2, 1]), 1, 64, true)));
+}
+
+#[test]
+fn surepath_forces_escape_at_a_polarized_dead_end() {
+    // On the corner network, PolSP at (0,0) for (0,1) -> (1,1) has no routing candidate, so only
+    // escape hops remain (forced hops, section 3). (0,0) is the root and every switch is below it;
+    // its live neighbours are (0,1) and (0,2) at depth 1, and (1,1), at depth 2, has (0,1) as its
+    // only parent ((1,0) is at depth 3 now), so the one escape hop is Down to (0,1).
+    let (h, net) = corner_network();
+    let cfg = config(&[3, 3], &["routing.algorithm=surepath-polarized", "routing.vcs=2"]);
+    let r = build(&cfg, net.clone()).unwrap();
+    let (s, t, o) = (at(&h, &[0, 1]), at(&h, &[1, 1]), at(&h, &[0, 0]));
+    let st = RouteState { hops: 1, ..state(s, t) };
+    assert_eq!(cands(&net, &*r, o, &st), vec![(s, 1, DOWN_PENALTY, true)]);
+}
+
+#[test]
+fn escape_hops_always_reduce_the_up_down_distance() {
+    let net = sim::build_network(&config(&[3, 3, 3], &["faults.random_links=6"])).unwrap();
+    let u = UpDown::new(net.clone(), 4).unwrap();
+    for x in 0..27 {
+        for t in 0..27 {
+            if x == t {
+                continue;
+            }
+            let below = u.ud(x, t) + u.depth(x) == u.depth(t);
+            u.hops(x, t, |p, pen, kind| {
+                let y = net.neighbour(x, p).unwrap().0;
+                assert!(u.ud(y, t) < u.ud(x, t));
+                assert_eq!(u.kind(x, y), kind);
+                match kind {
+                    LinkKind::Down => assert!(below && pen == DOWN_PENALTY),
+                    LinkKind::Up => assert!(!below && pen == UP_PENALTY),
+                    LinkKind::Horizontal => assert!(!below && [80, 64, 48].contains(&pen)),
+                }
+            });
+        }
+    }
+}
+
+// ---------------------------------------------------------------- DAL
+
+#[test]
+fn dal_candidates_follow_section_3_3() {
+    // 4x4x4 with 6 VCs = 3 sets; (0,0,0) -> (1,2,0), dimension 2 aligned. Minimal hops (1,0,0) and
+    // (0,2,0) on the adaptive VCs 0, 2, 4; deroutes (2,0,0), (3,0,0), (0,1,0), (0,3,0); the escape is
+    // the DOR hop, dimension 0 first: (1,0,0) on VCs 1, 3, 5. Nothing in the aligned dimension 2.
+    let h = hx(&[4, 4, 4]);
+    let (net, r) = routing(&[4, 4, 4], &["routing.algorithm=dal"]);
+    let (s, t) = (at(&h, &[0, 0, 0]), at(&h, &[1, 2, 0]));
+    let mut want = Vec::new();
+    for set in 0..3u8 {
+        for (c, p) in [([1, 0, 0], 0), ([0, 2, 0], 0), ([2, 0, 0], DAL_DEROUTE), ([3, 0, 0], DAL_DEROUTE)] {
+            want.push((at(&h, &c), 2 * set, p, false));
+        }
+        for c in [[0, 1, 0], [0, 3, 0]] {
+            want.push((at(&h, &c), 2 * set, DAL_DEROUTE, false));
+        }
+        want.push((at(&h, &[1, 0, 0]), 2 * set + 1, DAL_ESCAPE, true));
+    }
+    let mut st = state(s, t);
+    assert_eq!(cands(&net, &*r, s, &st), sorted(want));
+    // Deroute in dimension 0 to (2,0,0): dimension 0 is marked, so from there only its minimal hop
+    // (1,0,0) remains in dimension 0 while dimension 1 can still be derouted.
+    let y = at(&h, &[2, 0, 0]);
+    r.advance(&mut st, s, y, &Candidate { port: h.port_to(s, 0, 2, 0), vc: 0, penalty: DAL_DEROUTE, escape: false });
+    assert_eq!(st.dim_mask, 1);
+    let c = cands(&net, &*r, y, &st);
+    assert!(c.iter().all(|&(z, _, _, _)| h.coord(z, 0) == 2 || z == at(&h, &[1, 0, 0])));
+    assert!(c.contains(&(at(&h, &[2, 1, 0]), 0, DAL_DEROUTE, false)));
+    // Once in the escape VC the packet stays in dimension order.
+    let esc = RouteState { escape: true, ..st };
+    assert_eq!(
+        cands(&net, &*r, y, &esc),
+        vec![
+            (at(&h, &[1, 0, 0]), 1, DAL_ESCAPE, true),
+            (at(&h, &[1, 0, 0]), 3, DAL_ESCAPE, true),
+            (at(&h, &[1, 0, 0]), 5, DAL_ESCAPE, true)
+        ]
+    );
+}
+
+// ---------------------------------------------------------------- SP / ECMP / AllPath, DAVC
+
+#[test]
+fn table_routings_candidates() {
+    let h = hx(&[4, 4]);
+    let (s, t) = (at(&h, &[0, 0]), at(&h, &[1, 2]));
+    // ECMP: the two minimal ports. SP: one of them, the same for every packet at (s, t).
+    let (net, ecmp) = routing(&[4, 4], &["routing.algorithm=ecmp"]);
+    let both = vec![(at(&h, &[1, 0]), 0, 0, false), (at(&h, &[0, 2]), 0, 0, false)];
+    assert_eq!(cands(&net, &*ecmp, s, &state(s, t)), sorted(both.clone()));
+    let (_, sp) = routing(&[4, 4], &["routing.algorithm=sp"]);
+    let one = cands(&net, &*sp, s, &state(s, t));
+    assert_eq!(one.len(), 1);
+    assert!(both.contains(&one[0]));
+    assert_eq!(cands(&net, &*sp, s, &state(at(&h, &[3, 3]), t)), one);
+    // AllPath(1) from (0,0) to (1,0) (distance 1, budget 2): t itself (0), and (2,0), (3,0), which
+    // are at distance 1 from t (64); (0,y) are at distance 2 and cannot finish within 2 hops.
+    let (_, ap) = routing(&[4, 4], &["routing.algorithm=allpath", "routing.extra_hops=1"]);
+    let t = at(&h, &[1, 0]);
+    assert_eq!(
+        cands(&net, &*ap, s, &state(s, t)),
+        sorted(vec![(t, 0, 0, false), (at(&h, &[2, 0]), 0, 64, false), (at(&h, &[3, 0]), 0, 64, false)])
+    );
+    // After one extra hop the budget is spent: from (2,0) only t.
+    let st = RouteState { hops: 1, ..state(s, t) };
+    assert_eq!(cands(&net, &*ap, at(&h, &[2, 0]), &st), vec![(t, 1, 0, false)]);
+}
+
+#[test]
+fn davc_vcs_follow_the_allocation_functions_along_a_route() {
+    // ECMP with F_N on 4x4: (0,0)=0 -> (1,0)=1 -> (1,2)=9: first hop VC 0, second hop 9 > 1 keeps
+    // VC 0. (3,3)=15 -> (0,3)=12 -> (0,0)=0: 12 <= 15 (first hop, still VC 0), then 0 <= 12: VC 1.
+    let h = hx(&[4, 4]);
+    let (net, r) = routing(&[4, 4], &["routing.algorithm=ecmp", "routing.vc_policy=davc-n"]);
+    let hop = |st: &mut RouteState, x: SwitchId, y: SwitchId| -> u8 {
+        let mut v = Vec::new();
+        r.candidates(x, st, &mut v);
+        let c = *v.iter().find(|c| net.neighbour(x, c.port).unwrap().0 == y).unwrap();
+        r.advance(st, x, y, &c);
+        c.vc
+    };
+    let (a, b, c) = (at(&h, &[0, 0]), at(&h, &[1, 0]), at(&h, &[1, 2]));
+    let mut st = state(a, c);
+    assert_eq!((hop(&mut st, a, b), hop(&mut st, b, c)), (0, 0));
+    let (a, b, c) = (at(&h, &[3, 3]), at(&h, &[0, 3]), at(&h, &[0, 0]));
+    let mut st = state(a, c);
+    assert_eq!((hop(&mut st, a, b), hop(&mut st, b, c)), (0, 1));
+}
+
+#[test]
+fn too_few_vcs_is_a_config_error_naming_the_route_length() {
+    let err = |sides: &[usize], sets: &[&str]| {
+        let cfg = config(sides, sets);
+        build(&cfg, sim::build_network(&cfg).unwrap()).err().unwrap().to_string()
+    };
+    let e = err(&[4, 4], &["routing.algorithm=sp", "routing.vc_policy=davc-n", "routing.vcs=1"]);
+    assert!(e.contains("routing.vcs") && e.contains(": 1 ") && e.contains("diameter, 2 hops"), "{e}");
+    let e = err(
+        &[3, 3, 3],
+        &["routing.algorithm=allpath", "routing.extra_hops=2", "routing.vc_policy=davc-np", "routing.vcs=4"],
+    );
+    assert!(e.contains("diameter 3 + extra_hops 2 = 5 hops") && e.contains("at least 5"), "{e}");
+    let e = err(&[4, 4], &["routing.algorithm=valiant", "routing.vc_policy=davc-p", "routing.vcs=3"]);
+    assert!(e.contains("2 x diameter 2 = 4 hops"), "{e}");
+    let e = err(&[4, 4], &["routing.algorithm=surepath-omni", "routing.vcs=1"]);
+    assert!(e.contains("routing.vcs") && e.contains("at least 2"), "{e}");
+    let e = err(&[4, 4], &["routing.algorithm=surepath-omni", "routing.vc_policy=davc-n"]);
+    assert!(e.contains("routing.vc_policy") && e.contains("davc-n") && e.contains("ladder"), "{e}");
+    let e = err(&[4, 4], &["routing.algorithm=dal", "routing.vcs=3"]);
+    assert!(e.contains("routing.vcs") && e.contains("3") && e.contains("even"), "{e}");
+    let e = parse_str("[topology]\nsides=[4,4]\nservers_per_switch=1\n", "t", &["routing.vc_policy=davc".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("routing.vc_policy") && e.contains("davc-np") && e.contains("none"), "{e}");
+    // Faulty diameter: 4x4 with enough faults has diameter 3 > 2, so SP with DAVC needs 3 VCs.
+    let cfg = config(&[4, 4], &["routing.algorithm=sp", "routing.vc_policy=davc-n", "faults.random_links=10"]);
+    let net = sim::build_network(&cfg).unwrap();
+    let diam = net.distance_stats().diameter;
+    let r = build(&cfg, net).unwrap();
+    assert_eq!(r.vcs(), diam as usize);
+}
+
+// ---------------------------------------------------------------- check-deadlock
+
+fn check(sides: &[usize], sets: &[&str]) -> deadlock::Report {
+    let (net, r) = routing(sides, sets);
+    deadlock::check(&net, &*r)
+}
+
+#[test]
+fn ladder_routings_are_acyclic() {
+    for sides in [&[4usize, 4][..], &[3, 3, 3]] {
+        for alg in ["dor", "minimal", "valiant", "omniwar", "polarized"] {
+            let rep = check(sides, &[&format!("routing.algorithm={alg}")]);
+            assert_eq!(rep.verdict, Verdict::Acyclic, "{alg} on {sides:?}");
+            assert!(rep.longest_route as usize <= rep.vcs, "{alg}: route longer than its ladder");
+        }
+    }
+    for alg in ["dor", "minimal", "polarized"] {
+        assert_eq!(check(&[4, 4, 4], &[&format!("routing.algorithm={alg}")]).verdict, Verdict::Acyclic, "{alg}");
+    }
+}
+
+#[test]
+fn minimal_on_one_vc_without_ladder_has_a_cycle() {
+    // Minimal routes on a 4x4 close the cycle (0,0)->(1,0)->(1,1)->(0,1)->(0,0): each pair of
+    // consecutive links is the minimal route of some diagonal pair.
+    let (net, r) = routing(&[4, 4], &["routing.algorithm=minimal", "routing.vc_policy=none", "routing.vcs=1"]);
+    let rep = deadlock::check(&net, &*r);
+    let Verdict::Cycle { channels } = &rep.verdict else { panic!("{:?}", rep.verdict) };
+    assert!(channels.len() >= 2 && !rep.deadlock_free());
+    for (i, c) in channels.iter().enumerate() {
+        let next = channels[(i + 1) % channels.len()];
+        assert_eq!(net.neighbour(c.switch, c.port).unwrap().0, next.switch, "channels must chain");
+        assert_eq!(c.vc, 0);
+    }
+    // DOR is deadlock free even on one VC (dimensions are crossed in increasing order).
+    let rep = check(&[4, 4], &["routing.algorithm=dor", "routing.vc_policy=none", "routing.vcs=1"]);
+    assert_eq!(rep.verdict, Verdict::Acyclic);
+}
+
+#[test]
+fn table_routings_are_acyclic_with_every_davc_function() {
+    for sides in [&[4usize, 4][..], &[3, 3, 3]] {
+        for alg in ["sp", "ecmp", "allpath"] {
+            for policy in ["davc-n", "davc-p", "davc-np"] {
+                let rep = check(sides, &[&format!("routing.algorithm={alg}"), &format!("routing.vc_policy={policy}")]);
+                assert_eq!(rep.verdict, Verdict::Acyclic, "{alg} {policy} on {sides:?}");
+            }
+        }
+    }
+    for alg in ["sp", "ecmp", "allpath"] {
+        for policy in ["davc-n", "davc-p", "davc-np"] {
+            let rep = check(
+                &[4, 4],
+                &[&format!("routing.algorithm={alg}"), &format!("routing.vc_policy={policy}"), "faults.random_links=6"],
+            );
+            assert_eq!(rep.verdict, Verdict::Acyclic, "{alg} {policy} faulty");
+        }
+    }
+}
+
+#[test]
+fn escape_based_routings_satisfy_duato() {
+    let cases: [(&[usize], &[&str]); 7] = [
+        (&[4, 4], &["routing.algorithm=surepath-omni"]),
+        (&[4, 4], &["routing.algorithm=surepath-polarized", "routing.vcs=2"]),
+        (&[3, 3, 3], &["routing.algorithm=surepath-omni", "routing.vcs=4", "routing.escape_root=13"]),
+        (&[3, 3, 3], &["routing.algorithm=surepath-polarized", "routing.vcs=4"]),
+        (&[4, 4], &["routing.algorithm=surepath-polarized", "routing.vcs=4", "faults.random_links=8"]),
+        (&[4, 4], &["routing.algorithm=dal"]),
+        (&[3, 3, 3], &["routing.algorithm=dal"]),
+    ];
+    for (sides, sets) in cases {
+        let rep = check(sides, sets);
+        assert!(matches!(rep.verdict, Verdict::Duato { .. }), "{sets:?} on {sides:?}: {:?}", rep.verdict);
+    }
+    // Without the escape, the routing VCs of SurePath are cyclic: Duato is what makes it safe.
+    let rep = check(&[4, 4], &["routing.algorithm=surepath-omni"]);
+    assert!(matches!(rep.verdict, Verdict::Duato { full_cdg_acyclic: false, .. }));
+}
+
+/// The escape subnetwork on its own (one VC, every escape hop including shortcuts), declared as a
+/// plain routing: its CDG has cycles among horizontal links, e.g. on the 4x4 with root (0,0),
+/// (2,2)->(1,2)->(1,1)->(2,1)->(2,2) (each consecutive pair is the escape route of a packet to
+/// (1,1), (2,1), (2,2), (1,2), as the Up/Down distances give). Declared as escape-based with the
+/// Up/Down links as R1 it satisfies Duato.
+struct EscapeOnly(UpDown, bool);
+
+impl Routing for EscapeOnly {
+    fn name(&self) -> &'static str {
+        "escape-only"
+    }
+    fn vcs(&self) -> usize {
+        1
+    }
+    fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
+        self.0.hops(at, st.dst, |port, penalty, _| out.push(Candidate { port, vc: 0, penalty, escape: true }));
+    }
+    fn escape_based(&self) -> bool {
+        self.1
+    }
+    fn escape_subfunction(&self, at: SwitchId, dst: SwitchId, out: &mut Vec<Candidate>) {
+        self.0.hops(at, dst, |port, penalty, kind| {
+            if kind != LinkKind::Horizontal {
+                out.push(Candidate { port, vc: 0, penalty, escape: true })
+            }
+        });
+    }
+}
+
+#[test]
+fn escape_shortcuts_alone_are_cyclic_but_satisfy_duato() {
+    let net = sim::build_network(&config(&[4, 4], &[])).unwrap();
+    let plain = EscapeOnly(UpDown::new(net.clone(), 0).unwrap(), false);
+    let rep = deadlock::check(&net, &plain);
+    let Verdict::Cycle { channels } = rep.verdict else { panic!("expected a cycle") };
+    let u = UpDown::new(net.clone(), 0).unwrap();
+    assert!(channels
+        .iter()
+        .any(|c| u.kind(c.switch, net.neighbour(c.switch, c.port).unwrap().0) == LinkKind::Horizontal));
+    let duato = EscapeOnly(UpDown::new(net.clone(), 0).unwrap(), true);
+    assert!(deadlock::check(&net, &duato).deadlock_free());
+}
+
+#[test]
+fn faulty_polarized_ladder_matches_the_longest_route() {
+    // Standalone Polarized sizes its ladder by the longest pruned route; the exhaustive exploration
+    // must find exactly that length, no dead end, and an acyclic CDG.
+    for (sides, faults, seed) in [(&[4usize, 4][..], 8, 1), (&[3, 3, 3], 8, 1), (&[3, 3, 3], 16, 2)] {
+        let cfg =
+            config(sides, &["routing.algorithm=polarized", "routing.vcs=16", &format!("faults.random_links={faults}")]);
+        let cfg = Config { seed, ..cfg };
+        let net = sim::build_network(&cfg).unwrap();
+        let pr = PolarizedRoutes::pruned(net.clone()).unwrap();
+        let r = build(&cfg, net.clone()).unwrap();
+        let rep = deadlock::check(&net, &*r);
+        assert_eq!(rep.verdict, Verdict::Acyclic, "{sides:?}");
+        assert_eq!(rep.longest_route as usize, pr.max_hops(), "{sides:?}");
+        assert_eq!(walk_polarized(&net, true) as usize, pr.max_hops());
+    }
+}
+
+// ---------------------------------------------------------------- simulations
+
+fn simulate(sides: &[usize], sets: &[&str]) -> crate::metrics::Summary {
+    let mut all =
+        vec!["simulation.warmup_cycles=200", "simulation.measure_cycles=400", "simulation.watchdog_cycles=2000"];
+    all.extend_from_slice(sets);
+    let cfg = config(sides, &all);
+    match sim::run(&cfg, &RunOptions { threads: 1 }, &Progress::default()) {
+        Ok(r) => r.summary,
+        Err(e) => panic!("{sets:?}: {e}"),
+    }
+}
+
+#[test]
+fn every_algorithm_delivers_at_moderate_load() {
+    for alg in crate::config::ROUTING_ALGORITHMS {
+        let s = simulate(&[4, 4], &[&format!("routing.algorithm={alg}"), "traffic.load=0.3"]);
+        // Below saturation everything offered is accepted (up to the Bernoulli noise of 400 cycles).
+        assert!((s.accepted_load - 0.3).abs() < 0.05, "{alg}: accepted {}", s.accepted_load);
+    }
+}
+
+#[test]
+fn saturated_runs_do_not_deadlock() {
+    for sets in [
+        &["routing.algorithm=surepath-omni", "routing.vcs=2"][..],
+        &["routing.algorithm=surepath-polarized", "routing.vcs=2"],
+        &["routing.algorithm=dal"],
+        &["routing.algorithm=polarized"],
+        &["routing.algorithm=omniwar"],
+        &["routing.algorithm=allpath", "routing.vc_policy=davc-np"],
+    ] {
+        let mut v = sets.to_vec();
+        v.push("traffic.load=1.0");
+        let s = simulate(&[3, 3, 3], &v);
+        assert!(s.accepted_load > 0.2, "{sets:?}: accepted {}", s.accepted_load);
+    }
+}
+
+#[test]
+fn faulty_networks_keep_delivering() {
+    for sets in [
+        &["routing.algorithm=polarized", "routing.vcs=12"][..],
+        &["routing.algorithm=surepath-polarized", "routing.vcs=4"],
+        &["routing.algorithm=surepath-omni", "routing.vcs=4"],
+        &["routing.algorithm=surepath-polarized", "routing.vcs=2"],
+        &["routing.algorithm=sp", "routing.vc_policy=davc-n"],
+        &["routing.algorithm=ecmp", "routing.vc_policy=davc-p"],
+        &["routing.algorithm=allpath", "routing.vc_policy=davc-np"],
+        &["routing.algorithm=allpath"],
+    ] {
+        for load in ["0.2", "1.0"] {
+            let mut v = sets.to_vec();
+            let l = format!("traffic.load={load}");
+            v.extend_from_slice(&["faults.random_links=8", &l]);
+            let s = simulate(&[4, 4], &v);
+            assert!(s.accepted_load > 0.1, "{sets:?} at {load}: accepted {}", s.accepted_load);
+            if load == "0.2" {
+                assert!((s.accepted_load - 0.2).abs() < 0.05, "{sets:?}: accepted {}", s.accepted_load);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- hxsim check-deadlock
+
+#[test]
+fn check_deadlock_exit_codes() {
+    use crate::cli;
+    // 0: deadlock free; 1: a cycle; 2 (through cli::exit_code): a config the routing rejects.
+    assert_eq!(cli::check_deadlock(&config(&[3, 3], &["routing.algorithm=minimal"]), true).unwrap(), 0);
+    assert_eq!(cli::check_deadlock(&config(&[3, 3], &["routing.algorithm=surepath-omni"]), false).unwrap(), 0);
+    let cyclic = config(&[3, 3], &["routing.algorithm=minimal", "routing.vc_policy=none", "routing.vcs=1"]);
+    assert_eq!(cli::check_deadlock(&cyclic, false).unwrap(), 1);
+    let bad = config(&[3, 3], &["routing.algorithm=valiant", "routing.vcs=3"]);
+    let e = cli::check_deadlock(&bad, false).unwrap_err();
+    assert_eq!(cli::exit_code(&e), 2);
+    assert!(e.to_string().contains("routing.vcs"), "{e}");
+}

@@ -1,0 +1,634 @@
+//! `hxsim sweep`: run one config at every point of a grid of overridden values, into one HDF5 file.
+//!
+//! Each `--set` is one axis of the grid:
+//! - `KEY=START:STOP:STEP`: an inclusive range (`traffic.load=0.1:1.0:0.1` gives 0.1, 0.2, ..., 1.0;
+//!   the stop is included within rounding, and values are rounded to the decimals written);
+//! - `KEY=A,B,C`: a list (`routing.algorithm=minimal,valiant`; TOML arrays such as `[4,4],[8,8]` are
+//!   kept whole);
+//! - `KEY=VALUE`: one value (an override applied to every point).
+//!
+//! The points are the cartesian product of the axes (the last `--set` varies fastest). Each point
+//! runs single-threaded; `--jobs N` runs N points at once. Results never depend on `--jobs`: every
+//! point's group holds only what that point computed. The file holds one group per point,
+//! `/points/NNN`, with the layout of a run (see [`crate::output`]), and the table `/sweep`: one 1-D
+//! dataset per column (`point`, `group`, each swept key, each summary key as `f64` with NaN where a
+//! point has no value, `complete`, `error`), one row per point, so that
+//! `pandas.DataFrame({k: v[()] for k, v in f["sweep"].items()})` loads the whole sweep.
+//!
+//! A point that fails (deadlock, unroutable packet, bad derived value) records its error in its group
+//! and in the table, and the sweep goes on; the exit code is then 3. Bad `--set` syntax, or a value
+//! that makes any point's config invalid, is reported before anything runs (exit code 2).
+
+use crate::cli;
+use crate::config::{self, Config, ConfigError};
+use crate::engine::Progress;
+use crate::metrics::Summary;
+use crate::output::hdf5 as h5;
+use crate::output::{exit_status, prepare_path, signal_name, StopOnSignal};
+use crate::sim::{RunOptions, RunResult, SimError};
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Most points one sweep may have.
+pub const MAX_POINTS: usize = 100_000;
+
+/// Type of a swept key's column in the `/sweep` table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnKind {
+    /// Every value is a TOML integer: `i64`.
+    Int,
+    /// Every value is a number: `f64`.
+    Float,
+    /// Every value is `true` or `false`.
+    Bool,
+    /// Anything else: UTF-8 strings (strings as themselves, other literals as written).
+    Text,
+}
+
+/// One `--set`: a config key and the values it takes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    /// Dotted config key, e.g. `traffic.load`.
+    pub key: String,
+    /// Each value as a TOML literal (or bare string), as passed to `--set KEY=VALUE`.
+    pub values: Vec<String>,
+}
+
+impl Axis {
+    /// Column type of this axis in the table.
+    pub fn kind(&self) -> ColumnKind {
+        let lits: Vec<toml::Value> = self.values.iter().map(|v| config::parse_literal(v)).collect();
+        if lits.iter().all(|v| v.is_integer()) {
+            ColumnKind::Int
+        } else if lits.iter().all(|v| v.is_integer() || v.is_float()) {
+            ColumnKind::Float
+        } else if lits.iter().all(|v| v.is_bool()) {
+            ColumnKind::Bool
+        } else {
+            ColumnKind::Text
+        }
+    }
+}
+
+fn bad(spec: &str, why: impl std::fmt::Display) -> ConfigError {
+    ConfigError::Parse { origin: "--set".into(), message: format!("`{spec}`: {why}") }
+}
+
+/// Split at commas (or find colons) outside brackets, braces and quotes.
+fn split_top(v: &str, sep: char) -> Vec<String> {
+    let (mut depth, mut quote, mut cur, mut out) = (0i32, None::<char>, String::new(), Vec::new());
+    for c in v.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '[' | '{') => depth += 1,
+            (None, ']' | '}') => depth -= 1,
+            (None, c) if c == sep && depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    out.push(cur);
+    out
+}
+
+fn decimals(s: &str) -> Option<usize> {
+    if s.contains(['e', 'E']) {
+        return None;
+    }
+    Some(s.split_once('.').map_or(0, |(_, f)| f.len()))
+}
+
+/// Expand `START:STOP:STEP`.
+fn range(spec: &str, parts: &[String]) -> Result<Vec<String>, ConfigError> {
+    let how = "a range is START:STOP:STEP with three numbers, STEP > 0 and STOP >= START (e.g. 0.1:1.0:0.1)";
+    if parts.len() != 3 {
+        return Err(bad(spec, how));
+    }
+    let p: Vec<&str> = parts.iter().map(|s| s.trim()).collect();
+    if let (Ok(a), Ok(b), Ok(s)) = (p[0].parse::<i64>(), p[1].parse::<i64>(), p[2].parse::<i64>()) {
+        if s <= 0 || b < a {
+            return Err(bad(spec, how));
+        }
+        let n = ((b - a) / s + 1) as usize;
+        if n > MAX_POINTS {
+            return Err(bad(spec, format!("{n} values; at most {MAX_POINTS}")));
+        }
+        return Ok((0..n as i64).map(|i| (a + i * s).to_string()).collect());
+    }
+    let num = |x: &str| x.parse::<f64>().ok().filter(|v| v.is_finite());
+    let (Some(a), Some(b), Some(s)) = (num(p[0]), num(p[1]), num(p[2])) else {
+        return Err(bad(spec, how));
+    };
+    if s <= 0.0 || b < a {
+        return Err(bad(spec, how));
+    }
+    let steps = (b - a) / s;
+    if steps + 1.0 > MAX_POINTS as f64 {
+        return Err(bad(spec, format!("{} values; at most {MAX_POINTS}", steps as u64 + 1)));
+    }
+    // Inclusive of STOP within rounding: 0.1:1.0:0.1 has (1.0 - 0.1) / 0.1 = 8.999999999999998 steps.
+    let n = (steps + 1e-6).floor() as usize + 1;
+    let dec = match (decimals(p[0]), decimals(p[2])) {
+        (Some(x), Some(y)) => Some(x.max(y).max(1)),
+        _ => None,
+    };
+    Ok((0..n)
+        .map(|i| {
+            let v = a + i as f64 * s;
+            match dec {
+                Some(d) => format!("{v:.d$}"),
+                None => format!("{}", (v * 1e12).round() / 1e12),
+            }
+        })
+        .collect())
+}
+
+/// Parse one `--set KEY=VALUES` of a sweep.
+pub fn parse_set(spec: &str) -> Result<Axis, ConfigError> {
+    let (key, raw) = spec.split_once('=').ok_or_else(|| {
+        bad(spec, "expected KEY=VALUES, e.g. traffic.load=0.1:1.0:0.1 or routing.algorithm=minimal,valiant")
+    })?;
+    let key = key.trim();
+    if key.is_empty()
+        || key.split('.').any(|p| p.is_empty())
+        || !key.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    {
+        return Err(bad(spec, format!("`{key}` is not a config key (dotted names such as traffic.load)")));
+    }
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Err(bad(spec, "no value"));
+    }
+    let colon = split_top(raw, ':');
+    let values = if colon.len() > 1 {
+        range(spec, &colon)?
+    } else {
+        let items: Vec<String> = split_top(raw, ',').into_iter().map(|s| s.trim().to_string()).collect();
+        if items.iter().any(|s| s.is_empty()) {
+            return Err(bad(spec, "empty value in the list (values are separated by single commas)"));
+        }
+        items
+    };
+    let mut seen = std::collections::HashSet::new();
+    if let Some(d) = values.iter().find(|v| !seen.insert(v.as_str())) {
+        return Err(bad(spec, format!("value {d} is listed twice")));
+    }
+    Ok(Axis { key: key.to_string(), values })
+}
+
+/// One point of the grid.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// Position in the sweep (row of the table, name of the group).
+    pub index: usize,
+    /// The value of each axis at this point, as given to `--set`.
+    pub values: Vec<String>,
+    /// The point's full config.
+    pub config: Config,
+}
+
+impl Point {
+    /// `traffic.load=0.3 routing.algorithm=valiant`.
+    pub fn label(&self, axes: &[Axis]) -> String {
+        axes.iter().zip(&self.values).map(|(a, v)| format!("{}={v}", a.key)).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// Parse the `--set`s and build (and validate) the config of every point of their product.
+pub fn expand(config_path: &Path, sets: &[String]) -> Result<(Vec<Axis>, Vec<Point>), ConfigError> {
+    let axes: Vec<Axis> = sets.iter().map(|s| parse_set(s)).collect::<Result<_, _>>()?;
+    for (i, a) in axes.iter().enumerate() {
+        if axes[..i].iter().any(|b| b.key == a.key) {
+            return Err(bad(&sets[i], format!("`{}` is set twice", a.key)));
+        }
+    }
+    let total = axes.iter().try_fold(1usize, |acc, a| acc.checked_mul(a.values.len()).filter(|&n| n <= MAX_POINTS));
+    let Some(total) = total else {
+        return Err(ConfigError::value("--set", sets.join(" "), format!("at most {MAX_POINTS} points in a sweep")));
+    };
+    let text = std::fs::read_to_string(config_path)
+        .map_err(|source| ConfigError::Io { path: config_path.display().to_string(), source })?;
+    let origin = config_path.display().to_string();
+    let mut points = Vec::with_capacity(total);
+    for index in 0..total {
+        let mut rest = index;
+        let mut values = vec![String::new(); axes.len()];
+        for (k, a) in axes.iter().enumerate().rev() {
+            values[k] = a.values[rest % a.values.len()].clone();
+            rest /= a.values.len();
+        }
+        let overrides: Vec<String> = axes.iter().zip(&values).map(|(a, v)| format!("{}={v}", a.key)).collect();
+        let config = config::parse_str(&text, &origin, &overrides).map_err(|e| match e {
+            ConfigError::Parse { origin, message } => {
+                ConfigError::Parse { origin, message: format!("{message} (sweep point {})", overrides.join(" ")) }
+            }
+            other => other,
+        })?;
+        points.push(Point { index, values, config });
+    }
+    Ok((axes, points))
+}
+
+/// How one point ended.
+enum Outcome {
+    Done(Box<RunResult>),
+    Failed(String),
+    NotRun,
+}
+
+/// Where `hxsim sweep` writes.
+#[derive(Debug, Clone)]
+pub enum Output {
+    /// `--no-output`: print the table only.
+    None,
+    /// `results/<name>-<timestamp>-sweep.h5`.
+    Default,
+    /// `--output PATH`.
+    Path(PathBuf),
+}
+
+/// `hxsim sweep`. Returns the exit code: 0 if every point completed, 3 if any failed, 128 + signal
+/// if interrupted.
+pub fn sweep_command(config_path: &Path, sets: &[String], jobs: usize, quiet: bool, output: Output) -> Result<u8> {
+    if jobs == 0 {
+        return Err(ConfigError::value("--jobs", 0, "at least 1").into());
+    }
+    let (axes, points) = expand(config_path, sets)?;
+    let base = &points[0].config;
+    let path = match output {
+        Output::None => None,
+        Output::Default => Some(crate::output::default_path(&base.name, "-sweep")),
+        Output::Path(p) => Some(p),
+    };
+    let progress = Arc::new(Progress::default());
+    let signals = StopOnSignal::install(progress.clone())?;
+    let file = match &path {
+        Some(p) => {
+            prepare_path(p)?;
+            let f = h5::create_file(p)?;
+            write_sweep_header(&f, config_path, base, sets, &axes, points.len(), jobs)?;
+            h5::new_group(&f, "points")?;
+            f.flush()?;
+            Some(f)
+        }
+        None => None,
+    };
+    let n = points.len();
+    let bar = if quiet { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(n as u64) };
+    bar.set_draw_target(if quiet {
+        indicatif::ProgressDrawTarget::hidden()
+    } else {
+        indicatif::ProgressDrawTarget::stderr()
+    });
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} points (eta {eta}) {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let width = (n - 1).to_string().len().max(3);
+    let group_name = |i: usize| format!("{i:0width$}");
+    let mut outcomes: Vec<Outcome> = (0..n).map(|_| Outcome::NotRun).collect();
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = crossbeam::channel::unbounded::<(usize, String, Result<RunResult, SimError>)>();
+    let mut write_error: Option<anyhow::Error> = None;
+    std::thread::scope(|s| {
+        for _ in 0..jobs.min(n) {
+            let (tx, next, points, progress) = (tx.clone(), &next, &points, progress.clone());
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= points.len() || progress.stop.load(Ordering::SeqCst) != 0 {
+                    break;
+                }
+                let start = crate::output::iso8601_utc(std::time::SystemTime::now());
+                let opts = RunOptions { threads: 1 };
+                let r = cli::run_with_progress_observed(&points[i].config, &opts, true, progress.clone(), None);
+                if tx.send((i, start, r)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (i, start, r) in rx {
+            let p = &points[i];
+            let outcome = match r {
+                Ok(res) => Outcome::Done(Box::new(res)),
+                Err(e) => Outcome::Failed(e.to_string()),
+            };
+            if let (Some(f), None) = (&file, &write_error) {
+                let meta = h5::RunMeta { threads: 1, ranks: 1, start_time: start, host: crate::output::hostname() };
+                let written = f
+                    .group("points")
+                    .map_err(anyhow::Error::from)
+                    .and_then(|g| write_point(&g, &group_name(i), p, &axes, &meta, &outcome))
+                    .and_then(|_| f.flush().map_err(anyhow::Error::from));
+                if let Err(e) = written {
+                    // Stop the other points: the file is unusable.
+                    progress.stop.store(1, Ordering::SeqCst);
+                    write_error = Some(e.context(format!("writing sweep point {i}")));
+                }
+            }
+            if let Outcome::Failed(e) = &outcome {
+                bar.println(format!("point {i} ({}) failed: {}", p.label(&axes), e.lines().next().unwrap_or("")));
+            }
+            outcomes[i] = outcome;
+            bar.set_message(p.label(&axes));
+            bar.inc(1);
+        }
+    });
+    bar.finish_and_clear();
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    let caught = signals.caught();
+    let failed = outcomes.iter().filter(|o| matches!(o, Outcome::Failed(_))).count();
+    let interrupted = caught.is_some();
+    if let (Some(f), Some(p)) = (&file, &path) {
+        write_table(f, &axes, &points, &outcomes, &group_name)?;
+        let status = match caught {
+            Some(sig) => format!("interrupted by {}", signal_name(sig)),
+            None if failed > 0 => format!("complete; {failed} of {n} points failed"),
+            None => "complete".into(),
+        };
+        h5::finish(f, !interrupted, &status)?;
+        f.flush()?;
+        print_table(&axes, &points, &outcomes);
+        println!("results: {}", p.display());
+    } else {
+        print_table(&axes, &points, &outcomes);
+    }
+    if interrupted {
+        return Ok(exit_status(false, caught));
+    }
+    Ok(if failed > 0 { 3 } else { 0 })
+}
+
+fn write_sweep_header(
+    f: &::hdf5::File,
+    config_path: &Path,
+    base: &Config,
+    sets: &[String],
+    axes: &[Axis],
+    n: usize,
+    jobs: usize,
+) -> Result<()> {
+    let text = std::fs::read_to_string(config_path).unwrap_or_default();
+    h5::set_str_attr(f, "format", h5::FORMAT)?;
+    h5::set_attr(f, "format_version", &h5::FORMAT_VERSION)?;
+    h5::set_str_attr(f, "kind", "sweep")?;
+    h5::set_str_attr(f, "hxsim_version", env!("CARGO_PKG_VERSION"))?;
+    h5::set_str_attr(f, "git_commit", crate::output::GIT_COMMIT)?;
+    h5::set_str_attr(f, "name", &base.name)?;
+    h5::set_str_attr(f, "config", &text)?;
+    h5::set_str_attr(f, "config_path", &config_path.display().to_string())?;
+    h5::set_str_list_attr(f, "sweep", sets)?;
+    h5::set_str_list_attr(f, "swept_keys", &axes.iter().map(|a| a.key.clone()).collect::<Vec<_>>())?;
+    h5::set_attr(f, "points", &(n as u64))?;
+    h5::set_attr(f, "seed", &base.seed)?;
+    h5::set_attr(f, "threads", &1u64)?;
+    h5::set_attr(f, "ranks", &1u64)?;
+    h5::set_attr(f, "jobs", &(jobs as u64))?;
+    h5::set_str_attr(f, "start_time", &crate::output::iso8601_utc(std::time::SystemTime::now()))?;
+    h5::set_str_attr(f, "host", &crate::output::hostname())?;
+    h5::set_attr(f, "complete", &false)?;
+    h5::set_str_attr(f, "status", "running")?;
+    Ok(())
+}
+
+fn write_point(
+    points: &::hdf5::Group,
+    name: &str,
+    p: &Point,
+    axes: &[Axis],
+    meta: &h5::RunMeta,
+    outcome: &Outcome,
+) -> Result<()> {
+    let g = h5::new_group(points, name)?;
+    h5::write_header(&g, &p.config, meta)?;
+    h5::set_attr(&g, "point", &(p.index as u64))?;
+    h5::set_str_attr(&g, "swept", &p.label(axes))?;
+    match outcome {
+        Outcome::Done(res) => {
+            let mut ts = h5::Timeseries::create(&g, &p.config)?;
+            h5::write_results(&g, &p.config, res, &mut ts)?;
+            let status = if res.complete {
+                "complete".to_string()
+            } else {
+                format!("interrupted at cycle {}", res.summary.cycles)
+            };
+            h5::finish(&g, res.complete, &status)?;
+        }
+        Outcome::Failed(e) => {
+            h5::set_str_attr(&g, "error", e)?;
+            h5::finish(&g, false, &format!("failed: {}", e.lines().next().unwrap_or("")))?;
+        }
+        Outcome::NotRun => h5::finish(&g, false, "not run")?,
+    }
+    Ok(())
+}
+
+fn summary_of(o: &Outcome) -> Option<&Summary> {
+    match o {
+        Outcome::Done(r) => Some(&r.summary),
+        _ => None,
+    }
+}
+
+/// Summary keys in the order of the first point that has each, falling back to the documented list.
+fn summary_keys(outcomes: &[Outcome]) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for s in outcomes.iter().filter_map(summary_of) {
+        for (k, _) in h5::summary_pairs(s) {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    if keys.is_empty() {
+        keys = h5::SUMMARY_UNITS.iter().map(|u| u.0.to_string()).collect();
+    }
+    keys
+}
+
+fn write_table(
+    f: &::hdf5::File,
+    axes: &[Axis],
+    points: &[Point],
+    outcomes: &[Outcome],
+    group_name: &dyn Fn(usize) -> String,
+) -> Result<()> {
+    let g = h5::new_group(f, "sweep")?;
+    h5::set_str_attr(
+        &g,
+        "description",
+        "one row per sweep point: the swept values, the point's summary (f64, NaN where the point has none), \
+         whether it completed, and its error if it failed",
+    )?;
+    let mut columns = vec!["point".to_string(), "group".to_string()];
+    let idx: Vec<u64> = points.iter().map(|p| p.index as u64).collect();
+    h5::column(&g, "point", &idx, "", "index of the point")?;
+    let groups: Vec<String> = points
+        .iter()
+        .zip(outcomes)
+        .map(
+            |(p, o)| {
+                if matches!(o, Outcome::NotRun) {
+                    String::new()
+                } else {
+                    format!("points/{}", group_name(p.index))
+                }
+            },
+        )
+        .collect();
+    h5::str_column(&g, "group", &groups, "the point's group (empty if it was not run)")?;
+    for (k, a) in axes.iter().enumerate() {
+        let vals: Vec<toml::Value> = points.iter().map(|p| config::parse_literal(&p.values[k])).collect();
+        let desc = format!("swept value of {}", a.key);
+        match a.kind() {
+            ColumnKind::Int => {
+                let v: Vec<i64> = vals.iter().map(|v| v.as_integer().unwrap_or_default()).collect();
+                h5::column(&g, &a.key, &v, "", &desc)?;
+            }
+            ColumnKind::Float => {
+                let v: Vec<f64> = vals
+                    .iter()
+                    .map(|v| v.as_float().or(v.as_integer().map(|i| i as f64)).unwrap_or(f64::NAN))
+                    .collect();
+                h5::column(&g, &a.key, &v, "", &desc)?;
+            }
+            ColumnKind::Bool => {
+                let v: Vec<bool> = vals.iter().map(|v| v.as_bool().unwrap_or_default()).collect();
+                h5::column(&g, &a.key, &v, "", &desc)?;
+            }
+            ColumnKind::Text => {
+                let v: Vec<String> = vals
+                    .iter()
+                    .zip(points)
+                    .map(|(v, p)| v.as_str().map(str::to_string).unwrap_or_else(|| p.values[k].clone()))
+                    .collect();
+                h5::str_column(&g, &a.key, &v, &desc)?;
+            }
+        }
+        columns.push(a.key.clone());
+    }
+    for key in summary_keys(outcomes) {
+        let v: Vec<f64> = outcomes
+            .iter()
+            .map(|o| {
+                summary_of(o)
+                    .and_then(|s| h5::summary_pairs(s).into_iter().find(|(k, _)| *k == key))
+                    .and_then(|(_, v)| v.as_f64())
+                    .unwrap_or(f64::NAN)
+            })
+            .collect();
+        let (units, desc) =
+            h5::SUMMARY_UNITS.iter().find(|u| u.0 == key).map(|u| (u.1, u.2)).unwrap_or(("", "summary value"));
+        h5::column(&g, &key, &v, units, desc)?;
+        columns.push(key);
+    }
+    let complete: Vec<bool> = outcomes.iter().map(|o| matches!(o, Outcome::Done(r) if r.complete)).collect::<Vec<_>>();
+    h5::column(&g, "complete", &complete, "", "the point ran to its end")?;
+    let errors: Vec<String> = outcomes
+        .iter()
+        .map(|o| match o {
+            Outcome::Done(r) if r.complete => String::new(),
+            Outcome::Done(_) => "interrupted".into(),
+            Outcome::Failed(e) => e.clone(),
+            Outcome::NotRun => "not run (sweep interrupted)".into(),
+        })
+        .collect();
+    h5::str_column(&g, "error", &errors, "why the point did not complete (empty if it did)")?;
+    columns.extend(["complete".to_string(), "error".to_string()]);
+    h5::set_str_list_attr(&g, "columns", &columns)?;
+    h5::set_str_list_attr(&g, "swept_keys", &axes.iter().map(|a| a.key.clone()).collect::<Vec<_>>())?;
+    Ok(())
+}
+
+fn print_table(axes: &[Axis], points: &[Point], outcomes: &[Outcome]) {
+    let label_w = points.iter().map(|p| p.label(axes).len()).max().unwrap_or(5).max(5);
+    println!("{:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  status", "point", "accepted", "latency", "p99", "Jain");
+    for (p, o) in points.iter().zip(outcomes) {
+        let label = p.label(axes);
+        match o {
+            Outcome::Done(r) => {
+                let s = &r.summary;
+                println!(
+                    "{label:<label_w$}  {:>9.4}  {:>10.2}  {:>6}  {:>7.4}  {}",
+                    s.accepted_load,
+                    s.average_latency,
+                    s.latency_p99,
+                    s.jain_index,
+                    if r.complete { "ok" } else { "interrupted" }
+                );
+            }
+            Outcome::Failed(e) => {
+                println!("{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  failed: {}", "-", "-", "-", "-", {
+                    e.lines().next().unwrap_or("")
+                })
+            }
+            Outcome::NotRun => println!("{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  not run", "-", "-", "-", "-"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_range_includes_stop_and_rounds() {
+        let a = parse_set("traffic.load=0.1:1.0:0.1").unwrap();
+        assert_eq!(a.key, "traffic.load");
+        assert_eq!(a.values, ["0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1.0"]);
+        assert_eq!(a.kind(), ColumnKind::Float);
+        let a = parse_set("traffic.load=0.05:0.2:0.05").unwrap();
+        assert_eq!(a.values, ["0.05", "0.10", "0.15", "0.20"]);
+        let a = parse_set("traffic.load=0.1:0.35:0.1").unwrap();
+        assert_eq!(a.values, ["0.1", "0.2", "0.3"]);
+    }
+
+    #[test]
+    fn integer_range_and_lists() {
+        let a = parse_set("traffic.source_queue_packets=8:32:8").unwrap();
+        assert_eq!(a.values, ["8", "16", "24", "32"]);
+        assert_eq!(a.kind(), ColumnKind::Int);
+        let a = parse_set("routing.algorithm=minimal, valiant,dor").unwrap();
+        assert_eq!(a.values, ["minimal", "valiant", "dor"]);
+        assert_eq!(a.kind(), ColumnKind::Text);
+        let a = parse_set("topology.sides=[4,4],[2,8]").unwrap();
+        assert_eq!(a.values, ["[4,4]", "[2,8]"]);
+        let a = parse_set("seed=7").unwrap();
+        assert_eq!(a.values, ["7"]);
+    }
+
+    #[test]
+    fn bad_specs_are_rejected_with_the_reason() {
+        for (spec, needle) in [
+            ("traffic.load", "KEY=VALUES"),
+            ("traffic.load=0.1:1.0", "START:STOP:STEP"),
+            ("traffic.load=0.5:0.1:0.1", "STOP >= START"),
+            ("traffic.load=0.1:1.0:0", "STEP > 0"),
+            ("traffic.load=a:b:c", "three numbers"),
+            ("traffic.load=0.1,,0.2", "empty value"),
+            ("=0.1", "not a config key"),
+            ("traffic..load=0.1", "not a config key"),
+            ("traffic.load=0.1,0.1", "twice"),
+            ("traffic.load=", "no value"),
+        ] {
+            let e = parse_set(spec).unwrap_err().to_string();
+            assert!(e.contains(needle) && e.contains(spec), "{spec}: {e}");
+        }
+    }
+
+    #[test]
+    fn split_respects_brackets_and_quotes() {
+        assert_eq!(split_top("[1,2],\"a,b\",c", ','), ["[1,2]", "\"a,b\"", "c"]);
+        assert_eq!(split_top("\"x:y\"", ':'), ["\"x:y\""]);
+    }
+}

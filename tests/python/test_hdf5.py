@@ -1,0 +1,181 @@
+"""Reads files written by hxsim with h5py and pandas, and checks them against `hxsim run --json`.
+
+Run with `make test` (which builds hxsim and installs h5py/pandas), or by hand:
+
+    HXSIM_BIN=target/debug/hxsim python3 tests/python/test_hdf5.py
+
+Each `test_*` function also runs under pytest. Without pytest, this file runs them itself and
+prints `N passed, N failed`; the exit code is non-zero if any failed.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import tomllib
+import traceback
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = str(ROOT / "configs" / "quickstart.toml")
+SHORT = ["--set", "simulation.warmup_cycles=500", "--set", "simulation.measure_cycles=1000"]
+TIMING_KEYS = {"wall_seconds", "hops_per_second", "peak_memory_bytes"}
+WHEN_WHERE_ATTRS = {"start_time", "end_time", "host", "jobs"}
+
+
+def hxsim_bin():
+    b = os.environ.get("HXSIM_BIN")
+    if b:
+        return b
+    target = os.environ.get("CARGO_TARGET_DIR", str(ROOT / "target"))
+    return str(Path(target) / "debug" / "hxsim")
+
+
+def hxsim(*args, check=True):
+    r = subprocess.run([hxsim_bin(), *args], capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise AssertionError(f"hxsim {' '.join(args)} exited {r.returncode}: {r.stderr}")
+    return r
+
+
+def load_sweep(path):
+    """The README's one-call loader: the whole sweep table as a DataFrame, in column order."""
+    with h5py.File(path, "r") as f:
+        t = f["sweep"]
+        return pd.DataFrame({k: t[k].asstr()[()] if t[k].dtype.kind == "O" else t[k][()] for k in t.attrs["columns"]})
+
+
+def test_run_file_equals_json_summary():
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "run.h5")
+        r = hxsim("run", QUICKSTART, "--json", "-q", "-o", path)
+        summary = json.loads(r.stdout)
+        with h5py.File(path, "r") as f:
+            assert bool(f.attrs["complete"]) is True
+            assert f.attrs["status"] == "complete"
+            assert f.attrs["format"] == "hxsim-results"
+            cfg = tomllib.loads(f.attrs["config"])
+            assert cfg["name"] == "quickstart" and cfg["topology"]["sides"] == [4, 4]
+            assert cfg["seed"] == f.attrs["seed"] == 1
+            assert f.attrs["threads"] == 1 and f.attrs["ranks"] == 1
+            g = f["summary"]
+            assert list(g) == list(summary), "same keys, same order"
+            for k, v in summary.items():
+                assert g[k][()] == v, (k, g[k][()], v)
+                assert "units" in g[k].attrs
+            assert g["average_latency"].attrs["units"] == "cycles"
+
+            # Time series: consecutive intervals; the window's rows add up to the summary.
+            ts = pd.DataFrame({k: f["timeseries"][k][()] for k in f["timeseries"]})
+            assert len(ts) == 60 and (ts["cycle"] == np.arange(1, 61) * 100).all()
+            w = ts[(ts["cycle"] > 2000) & (ts["cycle"] <= 6000)]
+            assert w["delivered_packets"].sum() == summary["packets_delivered"]
+            assert math.isclose(w["accepted_phits"].sum() / (4000 * 64), summary["accepted_load"], rel_tol=1e-12)
+            assert math.isclose(w["latency_sum"].sum() / w["delivered_packets"].sum(), summary["average_latency"])
+            assert np.allclose(ts["accepted_load"], ts["accepted_phits"] / (100 * 64))
+
+            # Servers: Jain's index recomputed.
+            x = f["servers/injected_phits"][()].astype(float)
+            assert math.isclose(x.sum() ** 2 / (len(x) * (x**2).sum()), summary["jain_index"], rel_tol=1e-12)
+
+            # Latency histogram: count, mean and 99th percentile recomputed.
+            edges, counts = f["latency/bin_edges"][()], f["latency/counts"][()]
+            assert len(edges) == len(counts) + 1 and counts.sum() == summary["packets_delivered"]
+            assert math.isclose((edges[:-1] * counts).sum() / counts.sum(), summary["average_latency"])
+            cum = np.cumsum(counts)
+            p99 = edges[np.searchsorted(cum, math.ceil(0.99 * counts.sum()))]
+            assert p99 == summary["latency_p99"]
+
+            # Links: 16 switches x 6 ports; hottest link found in one line.
+            links = pd.DataFrame({k: f["links"][k][()] for k in f["links"]})
+            assert len(links) == 96 and set(links["dimension"]) == {0, 1}
+            assert np.allclose(links["utilization"], links["phits"] / f["links"].attrs["measured_cycles"])
+            hot = links.loc[links["utilization"].idxmax()]
+            assert 0 < hot["utilization"] <= 1
+
+
+def test_sweep_loads_into_pandas_and_matches_its_points():
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "sweep.h5")
+        hxsim("sweep", QUICKSTART, "--set", "traffic.load=0.2:0.4:0.2", "--set", "routing.algorithm=minimal,valiant",
+              *SHORT, "-q", "-j", "2", "-o", path)
+        df = load_sweep(path)
+        assert len(df) == 4
+        assert list(df["traffic.load"]) == [0.2, 0.2, 0.4, 0.4]
+        assert list(df["routing.algorithm"]) == ["minimal", "valiant"] * 2
+        assert df["complete"].all() and (df["error"] == "").all()
+        with h5py.File(path, "r") as f:
+            assert list(f.attrs["swept_keys"]) == ["traffic.load", "routing.algorithm", "simulation.warmup_cycles",
+                                                   "simulation.measure_cycles"]
+            for _, row in df.iterrows():
+                p = f[row["group"]]
+                assert p["summary/accepted_load"][()] == row["accepted_load"]
+                assert p["summary/packets_delivered"][()] == row["packets_delivered"]
+                cfg = tomllib.loads(p.attrs["config"])
+                assert cfg["traffic"]["load"] == row["traffic.load"]
+                assert cfg["routing"]["algorithm"] == row["routing.algorithm"]
+        # One curve per routing algorithm, as the plot draws them.
+        curves = df.pivot(index="traffic.load", columns="routing.algorithm", values="average_latency")
+        assert curves.shape == (2, 2) and (curves["valiant"] > curves["minimal"]).all()
+
+
+def _walk(f):
+    """Every dataset and attribute of a file, minus what records when, where or how fast."""
+    items = {}
+
+    def visit(name, obj):
+        for a, v in obj.attrs.items():
+            if a not in WHEN_WHERE_ATTRS:
+                items[f"{name}@{a}"] = v
+        if isinstance(obj, h5py.Dataset) and name.rsplit("/", 1)[-1] not in TIMING_KEYS:
+            items[name] = obj.asstr()[()] if obj.dtype.kind == "O" else obj[()]
+
+    for a, v in f.attrs.items():
+        if a not in WHEN_WHERE_ATTRS:
+            items[f"@{a}"] = v
+    f.visititems(visit)
+    return items
+
+
+def test_sweep_file_does_not_depend_on_jobs():
+    with tempfile.TemporaryDirectory() as d:
+        walks = []
+        for jobs in ("1", "2"):
+            path = os.path.join(d, f"s{jobs}.h5")
+            hxsim("sweep", QUICKSTART, "--set", "traffic.load=0.3,0.6", "--set", "routing.algorithm=minimal,valiant",
+                  *SHORT, "-q", "-j", jobs, "-o", path)
+            with h5py.File(path, "r") as f:
+                walks.append(_walk(f))
+        a, b = walks
+        assert a.keys() == b.keys()
+        assert len(a) > 100
+        for k in a:
+            x, y = a[k], b[k]
+            same = np.array_equal(x, y, equal_nan=True) if isinstance(x, np.ndarray) and x.dtype.kind == "f" else np.array_equal(x, y)
+            assert same, k
+
+
+def main():
+    tests = [(n, fn) for n, fn in sorted(globals().items()) if n.startswith("test_") and callable(fn)]
+    passed = failed = 0
+    for name, fn in tests:
+        try:
+            fn()
+            passed += 1
+            print(f"ok      {name}")
+        except Exception:
+            failed += 1
+            print(f"FAILED  {name}")
+            traceback.print_exc()
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
