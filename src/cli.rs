@@ -1,9 +1,9 @@
 //! What the `hxsim` subcommands do, kept out of `main.rs` so tests and other front ends can call it.
 
 use crate::config::{self, Config, ConfigError};
-use crate::engine::Progress;
+use crate::engine::{LaunchError, Progress, World};
 use crate::metrics::Summary;
-use crate::sim::{self, RunOptions, RunResult, SimError};
+use crate::sim::{self, Layout, RunOptions, RunResult, SimError};
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::Path;
@@ -18,6 +18,9 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     }
     if let Some(s) = e.downcast_ref::<SimError>() {
         return s.exit_code() as u8;
+    }
+    if e.downcast_ref::<LaunchError>().is_some() || e.downcast_ref::<crate::merge::MergeError>().is_some() {
+        return 2;
     }
     1
 }
@@ -41,14 +44,28 @@ pub fn run_with_progress_observed(
     progress: Arc<Progress>,
     samples: Option<crate::metrics::SampleSender>,
 ) -> Result<RunResult, SimError> {
+    run_with_progress_on(&World::single(), cfg, opts, quiet, progress, samples)
+        .map(|r| r.expect("a single process is rank 0"))
+}
+
+/// [`run_with_progress_observed`] on every rank of `world` (collective); only rank 0 shows progress
+/// and gets the result (see [`sim::run_on`], also for `samples`).
+pub fn run_with_progress_on(
+    world: &World,
+    cfg: &Config,
+    opts: &RunOptions,
+    quiet: bool,
+    progress: Arc<Progress>,
+    samples: Option<crate::metrics::SampleSender>,
+) -> Result<Option<RunResult>, SimError> {
     let end =
         if cfg.traffic.mode == "fixed" { 0 } else { cfg.simulation.warmup_cycles + cfg.simulation.measure_cycles };
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watcher = (!quiet).then(|| {
+    let watcher = (!quiet && world.is_root()).then(|| {
         let (progress, done) = (progress.clone(), done.clone());
         std::thread::spawn(move || watch(&progress, &done, end))
     });
-    let result = sim::run_observed(cfg, opts, &progress, samples);
+    let result = sim::run_on(world, cfg, opts, &progress, samples);
     done.store(true, Ordering::Relaxed);
     if let Some(w) = watcher {
         let _ = w.join();
@@ -90,19 +107,29 @@ fn watch(progress: &Progress, done: &std::sync::atomic::AtomicBool, end: u64) {
     }
 }
 
-/// Print a summary as JSON or as a table.
+/// Print a summary as JSON or as a table (one process).
 pub fn print_summary(cfg: &Config, s: &Summary, threads: usize, json: bool) -> Result<()> {
+    print_summary_with(cfg, s, Layout { ranks: 1, threads }, json)
+}
+
+/// Print a summary as JSON or as a table. The JSON object holds only [`Summary`], identical for any
+/// `layout` apart from the timing keys (`wall_seconds`, `hops_per_second`, `peak_memory_bytes`);
+/// the table also shows the layout and the memory per endpoint.
+pub fn print_summary_with(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Result<()> {
     if json {
         println!("{}", serde_json::to_string(s).context("serialising the summary")?);
         return Ok(());
     }
+    let endpoints: u64 =
+        cfg.topology.sides.iter().map(|&x| x as u64).product::<u64>() * cfg.topology.servers_per_switch as u64;
     println!(
-        "{} ({}; routing {}; {} traffic; {} threads)",
+        "{} ({}; routing {}; {} traffic; {} ranks x {} threads)",
         cfg.name,
         sim::build_topology(cfg).name(),
         cfg.routing.algorithm,
         cfg.traffic.pattern,
-        threads
+        layout.ranks,
+        layout.threads
     );
     let rows: Vec<(&str, String, &str)> = vec![
         ("offered load", format!("{:.4}", s.offered_load), "phits/cycle/server"),
@@ -113,9 +140,12 @@ pub fn print_summary(cfg: &Config, s: &Summary, threads: usize, json: bool) -> R
         ("Jain index", format!("{:.4}", s.jain_index), "(injected load)"),
         ("packets delivered", format!("{}", s.packets_delivered), "in the measured window"),
         ("cycles", format!("{}", s.cycles), "simulated"),
+        ("ranks", format!("{}", layout.ranks), "MPI processes"),
+        ("threads", format!("{}", layout.threads), "partitions per rank"),
         ("wall time", format!("{:.3}", s.wall_seconds), "s"),
         ("speed", format!("{:.0}", s.hops_per_second), "switch traversals/s"),
-        ("peak memory", format!("{:.1}", s.peak_memory_bytes as f64 / 1048576.0), "MiB"),
+        ("peak memory", format!("{:.1}", s.peak_memory_bytes as f64 / 1048576.0), "MiB (sum over ranks)"),
+        ("memory/endpoint", format!("{:.0}", s.peak_memory_bytes as f64 / endpoints as f64), "bytes per server"),
     ];
     for (k, v, u) in rows {
         println!("  {k:<18} {v:>14}  {u}");
@@ -183,6 +213,161 @@ pub fn analyze(cfg: &Config, json: bool) -> Result<u8> {
         println!("  diameter          {}", a.diameter);
         println!("  average distance  {:.4}", a.average_distance);
         println!("  connected         {}", a.connected);
+    }
+    Ok(0)
+}
+
+/// One method's row of `hxsim partition`.
+#[derive(Debug, Serialize)]
+pub struct PartitionReport {
+    /// `block`, `round-robin` or `multilevel`.
+    pub method: String,
+    /// Pairs of adjacent switches in different parts.
+    pub cut_edges: u64,
+    /// Links between switches in different parts (trunked links counted one by one).
+    pub cut_links: u64,
+    /// `cut_links` over all live switch-to-switch links.
+    pub cut_fraction: f64,
+    /// Switches in the largest part.
+    pub part_switches_max: u64,
+    /// Switches in the smallest part.
+    pub part_switches_min: u64,
+    /// Servers in the largest part (servers live with their switch).
+    pub part_servers_max: u64,
+    /// Largest part over the average part (1.0: perfect balance).
+    pub imbalance: f64,
+    /// Cycles a part can simulate without hearing from the others (smallest latency of a cut link);
+    /// `None` when nothing is cut.
+    pub lookahead: Option<u32>,
+    /// Most other parts one part shares links with (messages per window a part exchanges).
+    pub neighbours_max: usize,
+    /// Time the partitioner took, seconds.
+    pub seconds: f64,
+}
+
+/// What `hxsim partition` reports.
+#[derive(Debug, Serialize)]
+pub struct PartitionSummary {
+    /// Experiment name.
+    pub name: String,
+    /// Switches.
+    pub switches: usize,
+    /// Servers.
+    pub servers: usize,
+    /// Live switch-to-switch links.
+    pub links: u64,
+    /// Parts asked for.
+    pub parts: usize,
+    /// One entry per method.
+    pub methods: Vec<PartitionReport>,
+}
+
+/// Partition the config's switch graph into `parts` with `method` (all methods when `None`) and
+/// measure the quality of each assignment.
+pub fn partition_summary(cfg: &Config, parts: usize, method: Option<&str>) -> Result<PartitionSummary, ConfigError> {
+    let net = sim::build_network(cfg)?;
+    let n = net.num_switches();
+    if parts == 0 || parts > n {
+        return Err(ConfigError::value("--parts", parts, format!("between 1 and the number of switches ({n})")));
+    }
+    let methods: Vec<partitioning::Method> = match method {
+        None => partitioning::Method::ALL.to_vec(),
+        Some(m) => vec![m.parse().map_err(|_| {
+            ConfigError::value("--method", format!("\"{m}\""), "allowed: block, round-robin, multilevel")
+        })?],
+    };
+    let g = sim::partition_graph(cfg, &net);
+    let links: u64 = g.ewgt.iter().map(|&w| w as u64).sum::<u64>() / 2;
+    let t = net.servers_per_switch() as u64;
+    let mut out = Vec::new();
+    for m in methods {
+        let start = Instant::now();
+        let assign = partitioning::partition(&g, parts, m, cfg.seed)
+            .map_err(|e| ConfigError::value("--parts", parts, e.to_string()))?;
+        let seconds = start.elapsed().as_secs_f64();
+        let q = partitioning::quality(&g, &assign, parts);
+        let (max, min) =
+            (q.part_weights.iter().copied().max().unwrap_or(0), q.part_weights.iter().copied().min().unwrap_or(0));
+        out.push(PartitionReport {
+            method: m.name().to_string(),
+            cut_edges: q.cut_edges,
+            cut_links: q.cut_weight,
+            cut_fraction: if links == 0 { 0.0 } else { q.cut_weight as f64 / links as f64 },
+            part_switches_max: max,
+            part_switches_min: min,
+            part_servers_max: max * t,
+            imbalance: q.imbalance,
+            lookahead: q.lookahead,
+            neighbours_max: q.neighbours_max,
+            seconds,
+        });
+    }
+    Ok(PartitionSummary {
+        name: cfg.name.clone(),
+        switches: n,
+        servers: n * net.servers_per_switch(),
+        links,
+        parts,
+        methods: out,
+    })
+}
+
+/// `hxsim partition`.
+pub fn partition(cfg: &Config, parts: usize, method: Option<&str>, json: bool) -> Result<u8> {
+    let s = partition_summary(cfg, parts, method)?;
+    if json {
+        println!("{}", serde_json::to_string(&s)?);
+        return Ok(0);
+    }
+    println!(
+        "{} ({}): {} switches, {} servers, {} links; {} parts",
+        s.name,
+        sim::build_topology(cfg).name(),
+        s.switches,
+        s.servers,
+        s.links,
+        s.parts
+    );
+    let header =
+        ["method", "cut links", "cut %", "cut pairs", "switches/part", "imbalance", "lookahead", "neighbours", "time"];
+    let units = ["", "", "of links", "of switches", "max / min", "max / avg", "cycles", "max", "s"];
+    let cells: Vec<[String; 9]> = s
+        .methods
+        .iter()
+        .map(|r| {
+            [
+                r.method.clone(),
+                r.cut_links.to_string(),
+                format!("{:.2}", 100.0 * r.cut_fraction),
+                r.cut_edges.to_string(),
+                format!("{} / {}", r.part_switches_max, r.part_switches_min),
+                format!("{:.4}", r.imbalance),
+                r.lookahead.map_or("-".to_string(), |l| l.to_string()),
+                r.neighbours_max.to_string(),
+                format!("{:.3}", r.seconds),
+            ]
+        })
+        .collect();
+    let mut width = [0usize; 9];
+    for row in std::iter::once(header.map(String::from))
+        .chain(std::iter::once(units.map(String::from)))
+        .chain(cells.iter().cloned())
+    {
+        for (w, c) in width.iter_mut().zip(row.iter()) {
+            *w = (*w).max(c.len());
+        }
+    }
+    let line = |row: &[String; 9]| {
+        let mut l = format!("  {:<w$}", row[0], w = width[0]);
+        for (c, w) in row.iter().zip(width.iter()).skip(1) {
+            l.push_str(&format!("  {c:>w$}"));
+        }
+        println!("{}", l.trim_end());
+    };
+    line(&header.map(String::from));
+    line(&units.map(String::from));
+    for row in &cells {
+        line(row);
     }
     Ok(0)
 }

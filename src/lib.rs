@@ -15,6 +15,7 @@
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod merge;
 pub mod metrics;
 pub mod network;
 pub mod output;

@@ -102,6 +102,33 @@ enum Command {
         #[arg(long, value_name = "N")]
         point: Option<usize>,
     },
+    /// How well the switches split into parts (cut links, balance, lookahead), without running.
+    Partition {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// Number of parts (ranks x threads of a run).
+        #[arg(long)]
+        parts: usize,
+        /// block, round-robin or multilevel; all three side by side when omitted.
+        #[arg(long)]
+        method: Option<String>,
+        /// Print as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Combine the JSON summaries of separate runs (e.g. a Slurm job array) into one table.
+    Merge {
+        /// Files holding JSON objects (`hxsim run --json` output, one or more objects each), or
+        /// directories whose `*.json` files are read in natural order.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Write here instead of standard output.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+        /// `csv` or `jsonl`; default: `csv` when the output file name ends in `.csv`, else `jsonl`.
+        #[arg(long)]
+        format: Option<String>,
+    },
     /// Topology properties after faults: switches, servers, links, radix, diameter, distances.
     Analyze {
         #[command(flatten)]
@@ -142,6 +169,18 @@ fn main() -> ExitCode {
 }
 
 fn dispatch(cli: Cli) -> Result<u8> {
+    // `run` joins the MPI world (or explains why it cannot); nothing else is rank-aware, and N copies
+    // of it would print N times or write the same file N times.
+    if !matches!(cli.command, Command::Run { .. }) {
+        if let Some((var, ranks)) = hxsim::engine::launcher_ranks().filter(|&(_, n)| n > 1) {
+            eprintln!(
+                "error: started as one of {ranks} ranks ({var}={ranks}); only `hxsim run` runs over several \
+                 processes: start this command once, without mpirun/srun (or set {}=1)",
+                hxsim::engine::SINGLE_PROCESS_ENV
+            );
+            return Ok(2);
+        }
+    }
     match cli.command {
         Command::Run { cfg, threads, json, quiet, out } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
@@ -159,6 +198,11 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let out = output.unwrap_or_else(|| file.with_extension("svg"));
             hxsim::plot::plot_command(&file, &out, figure, point)
         }
+        Command::Partition { cfg, parts, method, json } => {
+            let config = cli::load_config(&cfg.config, &cfg.set)?;
+            cli::partition(&config, parts, method.as_deref(), json)
+        }
+        Command::Merge { inputs, output, format } => hxsim::merge::run(&inputs, output.as_deref(), format.as_deref()),
         Command::Analyze { cfg, json } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
             cli::analyze(&config, json)

@@ -2,12 +2,13 @@
 //! engine; merge the partitions' statistics into a [`RunResult`].
 
 use crate::config::{Config, ConfigError};
-use crate::engine::{self, Cycle, Outcome, Progress, RunSpec};
+use crate::engine::{Cycle, Outcome, Progress, RunSpec, World};
 use crate::metrics::{jain_index, peak_memory_bytes, SampleSender, SampleSink, Stats, Summary};
 use crate::network::{ModelParams, NetPartition};
 use crate::routing::{self, Routing};
 use crate::topology::{FaultSet, HyperX, Network, SwitchId, Topology};
 use crate::traffic::{Injection, Pattern, PatternKind};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
 use thiserror::Error;
@@ -82,6 +83,11 @@ pub struct RunResult {
     pub complete: bool,
     /// The network that was simulated.
     pub net: Arc<Network>,
+    /// Ranks and threads the run used.
+    pub layout: Layout,
+    /// Peak resident memory of the largest rank, bytes (`summary.peak_memory_bytes` is the sum over
+    /// ranks).
+    pub peak_memory_max_rank: u64,
 }
 
 /// The topology described by the config.
@@ -119,11 +125,15 @@ pub fn assign_partitions(cfg: &Config, net: &Network, parts: usize) -> Result<Ve
     if parts == 0 || parts > n {
         return Err(ConfigError::value("--threads", parts, format!("between 1 and the number of switches ({n})")));
     }
+    partition_with(cfg, &partition_graph(cfg, net), parts)
+}
+
+/// Map the vertices of `g` onto `parts` partitions with the config's method (`partition.method`).
+fn partition_with(cfg: &Config, g: &partitioning::Graph, parts: usize) -> Result<Vec<u32>, ConfigError> {
     let method: partitioning::Method = cfg.partition.method.parse().map_err(|e: partitioning::ParseMethodError| {
         ConfigError::value("partition.method", format!("\"{}\"", cfg.partition.method), e.to_string())
     })?;
-    let g = partition_graph(cfg, net);
-    partitioning::partition(&g, parts, method, cfg.seed)
+    partitioning::partition(g, parts, method, cfg.seed)
         .map_err(|e| ConfigError::value("partition.method", &cfg.partition.method, e.to_string()))
 }
 
@@ -176,7 +186,8 @@ pub fn build_params(cfg: &Config, net: Arc<Network>) -> Result<ModelParams, Conf
     })
 }
 
-/// Run the experiment. `progress` can be watched (and stopped) from another thread.
+/// Run the experiment in this process alone. `progress` can be watched (and stopped) from another
+/// thread.
 pub fn run(cfg: &Config, opts: &RunOptions, progress: &Progress) -> Result<RunResult, SimError> {
     run_observed(cfg, opts, progress, None)
 }
@@ -189,16 +200,67 @@ pub fn run_observed(
     progress: &Progress,
     samples: Option<SampleSender>,
 ) -> Result<RunResult, SimError> {
+    run_on(&World::single(), cfg, opts, progress, samples).map(|r| r.expect("a single process is rank 0"))
+}
+
+/// Run the experiment on every rank of `world` (collective: every rank calls it with the same
+/// config), `opts.threads` partitions per rank. Rank `r` simulates global partitions
+/// `r * threads .. (r + 1) * threads`. Rank 0 gets the merged result; the other ranks get `None`
+/// (or the same error as rank 0). `samples` receives the time series of this rank's partitions
+/// only (local partition `i` sends as `i`); with several ranks, pass `None` and take the merged
+/// time series from the result.
+pub fn run_on(
+    world: &World,
+    cfg: &Config,
+    opts: &RunOptions,
+    progress: &Progress,
+    samples: Option<SampleSender>,
+) -> Result<Option<RunResult>, SimError> {
+    let (ranks, rank, threads) = (world.size(), world.rank(), opts.threads);
     let net = build_network(cfg)?;
     let params = Arc::new(build_params(cfg, net.clone())?);
-    let part_of = assign_partitions(cfg, &net, opts.threads)?;
     let n = net.num_switches();
-    let mut members: Vec<Vec<SwitchId>> = vec![Vec::new(); opts.threads];
+    let total = ranks * threads;
+    if threads == 0 || total > n {
+        return Err(ConfigError::value(
+            "--threads",
+            threads,
+            format!("at least 1, with ranks ({ranks}) x threads at most the number of switches ({n})"),
+        )
+        .into());
+    }
+    let graph = partition_graph(cfg, &net);
+    let part_of = partition_with(cfg, &graph, total)?;
+    let first = rank * threads;
+    let mine = |p: u32| (p as usize) >= first && (p as usize) < first + threads;
+    // Window: the smallest latency of a cut link, over all ranks. Neighbours: the ranks this rank
+    // shares a link with, the only ones it exchanges messages with.
+    let mut lookahead = u64::MAX;
+    let mut is_neighbour = vec![false; ranks];
+    let mut members: Vec<Vec<SwitchId>> = vec![Vec::new(); threads];
     let mut local_of = vec![0u32; n];
     for (s, &p) in part_of.iter().enumerate() {
-        local_of[s] = members[p as usize].len() as u32;
-        members[p as usize].push(s as SwitchId);
+        if !mine(p) {
+            continue;
+        }
+        let li = p as usize - first;
+        local_of[s] = members[li].len() as u32;
+        members[li].push(s as SwitchId);
+        for e in graph.edge_range(s) {
+            let q = part_of[graph.adjncy[e] as usize];
+            if q != p {
+                lookahead = lookahead.min(graph.latency[e] as u64);
+                is_neighbour[q as usize / threads] |= !mine(q);
+            }
+        }
     }
+    // The graph is O(links) (about 40 MiB for the million-endpoint HyperX): not needed any more.
+    drop(graph);
+    let lookahead = match world.min_all(lookahead) {
+        u64::MAX => cfg.link.latency,
+        l => l,
+    };
+    let neighbours: Vec<usize> = (0..ranks).filter(|&q| is_neighbour[q]).collect();
     let local_of = Arc::new(local_of);
     let parts: Vec<NetPartition> =
         members.into_iter().map(|m| NetPartition::new(params.clone(), m, local_of.clone())).collect();
@@ -220,33 +282,114 @@ pub fn run_observed(
     };
     let spec = RunSpec {
         end,
-        lookahead: cfg.link.latency,
+        lookahead,
         max_delay: params.max_delay(),
         stop_when_drained: fixed,
         watchdog: cfg.simulation.watchdog_cycles,
     };
     let start = Instant::now();
-    let (parts, outcome) = engine::run(parts, &part_of, &spec, progress);
+    let (parts, outcome) = world.run(parts, &part_of, &neighbours, &spec, progress);
     let wall = start.elapsed().as_secs_f64();
+    let failed = matches!(outcome, Outcome::Deadlock { .. } | Outcome::Failed { .. });
+    let local = RankResult::of(&parts, &outcome, failed);
+    drop(parts);
+    // Every rank takes part in the gather, whatever the outcome (it is collective).
+    let results = if ranks == 1 {
+        vec![local]
+    } else {
+        let bytes = bincode::serde::encode_to_vec(&local, bincode::config::standard())
+            .expect("encoding a rank's result cannot fail");
+        drop(local);
+        match world.gather_to_root(bytes) {
+            Some(all) => all
+                .iter()
+                .map(|b| {
+                    bincode::serde::decode_from_slice(b, bincode::config::standard())
+                        .expect("decoding a rank's result sent by another rank of this run")
+                        .0
+                })
+                .collect(),
+            None => Vec::new(),
+        }
+    };
     let (cycles, complete) = match outcome {
-        Outcome::Finished { cycles } | Outcome::Drained { cycles } => (cycles, true),
+        Outcome::Finished { cycles } => (cycles, true),
+        // The engine notices a drain at the end of a window, and windows depend on the layout
+        // (one partition checks every 64 cycles); `collect` reports the completion cycle instead,
+        // which does not.
+        Outcome::Drained { .. } => (DRAINED, true),
         Outcome::Interrupted { cycles } => (cycles, false),
         Outcome::Deadlock { cycle, last_progress, in_flight } => {
-            let blocked = parts.iter().flat_map(|p| p.blocked_report(cycle, 12)).take(12).collect();
+            let blocked = results.iter().flat_map(|r| r.blocked.iter().cloned()).take(12).collect();
             return Err(SimError::Deadlock { cycle, last_progress, in_flight, blocked });
         }
         Outcome::Failed { cycle } => {
-            let reason = parts.iter().find_map(|p| p.failure().map(str::to_string)).unwrap_or_default();
+            let reason = results.iter().find_map(|r| r.failure.clone()).unwrap_or_default();
             return Err(SimError::Failed { cycle, reason });
         }
     };
-    Ok(collect(cfg, net, &parts, cycles, wall, complete, fixed))
+    if !world.is_root() {
+        return Ok(None);
+    }
+    let layout = Layout { ranks, threads };
+    Ok(Some(collect(cfg, net, &results, layout, cycles, wall, complete, fixed)))
 }
 
+/// Stands for "drained; report the completion cycle" between [`run_on`] and [`collect`].
+const DRAINED: Cycle = Cycle::MAX;
+
+/// What one rank contributes to the result: its partitions' merged counters, its switches'
+/// per-server and per-link arrays, and what it knows about a failure.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct RankResult {
+    stats: Stats,
+    /// Global ids of the switches whose arrays follow, in order.
+    switches: Vec<SwitchId>,
+    server_injected: Vec<u64>,
+    server_accepted: Vec<u64>,
+    link_phits: Vec<u64>,
+    /// Peak resident memory of the rank's process, bytes.
+    peak_memory: u64,
+    failure: Option<String>,
+    blocked: Vec<String>,
+}
+
+impl RankResult {
+    fn of(parts: &[NetPartition], outcome: &Outcome, failed: bool) -> Self {
+        let mut r = RankResult { peak_memory: peak_memory_bytes(), ..Default::default() };
+        for p in parts {
+            r.stats.merge(&p.stats);
+            r.switches.extend_from_slice(p.switches());
+            r.server_injected.extend_from_slice(&p.server_injected);
+            r.server_accepted.extend_from_slice(&p.server_accepted);
+            r.link_phits.extend_from_slice(&p.link_phits);
+        }
+        if failed {
+            r.failure = parts.iter().find_map(|p| p.failure().map(str::to_string));
+            if let Outcome::Deadlock { cycle, .. } = outcome {
+                r.blocked = parts.iter().flat_map(|p| p.blocked_report(*cycle, 12)).take(12).collect();
+            }
+        }
+        r
+    }
+}
+
+/// How a run was spread over processes and threads (not part of the experiment: results never
+/// depend on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// MPI ranks (processes).
+    pub ranks: usize,
+    /// Partitions (threads) per rank.
+    pub threads: usize,
+}
+
+#[allow(clippy::too_many_arguments)]
 fn collect(
     cfg: &Config,
     net: Arc<Network>,
-    parts: &[NetPartition],
+    ranks: &[RankResult],
+    layout: Layout,
     cycles: Cycle,
     wall: f64,
     complete: bool,
@@ -259,15 +402,17 @@ fn collect(
     let mut server_injected = vec![0u64; n * t];
     let mut server_accepted = vec![0u64; n * t];
     let mut link_phits = vec![0u64; n * r];
-    for p in parts {
+    for p in ranks {
         stats.merge(&p.stats);
-        for (li, &sw) in p.switches().iter().enumerate() {
-            let (g, l) = (sw as usize, li);
+        for (l, &sw) in p.switches.iter().enumerate() {
+            let g = sw as usize;
             server_injected[g * t..(g + 1) * t].copy_from_slice(&p.server_injected[l * t..(l + 1) * t]);
             server_accepted[g * t..(g + 1) * t].copy_from_slice(&p.server_accepted[l * t..(l + 1) * t]);
             link_phits[g * r..(g + 1) * r].copy_from_slice(&p.link_phits[l * r..(l + 1) * r]);
         }
     }
+    let peak_memory_total: u64 = ranks.iter().map(|p| p.peak_memory).sum();
+    let peak_memory_max = ranks.iter().map(|p| p.peak_memory).max().unwrap_or(0);
     // In-flight counts per sample: cumulative generated minus delivered is not per-interval data, so
     // it is rebuilt from the per-interval injections and deliveries of whole packets.
     let plen = cfg.packet.size_phits as i64;
@@ -285,6 +430,7 @@ fn collect(
     };
     let accepted_load = stats.delivered_phits as f64 / (window_cycles as f64 * servers);
     let dp = stats.delivered_packets.max(1) as f64;
+    let cycles = if cycles == DRAINED { stats.last_delivery + 1 } else { cycles };
     let summary = Summary {
         offered_load: cfg.traffic.load,
         accepted_load,
@@ -299,7 +445,17 @@ fn collect(
         completion_cycles: if fixed { Some(stats.last_delivery + 1) } else { None },
         packets_generated: stats.generated_packets,
         packets_suppressed: stats.suppressed_packets,
-        peak_memory_bytes: peak_memory_bytes(),
+        peak_memory_bytes: peak_memory_total,
     };
-    RunResult { summary, stats, server_injected, server_accepted, link_phits, complete, net }
+    RunResult {
+        summary,
+        stats,
+        server_injected,
+        server_accepted,
+        link_phits,
+        complete,
+        net,
+        layout,
+        peak_memory_max_rank: peak_memory_max,
+    }
 }

@@ -9,16 +9,33 @@
 //! of [`Status`] rides on the same barrier: it stops the run, detects deadlock, and lets all
 //! partitions jump over cycles in which nobody has anything to do.
 //!
+//! Three scales, one loop (architecture spec, property 2): one partition on the calling thread; `T`
+//! partitions on `T` threads of one process ([`run`]); and `R` processes (MPI ranks) of `T` threads
+//! each ([`run_with`] and a [`Transport`]). With ranks, a window ends with two barriers: between
+//! them, local partition 0 (the calling thread) hands the messages addressed to other ranks to the
+//! transport, which exchanges them with the neighbouring ranks and reduces the status over all
+//! ranks, while the other threads take their local mail. [`World`] is the process group a run spans
+//! (one process, or the MPI world with the `mpi` feature) and offers the few collectives the driver
+//! needs to merge results on rank 0.
+//!
 //! Determinism: message deliveries of one cycle must commute (a model contract), LPs step in a fixed
 //! order, and each LP draws only from its own random streams, so results do not depend on the
-//! partitioning or thread count.
+//! partitioning, the thread count or the rank count.
 
 mod barrier;
+#[cfg(feature = "mpi")]
+mod mpi;
+mod transport;
 mod wheel;
+mod world;
 
 pub use barrier::SpinBarrier;
+pub use transport::{Local, Transport};
 pub use wheel::Wheel;
+pub use world::{launcher_ranks, LaunchError, World, SINGLE_PROCESS_ENV};
 
+use crossbeam::utils::CachePadded;
+use std::borrow::Cow;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -46,7 +63,9 @@ pub struct Status {
 }
 
 impl Status {
-    fn reduce(all: impl Iterator<Item = Status>) -> Status {
+    /// Combine the statuses of partitions (or of ranks, each already combined): sums, extremes and
+    /// flags, so the result does not depend on the order.
+    pub fn reduce(all: impl Iterator<Item = Status>) -> Status {
         let mut g = Status {
             in_flight: 0,
             last_progress: 0,
@@ -83,13 +102,15 @@ pub trait Partition: Send {
     fn end_window(&mut self, _end: Cycle) {}
 }
 
-/// Sends messages: to the local wheel, or to the outbox of the partition that owns the target.
+/// Sends messages: to the local wheel, or to the outbox of the partition (or remote rank) that owns
+/// the target.
 pub struct Scheduler<'a, M> {
     now: Cycle,
     me: u32,
-    part_of: &'a [u32],
+    /// Outbox of each LP: a local partition `0..T`, or `T + rank` for a partition of another rank.
+    slot_of: &'a [u32],
     wheel: &'a mut Wheel<M>,
-    outboxes: &'a mut [Vec<(Cycle, Lp, M)>],
+    outboxes: &'a mut [Vec<Envelope<M>>],
 }
 
 impl<M> Scheduler<'_, M> {
@@ -97,7 +118,7 @@ impl<M> Scheduler<'_, M> {
     #[inline]
     pub fn send(&mut self, at: Cycle, lp: Lp, msg: M) {
         debug_assert!(at > self.now, "message into the past or present");
-        let p = self.part_of[lp as usize];
+        let p = self.slot_of[lp as usize];
         if p == self.me {
             self.wheel.push(at, lp, msg);
         } else {
@@ -168,90 +189,188 @@ pub struct Progress {
     pub stop: AtomicU64,
 }
 
+/// A boundary message: delivery cycle, target LP, payload.
+pub type Envelope<M> = (Cycle, Lp, M);
+
+/// A slot written by one thread and read by another after a barrier, on its own cache line so that
+/// partitions publishing side by side do not invalidate each other's lines (false sharing).
+struct Slot<T>(CachePadded<UnsafeCell<T>>);
+
+impl<T: Default> Default for Slot<T> {
+    fn default() -> Self {
+        Slot(CachePadded::new(UnsafeCell::new(T::default())))
+    }
+}
+
+impl<T> Slot<T> {
+    /// SAFETY: the caller follows the ownership rule documented on `Shared`.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn get(&self) -> &mut T {
+        &mut *self.0.get()
+    }
+}
+
+/// What the threads of one process share. `T` local partitions, `R` ranks, parity `par` of the window.
 struct Shared<M> {
-    parts: usize,
-    /// `mail[parity * P * P + src * P + dst]`.
-    mail: Vec<UnsafeCell<Vec<(Cycle, Lp, M)>>>,
-    /// `status[parity * P + p]`.
-    status: Vec<UnsafeCell<Status>>,
+    /// Local partitions (threads) of this process.
+    local: usize,
+    /// Ranks (processes); 1 without a transport.
+    ranks: usize,
+    /// `mail[(par * T + src) * T + dst]`: messages between local partitions.
+    mail: Vec<Slot<Vec<Envelope<M>>>>,
+    /// `remote[(par * T + src) * R + rank]`: messages from local partition `src` to partitions of
+    /// another rank, taken by the leader thread (local partition 0) for the transport.
+    remote: Vec<Slot<Vec<Envelope<M>>>>,
+    /// `inbox[par * T + dst]`: messages from other ranks, put there by the leader.
+    inbox: Vec<Slot<Vec<Envelope<M>>>>,
+    /// `status[par * T + p]`.
+    status: Vec<Slot<Status>>,
+    /// `global[par]`: the status reduced over all ranks, written by the leader.
+    global: Vec<Slot<Status>>,
     barrier: SpinBarrier,
 }
 
 // SAFETY: slot `mail[par][src][dst]` is written only by partition `src` before the barrier that ends
 // window k (parity k % 2) and read only by `dst` after that barrier and before the next one; the same
-// slot is written again only after the barrier that ends window k+1. Status slots follow the same rule.
+// slot is written again only after the barrier that ends window k+1. Status slots follow the same
+// rule. With several ranks a window ends with two barriers, A and B: `remote[par][src][*]` is written
+// by `src` before A and emptied by the leader between A and B; `inbox[par][dst]` and `global[par]`
+// are written by the leader between A and B and read by `dst` (every thread for `global`) after B
+// and before the next A. Each slot therefore has one writer or one reader at any time.
 unsafe impl<M: Send> Sync for Shared<M> {}
 
 /// Run partitions `parts` (one thread each) until `spec.end`, a drain, a deadlock or a stop request.
 /// `part_of[lp]` is the partition owning each LP. Returns the partitions and the outcome.
 pub fn run<P: Partition>(parts: Vec<P>, part_of: &[u32], spec: &RunSpec, progress: &Progress) -> (Vec<P>, Outcome) {
+    run_with(parts, part_of, spec, progress, &mut Local)
+}
+
+/// Run the local partitions `parts` of this process, exchanging boundary messages with the other
+/// processes through `transport`.
+///
+/// Every rank runs the same number `T = parts.len()` of partitions; rank `r` owns the global
+/// partitions `r * T .. (r + 1) * T`, in order, and `part_of[lp]` is the global partition of each LP
+/// (the same table on every rank). Partition 0 of this process runs on the calling thread, which is
+/// the only one that calls `transport` (so MPI needs no more than `MPI_THREAD_FUNNELED`); the others
+/// get one scoped thread each. Every rank returns the same outcome.
+pub fn run_with<P: Partition, X: Transport<P::Msg>>(
+    parts: Vec<P>,
+    part_of: &[u32],
+    spec: &RunSpec,
+    progress: &Progress,
+    transport: &mut X,
+) -> (Vec<P>, Outcome) {
     assert!(spec.lookahead >= 1);
-    let n = parts.len();
-    let shared = Shared::<P::Msg> {
-        parts: n,
-        mail: (0..2 * n * n).map(|_| UnsafeCell::new(Vec::new())).collect(),
-        status: (0..2 * n).map(|_| UnsafeCell::new(Status::default())).collect(),
-        barrier: SpinBarrier::new(n),
+    let t = parts.len();
+    assert!(t >= 1, "a process needs at least one partition");
+    let (ranks, rank) = (transport.ranks(), transport.rank());
+    assert!(rank < ranks);
+    let total = ranks * t;
+    debug_assert!(part_of.iter().all(|&p| (p as usize) < total), "partition id beyond ranks x threads");
+    // Where a message to each LP goes: a local partition (0..T), or the transport for rank q (T + q).
+    // With one rank that is `part_of` itself, so the single-process path copies nothing.
+    let slot_of: Cow<'_, [u32]> = if ranks == 1 {
+        Cow::Borrowed(part_of)
+    } else {
+        let first = (rank * t) as u32;
+        Cow::Owned(
+            part_of
+                .iter()
+                .map(|&g| if g >= first && g < first + t as u32 { g - first } else { (t + g as usize / t) as u32 })
+                .collect(),
+        )
     };
-    if n == 1 {
-        let mut parts = parts;
-        let part = parts.pop().unwrap();
-        let (part, outcome) = drive(0, part, part_of, spec, &shared, progress);
+    fn slots<T: Default>(n: usize) -> Vec<Slot<T>> {
+        (0..n).map(|_| Slot::default()).collect()
+    }
+    let remote = ranks > 1;
+    let shared = Shared::<P::Msg> {
+        local: t,
+        ranks,
+        mail: slots(2 * t * t),
+        remote: if remote { slots(2 * t * ranks) } else { Vec::new() },
+        inbox: if remote { slots(2 * t) } else { Vec::new() },
+        status: slots(2 * t),
+        global: slots(2),
+        barrier: SpinBarrier::new(t),
+    };
+    let ctx = Ctx { first: rank * t, total, slot_of: &slot_of, spec, shared: &shared, progress };
+    let mut parts = parts.into_iter();
+    let leader = parts.next().expect("at least one partition");
+    if t == 1 {
+        let (part, outcome) = drive(0, leader, &ctx, Some(transport));
         return (vec![part], outcome);
     }
-    let mut results: Vec<Option<(P, Outcome)>> = (0..n).map(|_| None).collect();
+    let mut results: Vec<Option<(P, Outcome)>> = (0..t).map(|_| None).collect();
     std::thread::scope(|s| {
-        let handles: Vec<_> = parts
-            .into_iter()
-            .enumerate()
-            .map(|(i, part)| {
-                let shared = &shared;
-                s.spawn(move || drive(i as u32, part, part_of, spec, shared, progress))
-            })
-            .collect();
+        let ctx = &ctx;
+        let handles: Vec<_> =
+            parts.enumerate().map(|(i, part)| s.spawn(move || drive::<P, X>(i as u32 + 1, part, ctx, None))).collect();
+        results[0] = Some(drive(0, leader, ctx, Some(transport)));
         for (i, h) in handles.into_iter().enumerate() {
-            results[i] = Some(h.join().expect("partition thread panicked"));
+            results[i + 1] = Some(h.join().expect("partition thread panicked"));
         }
     });
     let mut outcome = None;
     let parts = results
         .into_iter()
         .map(|r| {
-            let (p, o) = r.unwrap();
+            let (p, o) = r.expect("every partition returns");
             outcome.get_or_insert(o);
             p
         })
         .collect();
-    (parts, outcome.unwrap())
+    (parts, outcome.expect("at least one partition"))
 }
 
-fn drive<P: Partition>(
+/// What every partition's driver reads.
+struct Ctx<'a, M> {
+    /// Global id of local partition 0.
+    first: usize,
+    /// Partitions over all ranks.
+    total: usize,
+    slot_of: &'a [u32],
+    spec: &'a RunSpec,
+    shared: &'a Shared<M>,
+    progress: &'a Progress,
+}
+
+fn drive<P: Partition, X: Transport<P::Msg>>(
     me: u32,
     mut part: P,
-    part_of: &[u32],
-    spec: &RunSpec,
-    shared: &Shared<P::Msg>,
-    progress: &Progress,
+    ctx: &Ctx<'_, P::Msg>,
+    mut transport: Option<&mut X>,
 ) -> (P, Outcome) {
-    let n = shared.parts;
+    let (spec, shared, progress) = (ctx.spec, ctx.shared, ctx.progress);
+    let (n, ranks) = (shared.local, shared.ranks);
+    let remote = ranks > 1;
+    let me_us = me as usize;
     let mut wheel = Wheel::new(spec.max_delay + 1);
-    let mut outboxes: Vec<Vec<(Cycle, Lp, P::Msg)>> = (0..n).map(|_| Vec::new()).collect();
+    let mut outboxes: Vec<Vec<Envelope<P::Msg>>> =
+        (0..n + if remote { ranks } else { 0 }).map(|_| Vec::new()).collect();
+    // Leader scratch: outbound messages per rank, and what came in.
+    let mut outbound: Vec<Vec<Envelope<P::Msg>>> = Vec::new();
+    let mut inbound: Vec<Envelope<P::Msg>> = Vec::new();
+    if transport.is_some() && remote {
+        outbound = (0..ranks).map(|_| Vec::new()).collect();
+    }
+    let global_zero = ctx.first == 0 && me == 0;
     let mut t: Cycle = 0;
     let mut window: u64 = 0;
     // A lone partition has nobody to wait for: its window only bounds how often it checks status.
-    let window_len = if n == 1 { spec.lookahead.max(64) } else { spec.lookahead };
+    let window_len = if ctx.total == 1 { spec.lookahead.max(64) } else { spec.lookahead };
     loop {
         let end = (t + window_len).min(spec.end);
         for now in t..end {
             wheel.deliver_due(now, |lp, m| part.deliver(now, lp, m));
-            let mut sched = Scheduler { now, me, part_of, wheel: &mut wheel, outboxes: &mut outboxes };
+            let mut sched = Scheduler { now, me, slot_of: ctx.slot_of, wheel: &mut wheel, outboxes: &mut outboxes };
             part.step(now, &mut sched);
         }
         part.end_window(end);
         // Publish outboxes and status for this window.
         let par = (window % 2) as usize;
         let mut st = part.status(end);
-        st.stop = me == 0 && progress.stop.load(Ordering::Relaxed) != 0;
+        st.stop = global_zero && progress.stop.load(Ordering::Relaxed) != 0;
         // Pending messages only matter for jumping ahead, i.e. when the model itself is idle.
         let idle = st.next_activity > end;
         if idle && !wheel.is_empty() {
@@ -263,29 +382,67 @@ fn drive<P: Partition>(
                     st.next_activity = st.next_activity.min(ob.iter().map(|e| e.0).min().unwrap());
                 }
                 // SAFETY: see `Shared`.
-                let slot = unsafe { &mut *shared.mail[par * n * n + me as usize * n + dst].get() };
+                let slot = unsafe {
+                    if dst < n {
+                        shared.mail[(par * n + me_us) * n + dst].get()
+                    } else {
+                        shared.remote[(par * n + me_us) * ranks + dst - n].get()
+                    }
+                };
                 debug_assert!(slot.is_empty());
                 std::mem::swap(slot, ob);
             }
         }
-        unsafe { *shared.status[par * n + me as usize].get() = st };
-        if n > 1 {
+        unsafe { *shared.status[par * n + me_us].get() = st };
+        shared.barrier.wait();
+        let take_mail = |wheel: &mut Wheel<P::Msg>| {
+            for src in 0..n {
+                // SAFETY: see `Shared`.
+                let slot = unsafe { shared.mail[(par * n + src) * n + me_us].get() };
+                for (at, lp, m) in slot.drain(..) {
+                    debug_assert!(at >= end, "lookahead violated: message for {at} arrived at window end {end}");
+                    wheel.push(at, lp, m);
+                }
+            }
+        };
+        let local_status = || Status::reduce((0..n).map(|p| unsafe { *shared.status[par * n + p].get() }));
+        let g = if !remote {
+            take_mail(&mut wheel);
+            local_status()
+        } else {
+            if let Some(tr) = transport.as_deref_mut() {
+                // Leader, between barriers A and B: hand what crossed to other ranks to the
+                // transport, spread what came back over the local inboxes, publish the global status.
+                for (q, ob) in outbound.iter_mut().enumerate() {
+                    for src in 0..n {
+                        // SAFETY: see `Shared`.
+                        ob.append(unsafe { shared.remote[(par * n + src) * ranks + q].get() });
+                    }
+                }
+                let g = tr.exchange(&mut outbound, &mut inbound, local_status());
+                for (at, lp, m) in inbound.drain(..) {
+                    let dst = ctx.slot_of[lp as usize] as usize;
+                    assert!(dst < n, "message for LP {lp} reached a rank that does not own it");
+                    // SAFETY: see `Shared`.
+                    unsafe { shared.inbox[par * n + dst].get() }.push((at, lp, m));
+                }
+                unsafe { *shared.global[par].get() = g };
+            }
+            // Local mail meanwhile: the other threads would only be waiting for the leader.
+            take_mail(&mut wheel);
             shared.barrier.wait();
-        }
-        for src in 0..n {
             // SAFETY: see `Shared`.
-            let slot = unsafe { &mut *shared.mail[par * n * n + src * n + me as usize].get() };
-            for (at, lp, m) in slot.drain(..) {
+            for (at, lp, m) in unsafe { shared.inbox[par * n + me_us].get() }.drain(..) {
                 debug_assert!(at >= end, "lookahead violated: message for {at} arrived at window end {end}");
                 wheel.push(at, lp, m);
             }
-        }
-        let g = Status::reduce((0..n).map(|p| unsafe { *shared.status[par * n + p].get() }));
+            unsafe { *shared.global[par].get() }
+        };
         window += 1;
         if me == 0 {
             progress.cycle.store(end, Ordering::Relaxed);
         }
-        // Every partition reads the same reduced status, so all take the same decision.
+        // Every partition of every rank reads the same reduced status, so all take the same decision.
         if g.failed {
             return (part, Outcome::Failed { cycle: end });
         }
@@ -305,6 +462,9 @@ fn drive<P: Partition>(
         t = if g.next_activity > end && g.next_activity != Cycle::MAX { g.next_activity.min(spec.end) } else { end };
     }
 }
+
+#[cfg(test)]
+mod rank_tests;
 
 #[cfg(test)]
 mod tests {

@@ -70,8 +70,9 @@ impl SampleSink {
     }
 }
 
-/// Counters of one partition; merged into the run's totals.
-#[derive(Debug, Clone, Default)]
+/// Counters of one partition; merged into the run's totals (serializable: MPI ranks send theirs to
+/// rank 0).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Stats {
     /// Packets delivered in the window.
     pub delivered_packets: u64,

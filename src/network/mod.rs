@@ -39,8 +39,9 @@ use crate::traffic::{Injection, Pattern};
 use packet::{Packet, Queue, Slab, NIL};
 use std::sync::Arc;
 
-/// A message between switches (or from a switch to itself).
-#[derive(Debug, Clone, Copy)]
+/// A message between switches (or from a switch to itself). Serializable because messages that
+/// cross a rank boundary travel over MPI.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub enum Msg {
     /// The head of `pkt` arrives at input `port`, VC `vc`.
     Arrival {

@@ -27,8 +27,8 @@ pub mod hdf5;
 
 use crate::cli;
 use crate::config::{Config, ConfigError};
-use crate::engine::Progress;
-use crate::sim::{RunOptions, SimError};
+use crate::engine::{Progress, World};
+use crate::sim::{Layout, RunOptions, SimError};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -182,26 +182,45 @@ pub fn signal_name(sig: i32) -> String {
 /// streaming the time series while the run goes on. Returns the exit code: 0 when complete,
 /// 128 + signal when stopped by a signal.
 pub fn run_command(cfg: &Config, threads: usize, json: bool, quiet: bool, output: Option<&Path>) -> Result<u8> {
+    // One process, or every rank of the MPI world this process was started into: rank 0 prints and
+    // writes the one results file; the other ranks simulate their partitions and stay silent.
+    let world = World::from_env()?;
+    let (ranks, root) = (world.size(), world.is_root());
+    let layout = Layout { ranks, threads };
     let progress = Arc::new(Progress::default());
     let signals = StopOnSignal::install(progress.clone())?;
     let opts = RunOptions { threads };
-    let Some(path) = output else {
-        let res = cli::run_with_progress_observed(cfg, &opts, quiet, progress, None)?;
-        cli::print_summary(cfg, &res.summary, threads, json)?;
+    let Some(path) = output.filter(|_| root) else {
+        let res = match cli::run_with_progress_on(&world, cfg, &opts, quiet, progress, None) {
+            Ok(Some(res)) => res,
+            Ok(None) => return Ok(0),
+            // Rank 0 reports errors for everybody.
+            Err(e) if !root => return Ok(cli::exit_code(&e.into())),
+            Err(e) => return Err(e.into()),
+        };
+        cli::print_summary_with(cfg, &res.summary, layout, json)?;
         return Ok(exit_status(res.complete, signals.caught()));
     };
     prepare_path(path)?;
     let file = hdf5::create_file(path)?;
-    hdf5::write_header(&file, cfg, &hdf5::RunMeta::now(threads))?;
+    hdf5::write_header(&file, cfg, &hdf5::RunMeta { ranks, ..hdf5::RunMeta::now(threads) })?;
     let mut ts = hdf5::Timeseries::create(&file, cfg)?;
     file.flush()?;
-    let (tx, rx) = crossbeam::channel::unbounded();
-    let (result, streamed) = std::thread::scope(|s| {
-        let writer = s.spawn(|| hdf5::stream_timeseries(rx, threads as u32, &mut ts, &file, FLUSH_EVERY));
-        let result = cli::run_with_progress_observed(cfg, &opts, quiet, progress, Some(tx));
-        let streamed = writer.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the time-series writer panicked")));
-        (result, streamed)
-    });
+    let (result, streamed) = if ranks == 1 {
+        let (tx, rx) = crossbeam::channel::unbounded();
+        std::thread::scope(|s| {
+            let writer = s.spawn(|| hdf5::stream_timeseries(rx, threads as u32, &mut ts, &file, FLUSH_EVERY));
+            let result = cli::run_with_progress_observed(cfg, &opts, quiet, progress, Some(tx));
+            let streamed = writer.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the time-series writer panicked")));
+            (result, streamed)
+        })
+    } else {
+        // Other ranks' partitions cannot stream into this process: the merged time series gathered
+        // at the end is written by `write_results` below.
+        let result = cli::run_with_progress_on(&world, cfg, &opts, quiet, progress, None)
+            .map(|r| r.expect("rank 0 gets the merged result"));
+        (result, Ok(()))
+    };
     let res = match result {
         Ok(res) => res,
         Err(e @ SimError::Config(_)) => {
@@ -229,7 +248,7 @@ pub fn run_command(cfg: &Config, threads: usize, json: bool, quiet: bool, output
     hdf5::finish(&file, res.complete, &status)?;
     file.flush()?;
     drop(file);
-    cli::print_summary(cfg, &res.summary, threads, json)?;
+    cli::print_summary_with(cfg, &res.summary, layout, json)?;
     if json {
         eprintln!("results: {}", path.display());
     } else {

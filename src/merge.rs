@@ -1,0 +1,363 @@
+//! `hxsim merge`: combine the results of separate runs into one table.
+//!
+//! A Slurm job array runs one point of a sweep per array task, each writing its own file; this
+//! command joins them. Inputs are files holding one or more JSON objects (the output of
+//! `hxsim run --json`, or of a job script that wraps it with the point's parameters, see
+//! `jobs/sweep-array.slurm`), or directories whose `*.json` files are read in natural order
+//! (`point-2` before `point-10`). Nested objects are flattened into dotted column names
+//! (`{"set": {"traffic.load": "0.3"}}` becomes the column `set.traffic.load`); arrays are kept as
+//! JSON text. Every row gets a `source` column first (the file it came from); the other columns
+//! appear in the order they are first seen. Output is JSON lines (one flat object per row) or CSV.
+//!
+//! Note: this merges JSON summaries only. When HDF5 results land, merging their files belongs
+//! here too.
+
+use serde_json::{Map, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Problems with the inputs or options of `hxsim merge` (exit code 2).
+#[derive(Debug, Error)]
+pub enum MergeError {
+    /// An input could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The path.
+        path: String,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// An input is not a sequence of JSON objects.
+    #[error("{path}: {message} (expected JSON objects, e.g. the output of `hxsim run --json`)")]
+    Json {
+        /// The path.
+        path: String,
+        /// What the parser said.
+        message: String,
+    },
+    /// A directory input holds no `*.json` file.
+    #[error("{path}: no *.json files in this directory")]
+    EmptyDir {
+        /// The path.
+        path: String,
+    },
+    /// Unknown output format.
+    #[error("invalid value for `--format`: \"{0}\" (allowed: csv, jsonl)")]
+    Format(String),
+}
+
+/// Output format of [`merge`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Comma-separated values with a header row (RFC 4180 quoting).
+    Csv,
+    /// One JSON object per line.
+    JsonLines,
+}
+
+impl std::str::FromStr for Format {
+    type Err = MergeError;
+    fn from_str(s: &str) -> Result<Self, MergeError> {
+        match s {
+            "csv" => Ok(Format::Csv),
+            "jsonl" | "json-lines" | "ndjson" => Ok(Format::JsonLines),
+            _ => Err(MergeError::Format(s.to_string())),
+        }
+    }
+}
+
+/// A merged table: column names and rows (missing cells are `None`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// Column names, `source` first.
+    pub columns: Vec<String>,
+    /// One row per input object, cells in column order.
+    pub rows: Vec<Vec<Option<Value>>>,
+}
+
+/// Expand directories into their `*.json` files (natural order); keep files as given.
+pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
+    let mut out = Vec::new();
+    for p in inputs {
+        if p.is_dir() {
+            let rd = std::fs::read_dir(p).map_err(|source| MergeError::Io { path: p.display().to_string(), source })?;
+            let mut files: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "json"))
+                .collect();
+            if files.is_empty() {
+                return Err(MergeError::EmptyDir { path: p.display().to_string() });
+            }
+            files.sort_by(|a, b| natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Compare strings with runs of digits compared as numbers (`point-2` < `point-10`).
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, _) => return std::cmp::Ordering::Less,
+            (_, None) => return std::cmp::Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let i = x.iter().take_while(|c| c.is_ascii_digit()).count();
+                let j = y.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (nx, ny) = (trim_zeros(&x[..i]), trim_zeros(&y[..j]));
+                let o = nx.len().cmp(&ny.len()).then_with(|| nx.cmp(ny)).then_with(|| i.cmp(&j));
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+                x = &x[i..];
+                y = &y[j..];
+            }
+            (Some(c), Some(d)) => {
+                if c != d {
+                    return c.cmp(d);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
+}
+
+fn trim_zeros(d: &[u8]) -> &[u8] {
+    let k = d.iter().take_while(|&&c| c == b'0').count();
+    &d[k.min(d.len().saturating_sub(1))..]
+}
+
+/// A JSON value whose objects keep their key order (serde_json's `Map` sorts keys unless its
+/// `preserve_order` feature is on, which would change every other user of it in the crate), so that
+/// columns come out in the order `hxsim run --json` writes them.
+enum Node {
+    Leaf(Value),
+    Object(Vec<(String, Node)>),
+}
+
+impl<'de> serde::Deserialize<'de> for Node {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Node;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Node, E> {
+                Ok(Node::Leaf(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
+                Ok(Node::Leaf(Value::from(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
+                Ok(Node::Leaf(Value::from(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Node, E> {
+                Ok(Node::Leaf(Value::from(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Node, E> {
+                Ok(Node::Leaf(Value::String(v.to_string())))
+            }
+            fn visit_unit<E>(self) -> Result<Node, E> {
+                Ok(Node::Leaf(Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Node, A::Error> {
+                let mut items = Vec::new();
+                while let Some(x) = a.next_element::<Value>()? {
+                    items.push(x);
+                }
+                Ok(Node::Leaf(Value::Array(items)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Node, A::Error> {
+                let mut fields = Vec::new();
+                while let Some((k, v)) = a.next_entry::<String, Node>()? {
+                    fields.push((k, v));
+                }
+                Ok(Node::Object(fields))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn flatten(prefix: &str, v: Node, out: &mut Vec<(String, Value)>) {
+    match v {
+        Node::Object(fields) => {
+            for (k, x) in fields {
+                let key = if prefix.is_empty() { k } else { format!("{prefix}.{k}") };
+                flatten(&key, x, out);
+            }
+        }
+        Node::Leaf(a @ Value::Array(_)) => out.push((prefix.to_string(), Value::String(a.to_string()))),
+        Node::Leaf(x) => out.push((prefix.to_string(), x)),
+    }
+}
+
+/// Read every input (files; see [`expand_inputs`] for directories) into one table.
+pub fn merge(files: &[PathBuf]) -> Result<Table, MergeError> {
+    let mut columns = vec!["source".to_string()];
+    let mut index = std::collections::HashMap::new();
+    index.insert("source".to_string(), 0usize);
+    let mut rows = Vec::new();
+    for f in files {
+        let path = f.display().to_string();
+        let text = std::fs::read_to_string(f).map_err(|source| MergeError::Io { path: path.clone(), source })?;
+        let mut count = 0;
+        for value in serde_json::Deserializer::from_str(&text).into_iter::<Node>() {
+            let value = value.map_err(|e| MergeError::Json { path: path.clone(), message: e.to_string() })?;
+            if let Node::Leaf(v) = &value {
+                return Err(MergeError::Json { path: path.clone(), message: format!("found {v} at the top level") });
+            }
+            let mut cells = Vec::new();
+            flatten("", value, &mut cells);
+            let mut row = vec![None; columns.len()];
+            row[0] = Some(Value::String(path.clone()));
+            for (k, v) in cells {
+                let i = *index.entry(k.clone()).or_insert_with(|| {
+                    columns.push(k);
+                    columns.len() - 1
+                });
+                if row.len() <= i {
+                    row.resize(i + 1, None);
+                }
+                row[i] = Some(v);
+            }
+            rows.push(row);
+            count += 1;
+        }
+        if count == 0 {
+            return Err(MergeError::Json { path, message: "no JSON object in the file".into() });
+        }
+    }
+    for r in &mut rows {
+        r.resize(columns.len(), None);
+    }
+    Ok(Table { columns, rows })
+}
+
+fn csv_field(v: &Option<Value>) -> String {
+    let s = match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(x) => x.to_string(),
+    };
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
+    }
+}
+
+/// Write `table` in `format`.
+pub fn write(table: &Table, format: Format, out: &mut dyn Write) -> std::io::Result<()> {
+    match format {
+        Format::Csv => {
+            let header: Vec<String> =
+                table.columns.iter().map(|c| csv_field(&Some(Value::String(c.clone())))).collect();
+            writeln!(out, "{}", header.join(","))?;
+            for r in &table.rows {
+                let cells: Vec<String> = r.iter().map(csv_field).collect();
+                writeln!(out, "{}", cells.join(","))?;
+            }
+        }
+        Format::JsonLines => {
+            for r in &table.rows {
+                let mut m = Map::new();
+                for (c, v) in table.columns.iter().zip(r) {
+                    if let Some(v) = v {
+                        m.insert(c.clone(), v.clone());
+                    }
+                }
+                writeln!(out, "{}", Value::Object(m))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `hxsim merge`: read `inputs`, write the table to `output` (standard output when `None`).
+pub fn run(inputs: &[PathBuf], output: Option<&Path>, format: Option<&str>) -> anyhow::Result<u8> {
+    let format = match format {
+        Some(f) => f.parse()?,
+        None if output.is_some_and(|o| o.extension().is_some_and(|x| x == "csv")) => Format::Csv,
+        None => Format::JsonLines,
+    };
+    let table = merge(&expand_inputs(inputs)?)?;
+    match output {
+        Some(p) => {
+            let mut f = std::io::BufWriter::new(
+                std::fs::File::create(p).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", p.display()))?,
+            );
+            write(&table, format, &mut f)?;
+            f.flush()?;
+            eprintln!("{} rows, {} columns -> {}", table.rows.len(), table.columns.len(), p.display());
+        }
+        None => write(&table, format, &mut std::io::stdout().lock())?,
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order_compares_numbers() {
+        let mut v = vec!["point-10.json", "point-2.json", "point-1.json", "point-02.json", "a.json"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, vec!["a.json", "point-1.json", "point-2.json", "point-02.json", "point-10.json"]);
+    }
+
+    #[test]
+    fn merges_flattens_and_quotes() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("p-1.json");
+        let b = dir.path().join("p-2.json");
+        std::fs::write(
+            &a,
+            r#"{"point":1,"set":{"traffic.load":"0.3"},"summary":{"z_first":[1,2],"accepted_load":0.29}}"#,
+        )
+        .unwrap();
+        std::fs::write(&b, "{\"point\":2,\"summary\":{\"accepted_load\":0.5,\"note\":\"a,b\"}}\n{\"point\":3}\n")
+            .unwrap();
+        let t = merge(&expand_inputs(&[dir.path().to_path_buf()]).unwrap()).unwrap();
+        // Key order of the files, not alphabetical.
+        assert_eq!(
+            t.columns,
+            vec!["source", "point", "set.traffic.load", "summary.z_first", "summary.accepted_load", "summary.note"]
+        );
+        assert_eq!(t.rows.len(), 3);
+        let mut out = Vec::new();
+        write(&t, Format::Csv, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "source,point,set.traffic.load,summary.z_first,summary.accepted_load,summary.note");
+        assert!(lines[1].ends_with(",1,0.3,\"[1,2]\",0.29,"), "{}", lines[1]);
+        assert!(lines[2].ends_with(",2,,,0.5,\"a,b\""), "{}", lines[2]);
+        assert!(lines[3].ends_with(",3,,,,"), "{}", lines[3]);
+        let mut out = Vec::new();
+        write(&t, Format::JsonLines, &mut out).unwrap();
+        let first: Value = serde_json::from_str(String::from_utf8(out).unwrap().lines().next().unwrap()).unwrap();
+        assert_eq!(first["set.traffic.load"], "0.3");
+        assert_eq!(first["summary.accepted_load"], 0.29);
+    }
+
+    #[test]
+    fn rejects_non_objects_and_empty_dirs() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(expand_inputs(&[dir.path().to_path_buf()]), Err(MergeError::EmptyDir { .. })));
+        let f = dir.path().join("x.json");
+        std::fs::write(&f, "[1, 2]").unwrap();
+        let e = merge(std::slice::from_ref(&f)).unwrap_err().to_string();
+        assert!(e.contains("x.json") && e.contains("top level"), "{e}");
+        std::fs::write(&f, "{\"a\": ").unwrap();
+        assert!(matches!(merge(&[f]), Err(MergeError::Json { .. })));
+        assert!("xml".parse::<Format>().unwrap_err().to_string().contains("csv, jsonl"));
+    }
+}
