@@ -1,6 +1,6 @@
 # Two commands on a fresh machine:
 #   make run    install what is missing, then simulate configs/quickstart.toml (release build)
-#   make test   install what is missing, then cargo test and the Python reading test
+#   make test   install what is missing, then cargo test, the Python reading test and the MPI test
 # scripts/setup.sh installs only what is missing (HDF5 C library and tools, h5py and pandas).
 
 CARGO ?= cargo
@@ -18,7 +18,7 @@ endif
 endif
 endif
 
-.PHONY: setup run test test-python
+.PHONY: setup run test test-python test-mpi
 
 setup:
 	bash scripts/setup.sh
@@ -29,7 +29,12 @@ run: setup
 test: setup
 	$(CARGO) test --workspace
 	$(MAKE) --no-print-directory test-python
+	$(MAKE) --no-print-directory test-mpi
 
 test-python:
 	$(CARGO) build --bin hxsim
 	HXSIM_BIN=$(TARGET_DIR)/debug/hxsim $(PYTHON) tests/python/test_hdf5.py
+
+# mpirun -np 2/3/4 against the single-process result (installs Open MPI when missing).
+test-mpi:
+	bash scripts/test-mpi.sh
