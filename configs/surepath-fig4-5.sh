@@ -10,8 +10,6 @@
 # Environment: HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
 # WARMUP / MEASURE (cycles; default 2000 / 2000), LOADS (default "0.5 0.7 0.9 1.0"), ONLY (space
 # separated column labels to run, e.g. "PolSP PolSP-4VC"; default all).
-# SurePath runs use its default routing-VC order (by hop count, vc_policy = "ladder"); add
-# `--set routing.vc_policy=none` for any-VC use.
 # Prints one TSV line per run (appended to raw.tsv if given), then the summary table: the accepted
 # load at offered load 1.0 and the largest accepted load over LOADS (with the offered load it was
 # reached at).

@@ -180,8 +180,8 @@ pub struct RoutingConfig {
     /// Virtual channels per port; 0 means "what the algorithm's paper configuration uses" (2n on HyperX).
     pub vcs: usize,
     /// VC policy where the algorithm lets you choose: `ladder`, `davc-n`, `davc-p`, `davc-np`, or
-    /// `none` (any VC on any hop: not deadlock free, for analysis). SurePath accepts `ladder` (its
-    /// routing VCs by hop count) or `none` (any routing VC); DAL only the default.
+    /// `none` (any VC on any hop: not deadlock free, for analysis). SurePath and DAL manage their
+    /// VCs themselves and only accept the default.
     pub vc_policy: String,
     /// Escape VCs for escape-based mechanisms (SurePath).
     pub escape_vcs: usize,

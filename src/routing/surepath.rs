@@ -3,20 +3,12 @@
 //!
 //! The `vcs` VCs of every port are split into routing VCs `C_Rout` (the first `vcs - escape_vcs`)
 //! and escape VCs `C_Esc` (the last `routing.escape_vcs`, default 1). Candidates (section 3):
-//! 1. a packet still in `C_Rout` gets the hops of its route set, with the route set's penalties
-//!    (Omnidimensional: 0 minimal, 64 deroute; Polarized: 0/64/80 by `dmu`), on routing VCs
-//!    chosen by `routing.vc_policy`:
-//!    - `ladder` (default): by hop count, as the ladder of section 3.1.2 but truncated: a packet
-//!      that has taken `h` hops uses routing VC `min(h, |C_Rout| - 1)`, so longer routes share the
-//!      last routing VC. The escape, not the order, is what avoids deadlock ("by using an escape
-//!      subnetwork ... instead of a ladder, this restriction is lifted"), so any number of routing
-//!      VCs works;
-//!    - `none`: every routing VC on every hop.
-//!
-//!    The paper does not say which (Table 4 only gives the counts). Measured on the 16x16 HyperX
-//!    under Random Server Permutation at offered load 1.0, the hop order keeps PolSP at 0.70
-//!    accepted where any-VC use falls to 0.47 after saturation (the routing VCs, used in any
-//!    order, form cyclic waits that only drain through the escape), hence the default;
+//! 1. a packet still in `C_Rout` gets the hops of its route set on every routing VC, with the route
+//!    set's penalties (Omnidimensional: 0 minimal, 64 deroute; Polarized: 0/64/80 by `dmu`). The
+//!    paper (Table 4) only gives the VC counts; using the routing VCs in hop order instead (VC
+//!    `min(hops, |C_Rout| - 1)`) was measured and is worse on most of Figs. 4-5's points (e.g.
+//!    3-D Random Server Permutation at offered load 1.0: 0.70 accepted against 0.81), better only
+//!    after saturation on 2-D Random Server Permutation and 3-D Dimension Complement Reverse;
 //! 2. every packet, in `C_Rout` or `C_Esc`, gets the escape hops of [`UpDown`] on every escape VC,
 //!    with the escape penalties (Up 112, Down 96, shortcuts 80/64/48).
 //!
@@ -76,8 +68,6 @@ pub struct SurePath<R> {
     escape: UpDown,
     routing_vcs: u8,
     vcs: u8,
-    /// Routing VCs by hop count (`ladder`) rather than any (`none`).
-    ordered: bool,
 }
 
 impl SurePath<Omnidimensional> {
@@ -98,20 +88,16 @@ impl SurePath<PolarizedRoutes> {
 
 impl<R: RouteSet> SurePath<R> {
     fn with_routes(name: &'static str, routes: R, cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
-        let ordered = match cfg.routing.vc_policy.as_str() {
-            "ladder" => true,
-            "none" => false,
-            other => {
-                return Err(ConfigError::value(
-                    "routing.vc_policy",
-                    format!("\"{other}\""),
-                    format!(
-                        "for {name}: \"ladder\" (routing VCs by hop count, the last one shared by longer \
-                         routes) or \"none\" (any routing VC on any hop)"
-                    ),
-                ))
-            }
-        };
+        if cfg.routing.vc_policy != "ladder" {
+            return Err(ConfigError::value(
+                "routing.vc_policy",
+                format!("\"{}\"", cfg.routing.vc_policy),
+                format!(
+                    "{name} assigns VCs itself (routing VCs plus routing.escape_vcs escape VCs); \
+                     leave routing.vc_policy at its default, \"ladder\""
+                ),
+            ));
+        }
         let vcs = configured_vcs(cfg, 2 * net.topology().diameter() as usize);
         let esc = cfg.routing.escape_vcs;
         if esc == 0 {
@@ -125,7 +111,7 @@ impl<R: RouteSet> SurePath<R> {
             ));
         }
         let escape = UpDown::new(net, cfg.routing.escape_root)?;
-        Ok(SurePath { name, routes, escape, routing_vcs: (vcs - esc) as u8, vcs: vcs as u8, ordered })
+        Ok(SurePath { name, routes, escape, routing_vcs: (vcs - esc) as u8, vcs: vcs as u8 })
     }
 
     /// The escape subnetwork.
@@ -143,13 +129,7 @@ impl<R: RouteSet> Routing for SurePath<R> {
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
         if !st.escape {
-            let vcs = if self.ordered {
-                let v = (st.hops.min(self.routing_vcs as u16 - 1)) as u8;
-                v..v + 1
-            } else {
-                0..self.routing_vcs
-            };
-            self.routes.push(at, st, out, vcs);
+            self.routes.push(at, st, out, 0..self.routing_vcs);
         }
         let esc = self.routing_vcs..self.vcs;
         self.escape.hops(at, st.dst, |port, penalty, _| {

@@ -282,31 +282,22 @@ fn polarized_dead_end_on_a_faulty_network_is_avoided() {
 
 #[test]
 fn surepath_splits_routing_and_escape_vcs() {
-    // OmniSP on 4x4 with 4 VCs, 1 escape: routing VCs 0..3, escape VC 3. From (0,1) to (0,3)
-    // (Fig. 2, root (0,0)): routing gives (0,3) minimal (0) and (0,0), (0,2) deroutes (64); the
-    // escape gives the red link to (0,3) (64) and Up to the root (112). With vc_policy = none the
-    // routing hops are offered on all three routing VCs.
+    // OmniSP on 4x4 with 4 VCs, 1 escape: routing hops on VCs 0..3, escape hops on VC 3. From
+    // (0,1) to (0,3) (Fig. 2, root (0,0)): routing gives (0,3) minimal (0) and (0,0), (0,2)
+    // deroutes (64); the escape gives the red link to (0,3) (64) and Up to the root (112).
     let h = hx(&[4, 4]);
-    let (s, t) = (at(&h, &[0, 1]), at(&h, &[0, 3]));
-    let routing_hops = |vcs: std::ops::Range<u8>| {
-        let mut want = Vec::new();
-        for vc in vcs {
-            want.push((t, vc, 0, false));
-            want.push((at(&h, &[0, 0]), vc, 64, false));
-            want.push((at(&h, &[0, 2]), vc, 64, false));
-        }
-        want.push((t, 3, 64, true));
-        want.push((at(&h, &[0, 0]), 3, UP_PENALTY, true));
-        sorted(want)
-    };
-    let (net, any) = routing(&[4, 4], &["routing.algorithm=surepath-omni", "routing.vc_policy=none"]);
-    assert_eq!(any.vcs(), 4);
-    assert_eq!(cands(&net, &*any, s, &state(s, t)), routing_hops(0..3));
-    // By default the routing VCs go by hop count, the last one (2) shared from the third hop on.
     let (net, r) = routing(&[4, 4], &["routing.algorithm=surepath-omni"]);
-    assert_eq!(cands(&net, &*r, s, &state(s, t)), routing_hops(0..1));
-    assert_eq!(cands(&net, &*r, s, &RouteState { hops: 1, ..state(s, t) }), routing_hops(1..2));
-    assert_eq!(cands(&net, &*r, s, &RouteState { hops: 5, ..state(s, t) }), routing_hops(2..3));
+    assert_eq!(r.vcs(), 4);
+    let (s, t) = (at(&h, &[0, 1]), at(&h, &[0, 3]));
+    let mut want = Vec::new();
+    for vc in 0..3 {
+        want.push((t, vc, 0, false));
+        want.push((at(&h, &[0, 0]), vc, 64, false));
+        want.push((at(&h, &[0, 2]), vc, 64, false));
+    }
+    want.push((t, 3, 64, true));
+    want.push((at(&h, &[0, 0]), 3, UP_PENALTY, true));
+    assert_eq!(cands(&net, &*r, s, &state(s, t)), sorted(want));
     // In the escape subnetwork a packet never returns to routing VCs.
     let esc = RouteState { escape: true, ..state(s, t) };
     assert_eq!(cands(&net, &*r, s, &esc), sorted(vec![(t, 3, 64, true), (at(&h, &[0, 0]), 3, UP_PENALTY, true)]));
@@ -479,10 +470,7 @@ fn too_few_vcs_is_a_config_error_naming_the_route_length() {
     let e = err(&[4, 4], &["routing.algorithm=surepath-omni", "routing.vcs=1"]);
     assert!(e.contains("routing.vcs") && e.contains("at least 2"), "{e}");
     let e = err(&[4, 4], &["routing.algorithm=surepath-omni", "routing.vc_policy=davc-n"]);
-    assert!(
-        e.contains("routing.vc_policy") && e.contains("davc-n") && e.contains("ladder") && e.contains("none"),
-        "{e}"
-    );
+    assert!(e.contains("routing.vc_policy") && e.contains("davc-n") && e.contains("ladder"), "{e}");
     let e = err(&[4, 4], &["routing.algorithm=dal", "routing.vcs=3"]);
     assert!(e.contains("routing.vcs") && e.contains("3") && e.contains("even"), "{e}");
     let e = parse_str("[topology]\nsides=[4,4]\nservers_per_switch=1\n", "t", &["routing.vc_policy=davc".into()])
@@ -559,13 +547,12 @@ fn table_routings_are_acyclic_with_every_davc_function() {
 
 #[test]
 fn escape_based_routings_satisfy_duato() {
-    let cases: [(&[usize], &[&str]); 8] = [
+    let cases: [(&[usize], &[&str]); 7] = [
         (&[4, 4], &["routing.algorithm=surepath-omni"]),
         (&[4, 4], &["routing.algorithm=surepath-polarized", "routing.vcs=2"]),
         (&[3, 3, 3], &["routing.algorithm=surepath-omni", "routing.vcs=4", "routing.escape_root=13"]),
         (&[3, 3, 3], &["routing.algorithm=surepath-polarized", "routing.vcs=4"]),
         (&[4, 4], &["routing.algorithm=surepath-polarized", "routing.vcs=4", "faults.random_links=8"]),
-        (&[4, 4], &["routing.algorithm=surepath-omni", "routing.vc_policy=none", "faults.random_links=8"]),
         (&[4, 4], &["routing.algorithm=dal"]),
         (&[3, 3, 3], &["routing.algorithm=dal"]),
     ];
