@@ -7,21 +7,8 @@
 use partitioning::{partition, quality, Graph, Method};
 use std::time::Instant;
 
-/// HyperX with the given sides: every switch is linked to all switches differing in one coordinate.
 fn hyperx(sides: &[usize]) -> Graph {
-    let n: usize = sides.iter().product();
-    let mut edges = Vec::new();
-    for v in 0..n {
-        let mut stride = 1;
-        for &s in sides {
-            let x = (v / stride) % s;
-            for y in x + 1..s {
-                edges.push((v as u32, (v + (y - x) * stride) as u32, 1));
-            }
-            stride *= s;
-        }
-    }
-    Graph::from_edges(n, &edges).with_coords(sides.to_vec())
+    Graph::hyperx(sides, 1)
 }
 
 fn main() {

@@ -67,6 +67,25 @@ impl Coords {
 }
 
 impl Graph {
+    /// The switch graph of a fault-free HyperX with the given sides (dimension 0 fastest): vertex
+    /// `v` is linked to every vertex that differs from it in exactly one coordinate, one edge per
+    /// unordered pair, latency `latency`; coordinates attached.
+    pub fn hyperx(sides: &[usize], latency: u32) -> Graph {
+        let n: usize = sides.iter().product();
+        let mut edges = Vec::new();
+        for v in 0..n {
+            let mut stride = 1;
+            for &s in sides {
+                let x = (v / stride) % s;
+                for y in x + 1..s {
+                    edges.push((v as u32, (v + (y - x) * stride) as u32, latency));
+                }
+                stride *= s;
+            }
+        }
+        Graph::from_edges(n, &edges).with_coords(sides.to_vec())
+    }
+
     /// Builds a graph with `n` vertices (unit weights) from undirected edges `(a, b, latency)`,
     /// each given once in either orientation.
     ///

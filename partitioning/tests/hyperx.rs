@@ -2,22 +2,8 @@
 
 use partitioning::{partition, quality, Graph, Method, PartitionError, IMBALANCE_TOLERANCE};
 
-/// HyperX with the given sides (dimension 0 fastest): switch `v` is linked to every switch that
-/// differs from it in exactly one coordinate (one edge per unordered pair, latency 1).
 fn hyperx(sides: &[usize]) -> Graph {
-    let n: usize = sides.iter().product();
-    let mut edges = Vec::new();
-    for v in 0..n {
-        let mut stride = 1;
-        for &s in sides {
-            let x = (v / stride) % s;
-            for y in x + 1..s {
-                edges.push((v as u32, (v + (y - x) * stride) as u32, 1));
-            }
-            stride *= s;
-        }
-    }
-    Graph::from_edges(n, &edges).with_coords(sides.to_vec())
+    Graph::hyperx(sides, 1)
 }
 
 /// Asserts that `assign` is a valid assignment of `g` to `parts` nonempty parts.
