@@ -39,21 +39,17 @@ fn summary(out: std::process::Output, what: &str) -> Value {
     v
 }
 
+/// `hxsim run` on the small 3-D config with `threads` threads, the same for one process and for ranks.
+fn run_args(threads: usize, extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> =
+        ["run", "configs/hyperx-3d-8.toml", "--json", "--quiet", "--no-output", "--threads"].map(String::from).into();
+    a.push(threads.to_string());
+    a.extend(SMALL.iter().chain(extra).map(|s| s.to_string()));
+    a
+}
+
 fn single(extra: &[&str], threads: usize) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_hxsim"))
-        .args([
-            "run",
-            "configs/hyperx-3d-8.toml",
-            "--json",
-            "--quiet",
-            "--no-output",
-            "--threads",
-            &threads.to_string(),
-        ])
-        .args(SMALL)
-        .args(extra)
-        .output()
-        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hxsim")).args(run_args(threads, extra)).output().unwrap();
     summary(out, &format!("single process, {threads} threads"))
 }
 
@@ -61,17 +57,7 @@ fn mpirun(ranks: usize, threads: usize, extra: &[&str]) -> Value {
     let out = Command::new("mpirun")
         .args(["-np", &ranks.to_string(), "--oversubscribe", "--bind-to", "none"])
         .arg(env!("CARGO_BIN_EXE_hxsim"))
-        .args([
-            "run",
-            "configs/hyperx-3d-8.toml",
-            "--json",
-            "--quiet",
-            "--no-output",
-            "--threads",
-            &threads.to_string(),
-        ])
-        .args(SMALL)
-        .args(extra)
+        .args(run_args(threads, extra))
         // Root in containers; ranks that wait should not spin on a core another rank needs.
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
