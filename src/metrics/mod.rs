@@ -88,8 +88,6 @@ pub struct Stats {
     pub traversals: u64,
     /// Packets generated over the whole run.
     pub generated_packets: u64,
-    /// Packets delivered over the whole run.
-    pub delivered_total: u64,
     /// Generation attempts skipped because the source queue was full.
     pub suppressed_packets: u64,
     /// Cycle at which the last tail arrived (fixed workloads: completion time).
@@ -123,7 +121,6 @@ impl Stats {
         }
         self.traversals += o.traversals;
         self.generated_packets += o.generated_packets;
-        self.delivered_total += o.delivered_total;
         self.suppressed_packets += o.suppressed_packets;
         self.last_delivery = self.last_delivery.max(o.last_delivery);
         if self.samples.len() < o.samples.len() {

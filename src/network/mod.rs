@@ -358,21 +358,6 @@ impl NetPartition {
         self.failure.as_deref()
     }
 
-    /// Approximate bytes of model state held by this partition.
-    pub fn state_bytes(&self) -> usize {
-        use std::mem::size_of_val;
-        self.slab.bytes()
-            + size_of_val(&self.inp[..])
-            + size_of_val(&self.inbuf[..])
-            + size_of_val(&self.outp[..])
-            + size_of_val(&self.outvc[..])
-            + size_of_val(&self.in_mask[..]) * 2
-            + size_of_val(&self.nbr[..])
-            + size_of_val(&self.servers[..])
-            + size_of_val(&self.link_phits[..])
-            + size_of_val(&self.server_injected[..]) * 2
-    }
-
     /// Head packets waiting in input buffers at `now`, as readable lines (at most `max`).
     pub fn blocked_report(&self, now: Cycle, max: usize) -> Vec<String> {
         let mut out = Vec::new();
@@ -488,7 +473,6 @@ impl NetPartition {
         let lat = tail - pkt.created;
         let hops = pkt.route.hops as u64 + 1;
         self.in_flight -= 1;
-        self.stats.delivered_total += 1;
         self.stats.last_delivery = self.stats.last_delivery.max(tail);
         if self.in_window(tail) {
             self.stats.delivered_packets += 1;

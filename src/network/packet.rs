@@ -71,10 +71,6 @@ impl Slab {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Bytes held (capacity), for memory reports.
-    pub fn bytes(&self) -> usize {
-        self.items.capacity() * std::mem::size_of::<Packet>() + (self.next.capacity() + self.free.capacity()) * 4
-    }
 }
 
 /// FIFO of slab indices.
