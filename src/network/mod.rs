@@ -147,6 +147,24 @@ struct InPort {
     rr: u8,
 }
 
+/// Input VC: its buffer, and until when its head's request is known to be refused.
+#[derive(Debug, Clone, Copy, Default)]
+struct InVc {
+    /// Packets in the buffer.
+    q: Queue,
+    /// Low 32 bits of the cycle before which every output the head may request has a busy crossbar
+    /// output (0: unknown). See [`NetPartition::allocation_stage`].
+    refused_until: u32,
+}
+
+/// Whether `until` (low 32 bits of a cycle) is after `now`. Both are within 2^31 cycles of each
+/// other: `until` is at most one packet's crossbar time ahead of the cycle it was set at, and is
+/// cleared as soon as the head leaves.
+#[inline]
+fn after(until: u32, now: Cycle) -> bool {
+    (until.wrapping_sub(now as u32) as i32) > 0
+}
+
 /// Output port state.
 #[derive(Debug, Clone, Copy, Default)]
 struct OutPort {
@@ -191,8 +209,8 @@ pub struct NetPartition {
     slab: Slab,
     /// Input ports, `li * np + port`.
     inp: Vec<InPort>,
-    /// Input VC queues, `(li * np + port) * v + vc`.
-    inbuf: Vec<Queue>,
+    /// Input VCs, `(li * np + port) * v + vc`.
+    inbuf: Vec<InVc>,
     in_mask: Vec<u64>,
     /// Output ports, `li * np + port`.
     outp: Vec<OutPort>,
@@ -225,6 +243,54 @@ pub struct NetPartition {
     last_progress: Cycle,
     undrained_servers: u64,
     failure: Option<String>,
+}
+
+/// SurePath selection (SurePath section 3): among `cands` whose output VC has room, the index of the
+/// one with the lowest `Q + P`, ties broken uniformly at random; and the earliest cycle at which the
+/// crossbar output of any candidate (with room or not) is free. `outp` and `outvc` are the
+/// switch-to-switch output ports and their VCs (`port * v + vc`) of the switch.
+///
+/// While every candidate's crossbar output is busy, a request is certain to be refused, and nothing
+/// the choice depends on can make it succeed: a busy output takes no grant, so its occupancy can
+/// only fall, and its free cycle does not move. The router uses this to skip such heads.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn select(
+    cands: &[Candidate],
+    outp: &[OutPort],
+    outvc: &[OutVc],
+    v: usize,
+    out_cap: u16,
+    in_cap: u32,
+    pk_phits: u32,
+    rng: &mut Rng,
+) -> (Option<usize>, Cycle) {
+    let mut best = usize::MAX;
+    let mut best_cost = u32::MAX;
+    let mut ties = 0u64;
+    let mut xbar_free = Cycle::MAX;
+    for (i, c) in cands.iter().enumerate() {
+        let port = c.port as usize;
+        let o = &outp[port];
+        xbar_free = xbar_free.min(o.xbar_free);
+        let ov = outvc[port * v + c.vc as usize];
+        if ov.occ >= out_cap {
+            continue;
+        }
+        let q_s = ov.occ as u32 + in_cap - ov.cred as u32;
+        let cost = (q_s + o.load) * pk_phits + c.penalty;
+        if cost < best_cost {
+            best_cost = cost;
+            best = i;
+            ties = 1;
+        } else if cost == best_cost {
+            ties += 1;
+            if below(rng, ties) == 0 {
+                best = i;
+            }
+        }
+    }
+    ((best != usize::MAX).then_some(best), xbar_free)
 }
 
 /// VCs set in `mask`, starting at `start` and wrapping around (round-robin order), without division.
@@ -318,7 +384,7 @@ impl NetPartition {
             words,
             slab: Slab::default(),
             inp: vec![InPort::default(); n * np],
-            inbuf: vec![Queue::default(); n * np * v],
+            inbuf: vec![InVc::default(); n * np * v],
             in_mask: vec![0; n * words],
             outp: vec![OutPort::default(); n * np],
             outvc,
@@ -366,11 +432,11 @@ impl NetPartition {
             for port in 0..self.np {
                 for vc in 0..self.v {
                     let q = (li * self.np + port) * self.v + vc;
-                    let len = self.inbuf[q].len();
+                    let len = self.inbuf[q].q.len();
                     if len == 0 || out.len() >= max {
                         continue;
                     }
-                    let pk = self.slab.get(self.inbuf[q].front());
+                    let pk = self.slab.get(self.inbuf[q].q.front());
                     let from = if port < t { format!("server {}", port) } else { format!("switch port {}", port - t) };
                     out.push(format!(
                         "switch {sw} input {port} ({from}) VC {vc}: {} packets, head to switch {} waiting since cycle {} ({} cycles)",
@@ -509,7 +575,13 @@ impl NetPartition {
                 }
                 let start = if random { below(&mut self.rng_router[li], v as u64) as usize } else { ip.rr as usize };
                 for vc in rotated(ip.vc_mask, start) {
-                    let head = self.inbuf[pi * v + vc].front();
+                    let iv = self.inbuf[pi * v + vc];
+                    if after(iv.refused_until, now) {
+                        // This head would request an output whose crossbar is busy and be refused,
+                        // which ends this input's turn as the request would have.
+                        break;
+                    }
+                    let head = iv.q.front();
                     let pkt = self.slab.get(head);
                     if pkt.ready_at > now {
                         continue;
@@ -526,6 +598,10 @@ impl NetPartition {
                                 escape: false,
                                 prio: 0,
                             });
+                            let busy = self.outp[li * np + op].xbar_free;
+                            if busy > now {
+                                self.inbuf[pi * v + vc].refused_until = busy as u32;
+                            }
                             break;
                         }
                         continue;
@@ -546,30 +622,19 @@ impl NetPartition {
                         }
                         continue;
                     }
-                    // SurePath selection: lowest Q + P among candidates with room; ties at random.
-                    let mut best = None;
-                    let mut best_cost = u32::MAX;
-                    let mut ties = 0u64;
-                    for c in &self.cands {
-                        let op = t + c.port as usize;
-                        let ov = self.outvc[(li * np + op) * v + c.vc as usize];
-                        if ov.occ >= out_cap {
-                            continue;
-                        }
-                        let q_s = ov.occ as u32 + in_cap - ov.cred as u32;
-                        let cost = (q_s + self.outp[li * np + op].load) * pk_phits + c.penalty;
-                        if cost < best_cost {
-                            best_cost = cost;
-                            best = Some(*c);
-                            ties = 1;
-                        } else if cost == best_cost {
-                            ties += 1;
-                            if below(&mut self.rng_router[li], ties) == 0 {
-                                best = Some(*c);
-                            }
-                        }
-                    }
-                    if let Some(c) = best {
+                    let base = li * np;
+                    let (best, xbar_free) = select(
+                        &self.cands,
+                        &self.outp[base + t..base + np],
+                        &self.outvc[(base + t) * v..(base + np) * v],
+                        v,
+                        out_cap,
+                        in_cap,
+                        pk_phits,
+                        &mut self.rng_router[li],
+                    );
+                    if let Some(i) = best {
+                        let c = self.cands[i];
                         self.reqs.push(Request {
                             in_port: port as u16,
                             in_vc: vc as u8,
@@ -578,6 +643,9 @@ impl NetPartition {
                             escape: c.escape,
                             prio: 0,
                         });
+                        if xbar_free > now {
+                            self.inbuf[pi * v + vc].refused_until = xbar_free as u32;
+                        }
                         break;
                     }
                 }
@@ -624,8 +692,10 @@ impl NetPartition {
             let ip = rq.in_port as usize;
             let pi = li * np + ip;
             let qi = pi * v + rq.in_vc as usize;
-            let idx = self.inbuf[qi].pop(&self.slab);
-            let emptied = self.inbuf[qi].is_empty();
+            let idx = self.inbuf[qi].q.pop(&self.slab);
+            let emptied = self.inbuf[qi].q.is_empty();
+            // A new head (or none): nothing is known about its requests yet.
+            self.inbuf[qi].refused_until = 0;
             let inport = &mut self.inp[pi];
             if emptied {
                 inport.vc_mask &= !(1 << rq.in_vc);
@@ -780,7 +850,7 @@ impl Partition for NetPartition {
                 pkt.ready_at = now;
                 let idx = self.slab.insert(pkt);
                 let pi = li * np + port as usize;
-                self.inbuf[pi * v + vc as usize].push(&mut self.slab, idx);
+                self.inbuf[pi * v + vc as usize].q.push(&mut self.slab, idx);
                 self.inp[pi].vc_mask |= 1 << vc;
                 set_bit(&mut self.in_mask[li * self.words..(li + 1) * self.words], port as usize);
             }

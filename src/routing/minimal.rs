@@ -7,7 +7,7 @@
 //! ladder (or DAVC's VC count) is sized for that.
 
 use super::vc::VcPolicy;
-use super::{minimal_ports, network_diameter, Candidate, RouteState, Routing};
+use super::{network_diameter, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::topology::{Network, SwitchId};
 use std::sync::Arc;
@@ -41,10 +41,6 @@ impl Routing for Minimal {
         self.policy.vcs()
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
-        minimal_ports(&self.net, at, st.dst, |port| {
-            for vc in self.policy.vcs_for(&self.net, at, st, port) {
-                out.push(Candidate { port, vc, penalty: 0, escape: false });
-            }
-        });
+        self.policy.push_minimal(&self.net, at, st.dst, st, out);
     }
 }

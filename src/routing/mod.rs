@@ -139,11 +139,9 @@ pub fn build(cfg: &Config, net: Arc<Network>) -> Result<Box<dyn Routing>, Config
 /// Fault-free HyperX uses coordinates; otherwise the BFS tables of [`Network`].
 #[inline]
 pub fn minimal_ports(net: &Network, at: SwitchId, to: SwitchId, mut f: impl FnMut(PortId)) {
-    if !net.is_faulty() {
-        if let Some(h) = net.topology().as_hyperx() {
-            h.for_each_minimal_port(at, to, f);
-            return;
-        }
+    if let Some(h) = net.fault_free_hyperx() {
+        h.for_each_minimal_port(at, to, f);
+        return;
     }
     let here = net.distance(at, to);
     for p in 0..net.switch_ports() as PortId {

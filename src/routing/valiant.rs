@@ -8,7 +8,7 @@
 //! up to twice the diameter.
 
 use super::vc::VcPolicy;
-use super::{minimal_ports, network_diameter, step, Candidate, RouteState, Routing};
+use super::{network_diameter, step, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::rng::{below, Rng};
 use crate::topology::{Network, SwitchId};
@@ -45,11 +45,7 @@ impl Routing for Valiant {
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
         // Phase flips on arrival at the intermediate (in `advance`), so `at` is never it in phase 0.
         let target = if st.phase == 0 { st.intermediate } else { st.dst };
-        minimal_ports(&self.net, at, target, |port| {
-            for vc in self.policy.vcs_for(&self.net, at, st, port) {
-                out.push(Candidate { port, vc, penalty: 0, escape: false });
-            }
-        });
+        self.policy.push_minimal(&self.net, at, target, st, out);
     }
     fn init_choices(&self, st: &RouteState, f: &mut dyn FnMut(RouteState)) {
         for i in 0..self.net.num_switches() as SwitchId {

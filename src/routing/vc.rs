@@ -16,7 +16,7 @@
 //! silently reusing a VC, which would void the deadlock-freedom argument.
 
 use super::davc::Davc;
-use super::RouteState;
+use super::{Candidate, RouteState};
 use crate::config::{Config, ConfigError, VC_POLICIES};
 use crate::topology::{Network, PortId, SwitchId};
 
@@ -121,6 +121,46 @@ impl VcPolicy {
         match self {
             VcPolicy::Ladder(l) => l.used_vcs(),
             VcPolicy::Davc { vcs, .. } | VcPolicy::Any { vcs } => *vcs,
+        }
+    }
+
+    /// Push a candidate for every minimal port of `at` towards `target` with each VC this policy
+    /// allows (penalty 0): the candidates of Minimal, and of Valiant in each phase. The ladder's VCs
+    /// depend only on the hop count, so they are computed once, not per port: this is the router's
+    /// inner loop.
+    #[inline]
+    pub fn push_minimal(
+        &self,
+        net: &Network,
+        at: SwitchId,
+        target: SwitchId,
+        st: &RouteState,
+        out: &mut Vec<Candidate>,
+    ) {
+        if let VcPolicy::Ladder(l) = self {
+            let r = l.vcs_for_hop(st.hops);
+            let (lo, hi) = (r.start, r.end);
+            if let Some(h) = net.fault_free_hyperx() {
+                h.for_each_minimal_port_range(at, target, |first, k| {
+                    for port in first..first + k {
+                        for vc in lo..hi {
+                            out.push(Candidate { port, vc, penalty: 0, escape: false });
+                        }
+                    }
+                });
+                return;
+            }
+            super::minimal_ports(net, at, target, |port| {
+                for vc in lo..hi {
+                    out.push(Candidate { port, vc, penalty: 0, escape: false });
+                }
+            });
+        } else {
+            super::minimal_ports(net, at, target, |port| {
+                for vc in self.vcs_for(net, at, st, port) {
+                    out.push(Candidate { port, vc, penalty: 0, escape: false });
+                }
+            });
         }
     }
 

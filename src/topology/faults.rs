@@ -5,7 +5,7 @@
 //! million-endpoint HyperX needs no O(switches^2) memory). With faults, all-pairs distances are
 //! computed by BFS on what remains and stored as one byte per ordered pair, row per destination.
 
-use super::{PortId, SwitchId, Topology};
+use super::{HyperX, PortId, SwitchId, Topology};
 use crate::rng::{self, Purpose};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -63,6 +63,9 @@ pub struct Network {
     ports: usize,
     n: usize,
     failed_links: usize,
+    /// The topology itself when it is a fault-free HyperX: routing's hot path reads coordinates
+    /// from it without a virtual call.
+    fault_free_hyperx: Option<HyperX>,
 }
 
 impl Network {
@@ -79,7 +82,9 @@ impl Network {
                 dead[o as usize * ports + q as usize] = true;
             }
         }
-        let mut net = Network { topo, dead, dist: Vec::new(), ports, n, failed_links: faults.links.len() };
+        let fault_free_hyperx = if dead.is_empty() { topo.as_hyperx().cloned() } else { None };
+        let mut net =
+            Network { topo, dead, dist: Vec::new(), ports, n, failed_links: faults.links.len(), fault_free_hyperx };
         if net.is_faulty() {
             net.dist = net.all_pairs_bfs();
         }
@@ -93,6 +98,12 @@ impl Network {
     /// Shared handle to the topology.
     pub fn topology_arc(&self) -> Arc<dyn Topology> {
         self.topo.clone()
+    }
+    /// The HyperX when the network is one and has no faults (coordinates then give distances and
+    /// minimal ports).
+    #[inline]
+    pub fn fault_free_hyperx(&self) -> Option<&HyperX> {
+        self.fault_free_hyperx.as_ref()
     }
     /// Whether any link has failed.
     pub fn is_faulty(&self) -> bool {

@@ -141,6 +141,23 @@ impl HyperX {
         }
     }
 
+    /// Like [`HyperX::for_each_minimal_port`], but once per corrected dimension with the first port
+    /// and the number of trunk ports `K_d` (consecutive port ids).
+    #[inline]
+    pub fn for_each_minimal_port_range(&self, at: SwitchId, to: SwitchId, mut f: impl FnMut(PortId, PortId)) {
+        let l = self.sides.len();
+        let ca = &self.coord_tab[at as usize * l..][..l];
+        let cb = &self.coord_tab[to as usize * l..][..l];
+        for d in 0..l {
+            let (x, y) = (ca[d], cb[d]);
+            if x != y {
+                let k = self.trunking[d];
+                let rank = if y < x { y } else { y - 1 } as usize;
+                f((self.base[d] + rank * k) as PortId, k as PortId);
+            }
+        }
+    }
+
     /// `(dimension, coordinate value, trunk)` that port `p` of `sw` leads to.
     #[inline]
     pub fn port_target(&self, sw: SwitchId, p: PortId) -> (usize, usize, usize) {
