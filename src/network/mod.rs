@@ -145,6 +145,9 @@ struct InPort {
     vc_mask: u64,
     /// Round-robin pointer over VCs.
     rr: u8,
+    /// Low 32 bits of a cycle before which this input's turn is known to end in a refused request
+    /// (0: unknown); round-robin allocation only. See [`NetPartition::allocation_stage`].
+    refused_until: u32,
 }
 
 /// Input VC: its buffer, and until when its head's request is known to be refused.
@@ -570,20 +573,29 @@ impl NetPartition {
                 bits &= bits - 1;
                 let pi = li * np + port;
                 let ip = self.inp[pi];
-                if ip.free > now {
+                if ip.free > now || after(ip.refused_until, now) {
                     continue;
                 }
                 let start = if random { below(&mut self.rng_router[li], v as u64) as usize } else { ip.rr as usize };
+                // Whether every VC before this one in the scan order was empty. While the head of
+                // the first VC in that order stays refused, so is the input: the order changes only
+                // with a grant, and an arrival (which resets this) is the only way an empty VC
+                // before it gets a head.
+                let mut first = !random;
                 for vc in rotated(ip.vc_mask, start) {
                     let iv = self.inbuf[pi * v + vc];
                     if after(iv.refused_until, now) {
                         // This head would request an output whose crossbar is busy and be refused,
                         // which ends this input's turn as the request would have.
+                        if first {
+                            self.inp[pi].refused_until = iv.refused_until;
+                        }
                         break;
                     }
                     let head = iv.q.front();
                     let pkt = self.slab.get(head);
                     if pkt.ready_at > now {
+                        first = false;
                         continue;
                     }
                     // At the destination switch: eject to the server's port.
@@ -601,9 +613,13 @@ impl NetPartition {
                             let busy = self.outp[li * np + op].xbar_free;
                             if busy > now {
                                 self.inbuf[pi * v + vc].refused_until = busy as u32;
+                                if first {
+                                    self.inp[pi].refused_until = busy as u32;
+                                }
                             }
                             break;
                         }
+                        first = false;
                         continue;
                     }
                     let route = pkt.route;
@@ -620,6 +636,7 @@ impl NetPartition {
                                 self.p.routing.name()
                             ));
                         }
+                        first = false;
                         continue;
                     }
                     let base = li * np;
@@ -645,9 +662,13 @@ impl NetPartition {
                         });
                         if xbar_free > now {
                             self.inbuf[pi * v + vc].refused_until = xbar_free as u32;
+                            if first {
+                                self.inp[pi].refused_until = xbar_free as u32;
+                            }
                         }
                         break;
                     }
+                    first = false;
                 }
             }
         }
@@ -696,6 +717,7 @@ impl NetPartition {
             let emptied = self.inbuf[qi].q.is_empty();
             // A new head (or none): nothing is known about its requests yet.
             self.inbuf[qi].refused_until = 0;
+            self.inp[pi].refused_until = 0;
             let inport = &mut self.inp[pi];
             if emptied {
                 inport.vc_mask &= !(1 << rq.in_vc);
@@ -852,6 +874,8 @@ impl Partition for NetPartition {
                 let pi = li * np + port as usize;
                 self.inbuf[pi * v + vc as usize].q.push(&mut self.slab, idx);
                 self.inp[pi].vc_mask |= 1 << vc;
+                // A new head may come before the refused one in the scan order.
+                self.inp[pi].refused_until = 0;
                 set_bit(&mut self.in_mask[li * self.words..(li + 1) * self.words], port as usize);
             }
             Msg::Credit { port, vc } => {
