@@ -60,13 +60,6 @@ pub enum Msg {
         /// Virtual channel.
         vc: u8,
     },
-    /// The tail of a packet left output buffer `port`, VC `vc`.
-    OutFree {
-        /// Router output port.
-        port: u16,
-        /// Virtual channel.
-        vc: u8,
-    },
 }
 
 /// Everything a partition needs to know about the run, shared by all partitions.
@@ -175,6 +168,10 @@ struct OutPort {
     xbar_free: Cycle,
     /// Cycle from which the link is free.
     link_free: Cycle,
+    /// VC of the packet last sent on the link ([`NO_VC`]: none pending). Its output slot frees when
+    /// the tail has left, at `link_free`; rather than a message to itself, the switch reads the
+    /// occupancy through [`OutPort::freed`] and settles it when the link sends again.
+    freeing: u8,
     /// VCs with packets.
     vc_mask: u64,
     /// Sum over VCs of occupancy plus consumed credits, packets (SurePath's port term of `Q`).
@@ -183,6 +180,23 @@ struct OutPort {
     arb: u16,
     /// Round-robin pointer over VCs (link).
     rr: u8,
+}
+
+/// "No VC" in [`OutPort::freeing`].
+const NO_VC: u8 = u8::MAX;
+
+impl OutPort {
+    /// Whether the packet last sent has left the output buffer of VC `vc` by `now` (its slot is
+    /// free but not yet settled in the counters).
+    #[inline]
+    fn freed(&self, vc: usize, now: Cycle) -> bool {
+        self.freeing as usize == vc && self.link_free <= now
+    }
+    /// [`OutPort::load`] at `now`.
+    #[inline]
+    fn load_at(&self, now: Cycle) -> u32 {
+        self.load - (self.freeing != NO_VC && self.link_free <= now) as u32
+    }
 }
 
 /// Output VC: its buffer and flow control.
@@ -266,6 +280,7 @@ fn select(
     out_cap: u16,
     in_cap: u32,
     pk_phits: u32,
+    now: Cycle,
     rng: &mut Rng,
 ) -> (Option<usize>, Cycle) {
     let mut best = usize::MAX;
@@ -277,11 +292,12 @@ fn select(
         let o = &outp[port];
         xbar_free = xbar_free.min(o.xbar_free);
         let ov = outvc[port * v + c.vc as usize];
-        if ov.occ >= out_cap {
+        let occ = ov.occ - o.freed(c.vc as usize, now) as u16;
+        if occ >= out_cap {
             continue;
         }
-        let q_s = ov.occ as u32 + in_cap - ov.cred as u32;
-        let cost = (q_s + o.load) * pk_phits + c.penalty;
+        let q_s = occ as u32 + in_cap - ov.cred as u32;
+        let cost = (q_s + o.load_at(now)) * pk_phits + c.penalty;
         if cost < best_cost {
             best_cost = cost;
             best = i;
@@ -389,7 +405,7 @@ impl NetPartition {
             inp: vec![InPort::default(); n * np],
             inbuf: vec![InVc::default(); n * np * v],
             in_mask: vec![0; n * words],
-            outp: vec![OutPort::default(); n * np],
+            outp: vec![OutPort { freeing: NO_VC, ..OutPort::default() }; n * np],
             outvc,
             out_mask: vec![0; n * words],
             nbr,
@@ -476,7 +492,6 @@ impl NetPartition {
     /// Link stage of local switch `li`.
     fn link_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
         let (np, v, t) = (self.np, self.v, self.t);
-        let sw = self.switches[li];
         let plen = self.p.packet_phits;
         let lat = self.p.link_latency;
         for w in 0..self.words {
@@ -507,9 +522,16 @@ impl NetPartition {
                 }
                 let vc = chosen;
                 let qi = pi * v + vc;
+                // The previous packet's tail has left (the link is free): settle its slot.
+                let f = self.outp[pi].freeing;
+                if f != NO_VC {
+                    self.outvc[pi * v + f as usize].occ -= 1;
+                    self.outp[pi].load -= 1;
+                }
                 let idx = self.outvc[qi].q.pop(&self.slab);
                 let emptied = self.outvc[qi].q.is_empty();
                 let o = &mut self.outp[pi];
+                o.freeing = vc as u8;
                 o.rr = if vc + 1 == v { 0 } else { vc as u8 + 1 };
                 if emptied {
                     o.vc_mask &= !(1 << vc);
@@ -520,8 +542,6 @@ impl NetPartition {
                 let pkt = self.slab.remove(idx);
                 o.link_free = now + plen;
                 self.last_progress = now;
-                // The output slot frees when the tail has left.
-                out.send(now + plen, sw, Msg::OutFree { port: port as u16, vc: vc as u8 });
                 if port < t {
                     self.deliver_to_server(li, port, &pkt, now + lat + plen - 1);
                 } else {
@@ -601,7 +621,8 @@ impl NetPartition {
                     // At the destination switch: eject to the server's port.
                     if pkt.route.dst == sw {
                         let op = (pkt.dst - sw * t as u32) as usize;
-                        if self.outvc[(li * np + op) * v].occ < out_cap {
+                        let ej = &self.outp[li * np + op];
+                        if self.outvc[(li * np + op) * v].occ - (ej.freed(0, now) as u16) < out_cap {
                             self.reqs.push(Request {
                                 in_port: port as u16,
                                 in_vc: vc as u8,
@@ -648,6 +669,7 @@ impl NetPartition {
                         out_cap,
                         in_cap,
                         pk_phits,
+                        now,
                         &mut self.rng_router[li],
                     );
                     if let Some(i) = best {
@@ -886,11 +908,6 @@ impl Partition for NetPartition {
                     self.outvc[pi * v + vc as usize].cred += 1;
                     self.outp[pi].load -= 1;
                 }
-            }
-            Msg::OutFree { port, vc } => {
-                let pi = li * np + port as usize;
-                self.outvc[pi * v + vc as usize].occ -= 1;
-                self.outp[pi].load -= 1;
             }
         }
     }
