@@ -109,13 +109,26 @@ impl ModelParams {
     }
 }
 
+/// A server's injection side (its next generation cycle is in [`NetPartition::next_gen`]).
 #[derive(Debug, Clone, Copy)]
 struct Server {
-    next_gen: Cycle,
     queue: Queue,
     link_free: Cycle,
     credits: u16,
     remaining: u64,
+}
+
+impl Server {
+    /// The cycle from which this server can inject: never with an empty source queue or no credit
+    /// (a generation or a credit changes that), else when its link is free.
+    #[inline]
+    fn ready_at(&self) -> Cycle {
+        if self.queue.is_empty() || self.credits == 0 {
+            Cycle::MAX
+        } else {
+            self.link_free
+        }
+    }
 }
 
 /// A switch's request for the crossbar.
@@ -236,8 +249,16 @@ pub struct NetPartition {
     out_mask: Vec<u64>,
     nbr: Vec<(SwitchId, u16)>,
     servers: Vec<Server>,
-    busy_servers: Vec<u32>,
+    /// Next generation cycle of each server, `li * t + s` (apart from [`Server`]: it is checked
+    /// every cycle some server of the switch generates, and a few lines hold all of a switch's).
+    next_gen: Vec<Cycle>,
+    /// Per switch, the earliest next generation of its servers.
     next_gen_min: Vec<Cycle>,
+    /// [`Server::ready_at`] of each server, `li * t + s`: the injection loop reads one cache line
+    /// per switch, not every server record.
+    server_ready: Vec<Cycle>,
+    /// Per switch, the minimum of `server_ready` over its servers.
+    inject_at: Vec<Cycle>,
     rng_traffic: Vec<Rng>,
     rng_router: Vec<Rng>,
     // Scratch, reused every step.
@@ -377,16 +398,17 @@ impl NetPartition {
             switches.iter().map(|&s| rng::stream(p.seed, s as u64, Purpose::Traffic)).collect();
         let rng_router = switches.iter().map(|&s| rng::stream(p.seed, s as u64, Purpose::Router)).collect();
         let mut servers = Vec::with_capacity(n * t);
+        let mut next_gen = Vec::with_capacity(n * t);
         let mut next_gen_min = vec![Cycle::MAX; n];
         for li in 0..n {
             for _ in 0..t {
-                let next_gen = match p.injection {
+                let first = match p.injection {
                     Injection::Fixed { .. } => 0,
                     Injection::Bernoulli { .. } => geometric_gap(&mut rng_traffic[li], rate) - 1,
                 };
-                next_gen_min[li] = next_gen_min[li].min(next_gen);
+                next_gen_min[li] = next_gen_min[li].min(first);
+                next_gen.push(first);
                 servers.push(Server {
-                    next_gen,
                     queue: Queue::default(),
                     link_free: 0,
                     credits: p.input_buffer,
@@ -410,8 +432,10 @@ impl NetPartition {
             out_mask: vec![0; n * words],
             nbr,
             servers,
-            busy_servers: vec![0; n],
+            next_gen,
             next_gen_min,
+            server_ready: vec![Cycle::MAX; n * t],
+            inject_at: vec![Cycle::MAX; n],
             rng_traffic,
             rng_router,
             cands: Vec::with_capacity(4 * np),
@@ -791,35 +815,37 @@ impl NetPartition {
             let mut next_min = Cycle::MAX;
             for s in 0..t {
                 let si = li * t + s;
-                while self.servers[si].next_gen <= now {
+                while self.next_gen[si] <= now {
                     self.generate(li, s, now);
-                    if self.servers[si].next_gen == Cycle::MAX {
+                    if self.next_gen[si] == Cycle::MAX {
                         break;
                     }
                 }
-                next_min = next_min.min(self.servers[si].next_gen);
+                next_min = next_min.min(self.next_gen[si]);
             }
             self.next_gen_min[li] = next_min;
         }
-        if self.busy_servers[li] == 0 {
+        if self.inject_at[li] > now {
             return;
         }
         let plen = self.p.packet_phits;
         let lat = self.p.link_latency;
+        let mut next = Cycle::MAX;
         for s in 0..t {
             let si = li * t + s;
-            let srv = &mut self.servers[si];
-            if srv.queue.is_empty() || srv.link_free > now || srv.credits == 0 {
+            let ready = self.server_ready[si];
+            if ready > now {
+                next = next.min(ready);
                 continue;
             }
+            let srv = &mut self.servers[si];
             let idx = srv.queue.pop(&self.slab);
             srv.credits -= 1;
             srv.link_free = now + plen;
-            let emptied = srv.queue.is_empty();
+            let ready = srv.ready_at();
+            self.server_ready[si] = ready;
+            next = next.min(ready);
             let pkt = self.slab.remove(idx);
-            if emptied {
-                self.busy_servers[li] -= 1;
-            }
             if self.in_window(now) {
                 self.server_injected[si] += plen;
             }
@@ -827,6 +853,7 @@ impl NetPartition {
             self.last_progress = now;
             out.send(now + lat, sw, Msg::Arrival { port: s as u16, vc: 0, pkt });
         }
+        self.inject_at[li] = next;
     }
 
     fn generate(&mut self, li: usize, s: usize, now: Cycle) {
@@ -837,7 +864,7 @@ impl NetPartition {
         let room = srv.queue.len() < self.p.source_queue;
         match self.p.injection {
             Injection::Bernoulli { packet_rate } => {
-                self.servers[si].next_gen = now + geometric_gap(&mut self.rng_traffic[li], packet_rate);
+                self.next_gen[si] = now + geometric_gap(&mut self.rng_traffic[li], packet_rate);
                 if !room {
                     self.stats.suppressed_packets += 1;
                     return;
@@ -846,12 +873,12 @@ impl NetPartition {
             Injection::Fixed { .. } => {
                 if !room {
                     // Try again next cycle; the queue drains at one packet per P cycles at most.
-                    self.servers[si].next_gen = now + 1;
+                    self.next_gen[si] = now + 1;
                     return;
                 }
                 let left = srv.remaining - 1;
                 self.servers[si].remaining = left;
-                self.servers[si].next_gen = if left == 0 { Cycle::MAX } else { now + 1 };
+                self.next_gen[si] = if left == 0 { Cycle::MAX } else { now + 1 };
                 if left == 0 {
                     self.undrained_servers -= 1;
                 }
@@ -862,10 +889,10 @@ impl NetPartition {
         let mut route = RouteState { src: sw, dst: dst / t as u32, ..Default::default() };
         self.p.routing.init(&mut route, &mut self.rng_router[li]);
         let idx = self.slab.insert(Packet { src, dst, created: now, ready_at: now, route });
-        if self.servers[si].queue.is_empty() {
-            self.busy_servers[li] += 1;
-        }
         self.servers[si].queue.push(&mut self.slab, idx);
+        let ready = self.servers[si].ready_at();
+        self.server_ready[si] = ready;
+        self.inject_at[li] = self.inject_at[li].min(ready);
         self.in_flight += 1;
         self.stats.generated_packets += 1;
     }
@@ -902,7 +929,11 @@ impl Partition for NetPartition {
             }
             Msg::Credit { port, vc } => {
                 if (port as usize) < self.t {
-                    self.servers[li * self.t + port as usize].credits += 1;
+                    let si = li * self.t + port as usize;
+                    self.servers[si].credits += 1;
+                    let ready = self.servers[si].ready_at();
+                    self.server_ready[si] = ready;
+                    self.inject_at[li] = self.inject_at[li].min(ready);
                 } else {
                     let pi = li * np + port as usize;
                     self.outvc[pi * v + vc as usize].cred += 1;
