@@ -408,12 +408,7 @@ impl NetPartition {
                 };
                 next_gen_min[li] = next_gen_min[li].min(first);
                 next_gen.push(first);
-                servers.push(Server {
-                    queue: Queue::default(),
-                    link_free: 0,
-                    credits: p.input_buffer,
-                    remaining,
-                });
+                servers.push(Server { queue: Queue::default(), link_free: 0, credits: p.input_buffer, remaining });
             }
         }
         let undrained_servers = if remaining > 0 { (n * t) as u64 } else { 0 };
@@ -519,15 +514,20 @@ impl NetPartition {
         let plen = self.p.packet_phits;
         let lat = self.p.link_latency;
         for w in 0..self.words {
-            let mut bits = self.out_mask[li * self.words + w];
+            // First the ports whose link is free, tested without branches so that the loads of the
+            // (cold) port records overlap; sending on one port changes no other port's record.
+            let mut bits = 0u64;
+            let mut all = self.out_mask[li * self.words + w];
+            while all != 0 {
+                let b = all.trailing_zeros() as usize;
+                all &= all - 1;
+                bits |= ((self.outp[li * np + w * 64 + b].link_free <= now) as u64) << b;
+            }
             while bits != 0 {
                 let port = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let pi = li * np + port;
                 let op = self.outp[pi];
-                if op.link_free > now {
-                    continue;
-                }
                 // Round robin over VCs whose head is present and has a downstream credit.
                 let mut chosen = usize::MAX;
                 for vc in rotated(op.vc_mask, op.rr as usize) {
@@ -611,15 +611,21 @@ impl NetPartition {
         let random = self.p.random_allocator;
         self.reqs.clear();
         for w in 0..self.words {
-            let mut bits = self.in_mask[li * self.words + w];
+            // First the inputs that may request, tested without branches so that the loads of the
+            // (cold) port records overlap; an input's turn changes no other input's record.
+            let mut bits = 0u64;
+            let mut all = self.in_mask[li * self.words + w];
+            while all != 0 {
+                let b = all.trailing_zeros() as usize;
+                all &= all - 1;
+                let ip = &self.inp[li * np + w * 64 + b];
+                bits |= (((ip.free <= now) & !after(ip.refused_until, now)) as u64) << b;
+            }
             while bits != 0 {
                 let port = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let pi = li * np + port;
                 let ip = self.inp[pi];
-                if ip.free > now || after(ip.refused_until, now) {
-                    continue;
-                }
                 let start = if random { below(&mut self.rng_router[li], v as u64) as usize } else { ip.rr as usize };
                 // Whether every VC before this one in the scan order was empty. While the head of
                 // the first VC in that order stays refused, so is the input: the order changes only
