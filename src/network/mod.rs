@@ -304,29 +304,40 @@ fn select(
     now: Cycle,
     rng: &mut Rng,
 ) -> (Option<usize>, Cycle) {
+    // The cost of candidate `c`, or `None` if its output VC is full.
+    let cost = |c: &Candidate| {
+        let port = c.port as usize;
+        let o = &outp[port];
+        let ov = outvc[port * v + c.vc as usize];
+        let occ = ov.occ - o.freed(c.vc as usize, now) as u16;
+        (occ < out_cap).then(|| (occ as u32 + in_cap - ov.cred as u32 + o.load_at(now)) * pk_phits + c.penalty)
+    };
     let mut best = usize::MAX;
     let mut best_cost = u32::MAX;
     let mut ties = 0u64;
     let mut xbar_free = Cycle::MAX;
     for (i, c) in cands.iter().enumerate() {
-        let port = c.port as usize;
-        let o = &outp[port];
-        xbar_free = xbar_free.min(o.xbar_free);
-        let ov = outvc[port * v + c.vc as usize];
-        let occ = ov.occ - o.freed(c.vc as usize, now) as u16;
-        if occ >= out_cap {
-            continue;
-        }
-        let q_s = occ as u32 + in_cap - ov.cred as u32;
-        let cost = (q_s + o.load_at(now)) * pk_phits + c.penalty;
-        if cost < best_cost {
-            best_cost = cost;
-            best = i;
-            ties = 1;
-        } else if cost == best_cost {
-            ties += 1;
-            if below(rng, ties) == 0 {
+        xbar_free = xbar_free.min(outp[c.port as usize].xbar_free);
+        match cost(c) {
+            Some(k) if k < best_cost => {
+                best_cost = k;
                 best = i;
+                ties = 1;
+            }
+            Some(k) if k == best_cost => ties += 1,
+            _ => {}
+        }
+    }
+    if ties > 1 {
+        // One draw picks among the tied candidates (their state is in cache from the first pass).
+        let mut pick = below(rng, ties);
+        for (i, c) in cands.iter().enumerate().skip(best) {
+            if cost(c) == Some(best_cost) {
+                if pick == 0 {
+                    best = i;
+                    break;
+                }
+                pick -= 1;
             }
         }
     }
