@@ -12,7 +12,7 @@ printf '%-8s %16s %12s %12s\n' threads hops_per_second wall_s peak_MiB
 for t in 1 2; do
   best=""
   for _ in 1 2 3; do
-    line=$(./target/release/hxsim run "$cfg" --threads "$t" --json --quiet "$@")
+    line=$(./target/release/hxsim run "$cfg" --threads "$t" --json --quiet --no-output "$@")
     hps=$(echo "$line" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(int(d["hops_per_second"]), round(d["wall_seconds"],3), round(d["peak_memory_bytes"]/2**20,1))')
     if [ -z "$best" ] || [ "${hps%% *}" -gt "${best%% *}" ]; then best=$hps; fi
   done

@@ -499,7 +499,9 @@ impl Config {
         if !(tr.load > 0.0 && tr.load <= 1.0) {
             return Err(ConfigError::value("traffic.load", tr.load, "phits/cycle/server in (0, 1]"));
         }
-        if tr.mode == "fixed" && (tr.workload_phits == 0 || tr.workload_phits % self.packet.size_phits as u64 != 0) {
+        if tr.mode == "fixed"
+            && (tr.workload_phits == 0 || !tr.workload_phits.is_multiple_of(self.packet.size_phits as u64))
+        {
             return Err(ConfigError::value(
                 "traffic.workload_phits",
                 tr.workload_phits,

@@ -519,6 +519,37 @@ impl NetPartition {
         at >= self.p.window.0 && at < self.p.window.1
     }
 
+    /// Debug check of the refused-request shortcut: whether the head of input VC `qi` (global
+    /// index) of switch `li` would make a request at `now` that is certain to be refused (some
+    /// candidate has room, and every candidate's crossbar output is busy).
+    fn head_refused(&self, li: usize, qi: usize, now: Cycle) -> bool {
+        let (np, v, t) = (self.np, self.v, self.t);
+        let sw = self.switches[li];
+        let pkt = self.slab.get(self.inbuf[qi].q.front());
+        let room = |op: usize, vc: usize| {
+            let o = &self.outp[li * np + op];
+            self.outvc[(li * np + op) * v + vc].occ - (o.freed(vc, now) as u16) < self.p.output_buffer
+        };
+        let busy = |op: usize| self.outp[li * np + op].xbar_free > now;
+        if pkt.route.dst == sw {
+            let op = (pkt.dst - sw * t as u32) as usize;
+            return room(op, 0) && busy(op);
+        }
+        let mut cands = Vec::new();
+        self.p.routing.candidates(sw, &pkt.route, &mut cands);
+        cands.iter().any(|c| room(t + c.port as usize, c.vc as usize))
+            && cands.iter().all(|c| busy(t + c.port as usize))
+    }
+
+    /// Debug check of the input-level shortcut: whether the turn of input `port` of switch `li`
+    /// would end in a refused request: its first VC in round-robin order with a packet has a head
+    /// that [`NetPartition::head_refused`].
+    fn first_head_refused(&self, li: usize, port: usize, now: Cycle) -> bool {
+        let pi = li * self.np + port;
+        let ip = &self.inp[pi];
+        rotated(ip.vc_mask, ip.rr as usize).next().is_some_and(|vc| self.head_refused(li, pi * self.v + vc, now))
+    }
+
     /// Link stage of local switch `li`.
     fn link_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
         let (np, v, t) = (self.np, self.v, self.t);
@@ -630,7 +661,14 @@ impl NetPartition {
                 let b = all.trailing_zeros() as usize;
                 all &= all - 1;
                 let ip = &self.inp[li * np + w * 64 + b];
-                bits |= (((ip.free <= now) & !after(ip.refused_until, now)) as u64) << b;
+                let skip = after(ip.refused_until, now);
+                debug_assert!(
+                    !skip || ip.free > now || self.first_head_refused(li, w * 64 + b, now),
+                    "input {} of switch {} skipped but its turn would not end in a refused request",
+                    w * 64 + b,
+                    self.switches[li]
+                );
+                bits |= (((ip.free <= now) & !skip) as u64) << b;
             }
             while bits != 0 {
                 let port = w * 64 + bits.trailing_zeros() as usize;
@@ -648,6 +686,11 @@ impl NetPartition {
                     if after(iv.refused_until, now) {
                         // This head would request an output whose crossbar is busy and be refused,
                         // which ends this input's turn as the request would have.
+                        debug_assert!(
+                            self.head_refused(li, pi * v + vc, now),
+                            "head of switch {} input {port} VC {vc} skipped but it would not be refused",
+                            self.switches[li]
+                        );
                         if first {
                             self.inp[pi].refused_until = iv.refused_until;
                         }

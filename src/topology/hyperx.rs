@@ -47,7 +47,7 @@ impl HyperX {
         for (d, (&s, &k)) in sides.iter().zip(trunking).enumerate() {
             let n = (s - 1) * k;
             base.push(base[d] + n);
-            port_dim.extend(std::iter::repeat(d as u8).take(n));
+            port_dim.extend(std::iter::repeat_n(d as u8, n));
         }
         let mut coord_tab = Vec::with_capacity(acc * sides.len());
         for sw in 0..acc {
