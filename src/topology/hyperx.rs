@@ -26,6 +26,8 @@ pub struct HyperX {
     base: Vec<usize>,
     /// Dimension of each port.
     port_dim: Vec<u8>,
+    /// `(first port, trunking)` of each dimension, as the routing inner loop reads them together.
+    dim_ports: Vec<(u16, u16)>,
     /// Coordinates of every switch, `coord_tab[sw * L + d]` (routing reads them per hop; dividing
     /// each time was the simulator's top cost).
     coord_tab: Vec<u16>,
@@ -55,7 +57,9 @@ impl HyperX {
                 coord_tab.push(((sw / stride[d]) % side) as u16);
             }
         }
+        let dim_ports = (0..sides.len()).map(|d| (base[d] as u16, trunking[d] as u16)).collect();
         HyperX {
+            dim_ports,
             sides: sides.to_vec(),
             trunking: trunking.to_vec(),
             servers,
@@ -148,12 +152,10 @@ impl HyperX {
         let l = self.sides.len();
         let ca = &self.coord_tab[at as usize * l..][..l];
         let cb = &self.coord_tab[to as usize * l..][..l];
-        for d in 0..l {
-            let (x, y) = (ca[d], cb[d]);
+        for ((&x, &y), &(base, k)) in ca.iter().zip(cb).zip(&self.dim_ports) {
             if x != y {
-                let k = self.trunking[d];
-                let rank = if y < x { y } else { y - 1 } as usize;
-                f((self.base[d] + rank * k) as PortId, k as PortId);
+                let rank = y - (y > x) as u16;
+                f(base + rank * k, k);
             }
         }
     }
