@@ -115,7 +115,7 @@ pub struct Scheduler<'a, M> {
 
 impl<M> Scheduler<'_, M> {
     /// Deliver `msg` to `lp` at cycle `at` (`at > now`; cross-partition sends must respect lookahead).
-    #[inline]
+    #[inline(always)]
     pub fn send(&mut self, at: Cycle, lp: Lp, msg: M) {
         debug_assert!(at > self.now, "message into the past or present");
         let p = self.slot_of[lp as usize];
