@@ -128,6 +128,10 @@ pub struct RouterConfig {
     pub crossbar_speedup: usize,
     /// Switch allocator: `islip` (round-robin pointers) or `random`.
     pub allocator: String,
+    /// Give requests from switch-to-switch inputs precedence over requests from servers (packets
+    /// already in the network over newly injected ones) at every output; CAMINOS's
+    /// `intransit_priority`. Within each class the allocator decides.
+    pub intransit_priority: bool,
 }
 
 impl Default for RouterConfig {
@@ -138,6 +142,7 @@ impl Default for RouterConfig {
             crossbar_latency: 1,
             crossbar_speedup: 2,
             allocator: "islip".into(),
+            intransit_priority: false,
         }
     }
 }

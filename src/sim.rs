@@ -181,6 +181,7 @@ pub fn build_params(cfg: &Config, net: Arc<Network>) -> Result<ModelParams, Conf
         output_buffer: cfg.router.output_buffer_packets as u16,
         source_queue: cfg.traffic.source_queue_packets as u32,
         random_allocator: cfg.router.allocator == "random",
+        intransit_priority: cfg.router.intransit_priority,
         window,
         sample_cycles: cfg.output.sample_cycles,
     })

@@ -142,6 +142,10 @@ fn bad_input_exits_2_with_a_clear_message() {
         &hxsim(&["run", c, "--set", "routing.vcs=1", "--set", "routing.algorithm=valiant"]),
         &["routing.vcs", "Valiant"],
     );
+    assert_input_error(
+        &hxsim(&["run", c, "--set", "router.intransit_priority=3"]),
+        &["intransit_priority", "3", "boolean"],
+    );
     assert_input_error(&hxsim(&["run", c, "--threads", "0"]), &["--threads"]);
     assert_input_error(&hxsim(&["run", "/nonexistent/x.toml"]), &["/nonexistent/x.toml"]);
     assert_input_error(&hxsim(&["run", c, "--set", "novalue"]), &["key=value"]);

@@ -68,7 +68,8 @@ fn zero_load_latency_matches_the_analytic_pipeline() {
 
 #[test]
 fn zero_load_latency_scales_with_link_and_crossbar_delays() {
-    // Same check with other delays, so that the formula (not a constant) is what is tested.
+    // Same check with other delays, so that the formula (not a constant) is what is tested; and
+    // with in-transit priority, which only decides contended grants, so it must not add latency.
     let cfg = config(
         HX_4X4X4,
         &[
@@ -76,6 +77,7 @@ fn zero_load_latency_scales_with_link_and_crossbar_delays() {
             "link.latency=3",
             "router.crossbar_latency=2",
             "packet.size_phits=8",
+            "router.intransit_priority=true",
             "simulation.warmup_cycles=200",
             "simulation.measure_cycles=20000",
         ],
@@ -161,6 +163,7 @@ fn results_are_identical_for_any_thread_count() {
         vec!["traffic.load=0.9", "routing.algorithm=valiant", "router.allocator=random"],
         vec!["traffic.load=0.6", "partition.method=round-robin", "traffic.pattern=random-server-permutation"],
         vec!["traffic.load=0.5", "faults.random_links=20", "link.latency=2"],
+        vec!["traffic.load=1.0", "routing.algorithm=polarized", "router.intransit_priority=true"],
     ] {
         let cfg = config(HX_4X4X4, &sets);
         let one = comparable(&run(&cfg, 1));

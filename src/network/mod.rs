@@ -92,6 +92,8 @@ pub struct ModelParams {
     pub source_queue: u32,
     /// Random rather than round-robin allocation.
     pub random_allocator: bool,
+    /// Requests from switch-to-switch inputs win over requests from servers.
+    pub intransit_priority: bool,
     /// Measurement window `[start, end)`.
     pub window: (Cycle, Cycle),
     /// Sample interval, cycles.
@@ -800,6 +802,9 @@ impl NetPartition {
                     ip + np as u32 - ptr
                 }
             };
+            // Injection requests rank after every transit request (allocator priorities are below
+            // 2^31).
+            let prio = prio | (((self.p.intransit_priority && (rq.in_port as usize) < t) as u32) << 31);
             self.reqs[i].prio = prio;
             let b = self.best[op];
             if b == NIL {
