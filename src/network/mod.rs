@@ -168,12 +168,14 @@ struct InVc {
     refused_until: u32,
 }
 
-/// Whether `until` (low 32 bits of a cycle) is after `now`. Both are within 2^31 cycles of each
-/// other: `until` is at most one packet's crossbar time ahead of the cycle it was set at, and is
-/// cleared as soon as the head leaves.
+/// Whether `until` (low 32 bits of a cycle; 0: unknown) is after `now`. A known `until` is within
+/// 2^31 cycles of `now`: it is at most one packet's crossbar time ahead of the cycle it was set at,
+/// and is cleared as soon as the head leaves (a head that stays 2^31 cycles is a deadlock, which the
+/// watchdog reports long before). A cycle whose low bits are 0 reads as unknown, which only costs a
+/// routing evaluation.
 #[inline]
 fn after(until: u32, now: Cycle) -> bool {
-    (until.wrapping_sub(now as u32) as i32) > 0
+    until != 0 && (until.wrapping_sub(now as u32) as i32) > 0
 }
 
 /// Output port state.
@@ -1033,5 +1035,22 @@ impl Partition for NetPartition {
         if let Some(sink) = &mut self.sample_sink {
             sink.send_until(end, self.p.sample_cycles, &self.stats.samples);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusal_marks_compare_across_the_wrap_of_their_low_bits() {
+        let now: Cycle = (1 << 32) - 3;
+        assert!(after((now + 5) as u32, now), "5 cycles ahead, past the wrap");
+        assert!(!after(now as u32, now), "not after itself");
+        assert!(!after((now - 7) as u32, now), "in the past");
+        // 0 is "unknown", also when the low bits of `now` are above 2^31 (where a plain wrapping
+        // comparison would put 0 in the future).
+        assert!(!after(0, 3 << 31));
+        assert!(!after(0, 5));
     }
 }
