@@ -12,7 +12,8 @@
 //!    (round robin, or random with `allocator = "random"`); the first head packet that is present and
 //!    has a candidate with room in the output VC makes a request. Candidates come from the routing
 //!    algorithm; the request goes to the candidate with the lowest `Q + P` (SurePath section 3).
-//!    Each output port grants one request (iSLIP-style round-robin pointer, or random). A grant moves
+//!    Each output port grants one request (iSLIP-style round-robin pointer, or random; with
+//!    `router.intransit_priority`, requests from switch-to-switch inputs first). A grant moves
 //!    the packet through the crossbar: its head is in the output buffer `crossbar_latency` cycles
 //!    later, and the crossbar input and output stay busy until the tail is through, at `speedup`
 //!    phits per cycle but never ahead of the tail's arrival (cut-through). The input VC's credit goes
@@ -23,6 +24,15 @@
 //!
 //! Zero-load latency is therefore `L + H (X + L) + P - 1` for a packet crossing `H` switches
 //! (creation to tail arrival), which `tests/model.rs` checks.
+//!
+//! **Refused requests.** A request to an output whose crossbar is busy is refused, and the head
+//! routes again next cycle (as in CAMINOS); on a loaded network that is most requests. A busy output
+//! takes no grant, so neither its free cycle nor (upwards) its occupancy can change: while every
+//! candidate output of a head is busy, its request is certain to be refused. Each input VC records
+//! until when that holds and the input's turn ends there without routing (the refused request would
+//! have ended it); with round-robin allocation a whole input whose first head in scan order is in
+//! that state is skipped. Only random draws differ from routing every cycle; debug builds route
+//! every skipped head and check that it would have been refused.
 //!
 //! Deliveries of one cycle commute (each input VC receives at most one head per cycle; credits and
 //! frees are counters), and all choices draw from per-switch streams, so results are independent of
@@ -647,7 +657,8 @@ impl NetPartition {
         s.latency_sum += lat;
     }
 
-    /// Routing and switch allocation of local switch `li`.
+    /// Routing and switch allocation of local switch `li` (stage 2 of the module docs, with the
+    /// refused-request shortcut described there).
     fn allocation_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
         let (np, v, t) = (self.np, self.v, self.t);
         let sw = self.switches[li];
