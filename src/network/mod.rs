@@ -533,17 +533,35 @@ impl NetPartition {
         at >= self.p.window.0 && at < self.p.window.1
     }
 
+    /// Whether output VC `vc` of output port `oi` (index `li * np + port`) has room for a packet.
+    #[inline]
+    fn has_room(&self, oi: usize, vc: usize, now: Cycle) -> bool {
+        let freed = self.outp[oi].freed(vc, now) as u16;
+        self.outvc[oi * self.v + vc].occ - freed < self.p.output_buffer
+    }
+
+    /// After the head of VC `vc` of input `pi` (index `li * np + port`) requested, with `busy` the
+    /// earliest cycle any output it may request has a free crossbar: if that is after `now`, the
+    /// request will be refused until then, which the VC (and, if it was the first VC in scan
+    /// order, the input) records.
+    #[inline]
+    fn mark_refused(&mut self, pi: usize, vc: usize, first: bool, busy: Cycle, now: Cycle) {
+        if busy > now {
+            self.inbuf[pi * self.v + vc].refused_until = busy as u32;
+            if first {
+                self.inp[pi].refused_until = busy as u32;
+            }
+        }
+    }
+
     /// Debug check of the refused-request shortcut: whether the head of input VC `qi` (global
     /// index) of switch `li` would make a request at `now` that is certain to be refused (some
     /// candidate has room, and every candidate's crossbar output is busy).
     fn head_refused(&self, li: usize, qi: usize, now: Cycle) -> bool {
-        let (np, v, t) = (self.np, self.v, self.t);
+        let (np, t) = (self.np, self.t);
         let sw = self.switches[li];
         let pkt = self.slab.get(self.inbuf[qi].q.front());
-        let room = |op: usize, vc: usize| {
-            let o = &self.outp[li * np + op];
-            self.outvc[(li * np + op) * v + vc].occ - (o.freed(vc, now) as u16) < self.p.output_buffer
-        };
+        let room = |op: usize, vc: usize| self.has_room(li * np + op, vc, now);
         let busy = |op: usize| self.outp[li * np + op].xbar_free > now;
         if pkt.route.dst == sw {
             let op = (pkt.dst - sw * t as u32) as usize;
@@ -720,8 +738,7 @@ impl NetPartition {
                     // At the destination switch: eject to the server's port.
                     if pkt.route.dst == sw {
                         let op = (pkt.dst - sw * t as u32) as usize;
-                        let ej = &self.outp[li * np + op];
-                        if self.outvc[(li * np + op) * v].occ - (ej.freed(0, now) as u16) < out_cap {
+                        if self.has_room(li * np + op, 0, now) {
                             self.reqs.push(Request {
                                 in_port: port as u16,
                                 in_vc: vc as u8,
@@ -731,12 +748,7 @@ impl NetPartition {
                                 prio: 0,
                             });
                             let busy = self.outp[li * np + op].xbar_free;
-                            if busy > now {
-                                self.inbuf[pi * v + vc].refused_until = busy as u32;
-                                if first {
-                                    self.inp[pi].refused_until = busy as u32;
-                                }
-                            }
+                            self.mark_refused(pi, vc, first, busy, now);
                             break;
                         }
                         first = false;
@@ -781,12 +793,7 @@ impl NetPartition {
                             escape: c.escape,
                             prio: 0,
                         });
-                        if xbar_free > now {
-                            self.inbuf[pi * v + vc].refused_until = xbar_free as u32;
-                            if first {
-                                self.inp[pi].refused_until = xbar_free as u32;
-                            }
-                        }
+                        self.mark_refused(pi, vc, first, xbar_free, now);
                         break;
                     }
                     first = false;
