@@ -197,7 +197,7 @@ struct OutPort {
     link_free: Cycle,
     /// VC of the packet last sent on the link ([`NO_VC`]: none pending). Its output slot frees when
     /// the tail has left, at `link_free`; rather than a message to itself, the switch reads the
-    /// occupancy through [`OutPort::freed`] and settles it when the link sends again.
+    /// occupancy through [`OutPort::occupancy`] and settles it when the link sends again.
     freeing: u8,
     /// VCs with packets.
     vc_mask: u64,
@@ -213,11 +213,11 @@ struct OutPort {
 const NO_VC: u8 = u8::MAX;
 
 impl OutPort {
-    /// Whether the packet last sent has left the output buffer of VC `vc` by `now` (its slot is
-    /// free but not yet settled in the counters).
+    /// Occupancy at `now` of this port's VC `vc`, whose record is `ov`: its counter less the slot
+    /// of the packet last sent if that one has left (freed, not yet settled in the counter).
     #[inline]
-    fn freed(&self, vc: usize, now: Cycle) -> bool {
-        self.freeing as usize == vc && self.link_free <= now
+    fn occupancy(&self, ov: &OutVc, vc: usize, now: Cycle) -> u16 {
+        ov.occ - (self.freeing as usize == vc && self.link_free <= now) as u16
     }
     /// [`OutPort::load`] at `now`.
     #[inline]
@@ -323,7 +323,7 @@ fn select(
         let port = c.port as usize;
         let o = &outp[port];
         let ov = outvc[port * v + c.vc as usize];
-        let occ = ov.occ - o.freed(c.vc as usize, now) as u16;
+        let occ = o.occupancy(&ov, c.vc as usize, now);
         (occ < out_cap).then(|| (occ as u32 + in_cap - ov.cred as u32 + o.load_at(now)) * pk_phits + c.penalty)
     };
     let mut best = usize::MAX;
@@ -536,8 +536,7 @@ impl NetPartition {
     /// Whether output VC `vc` of output port `oi` (index `li * np + port`) has room for a packet.
     #[inline]
     fn has_room(&self, oi: usize, vc: usize, now: Cycle) -> bool {
-        let freed = self.outp[oi].freed(vc, now) as u16;
-        self.outvc[oi * self.v + vc].occ - freed < self.p.output_buffer
+        self.outp[oi].occupancy(&self.outvc[oi * self.v + vc], vc, now) < self.p.output_buffer
     }
 
     /// After the head of VC `vc` of input `pi` (index `li * np + port`) requested, with `busy` the
