@@ -70,16 +70,13 @@ impl Dal {
 
     fn push_dor(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
         let h = self.net.topology().as_hyperx().expect("checked in new");
-        let Some(d) = (0..h.dims()).find(|&d| h.coord(at, d) != h.coord(st.dst, d)) else { return };
-        let t = h.coord(st.dst, d);
-        for k in 0..h.trunk(d) {
-            let port = h.port_to(at, d, t, k);
+        h.for_each_dor_port(at, st.dst, |port| {
             if self.net.alive(at, port) {
                 for s in 0..self.sets {
                     out.push(Candidate { port, vc: 2 * s + 1, penalty: ESCAPE_PENALTY, escape: true });
                 }
             }
-        }
+        });
     }
 }
 

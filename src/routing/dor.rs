@@ -44,15 +44,12 @@ impl Routing for Dor {
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
         let h = self.net.topology().as_hyperx().expect("checked in new");
-        let Some(d) = (0..h.dims()).find(|&d| h.coord(at, d) != h.coord(st.dst, d)) else { return };
-        let v = h.coord(st.dst, d);
-        for k in 0..h.trunk(d) {
-            let port = h.port_to(at, d, v, k);
+        h.for_each_dor_port(at, st.dst, |port| {
             if self.net.alive(at, port) {
                 for vc in self.policy.vcs_for(&self.net, at, st, port) {
                     out.push(Candidate { port, vc, penalty: 0, escape: false });
                 }
             }
-        }
+        });
     }
 }

@@ -90,7 +90,7 @@ impl PolarizedRoutes {
     /// are none and this is [`PolarizedRoutes::new`]. Errors name the pair Polarized cannot route.
     pub fn pruned(net: Arc<Network>) -> Result<Self, ConfigError> {
         let mut r = PolarizedRoutes::new(net.clone());
-        if !net.is_faulty() && net.topology().as_hyperx().is_some() {
+        if net.fault_free_hyperx().is_some() {
             return Ok(r);
         }
         let n = net.num_switches();
@@ -185,26 +185,24 @@ impl PolarizedRoutes {
     pub fn hops(&self, at: SwitchId, st: &RouteState, mut f: impl FnMut(PortId, i32)) {
         let net = &*self.net;
         let (s, t) = (st.src, st.dst);
-        if !net.is_faulty() {
-            if let Some(h) = net.topology().as_hyperx() {
-                let (a, b) = (h.hamming(at, s), h.hamming(at, t));
-                for d in 0..h.dims() {
-                    let (x, xs, xt) = (h.coord(at, d), h.coord(s, d), h.coord(t, d));
-                    for v in 0..h.side(d) {
-                        if v == x {
-                            continue;
-                        }
-                        let ds = (v != xs) as i32 - (x != xs) as i32;
-                        let dt = (v != xt) as i32 - (x != xt) as i32;
-                        if let Some(dmu) = allowed(a, b, ds, dt) {
-                            for k in 0..h.trunk(d) {
-                                f(h.port_to(at, d, v, k), dmu);
-                            }
+        if let Some(h) = net.fault_free_hyperx() {
+            let (a, b) = (h.hamming(at, s), h.hamming(at, t));
+            for d in 0..h.dims() {
+                let (x, xs, xt) = (h.coord(at, d), h.coord(s, d), h.coord(t, d));
+                for v in 0..h.side(d) {
+                    if v == x {
+                        continue;
+                    }
+                    let ds = (v != xs) as i32 - (x != xs) as i32;
+                    let dt = (v != xt) as i32 - (x != xt) as i32;
+                    if let Some(dmu) = allowed(a, b, ds, dt) {
+                        for k in 0..h.trunk(d) {
+                            f(h.port_to(at, d, v, k), dmu);
                         }
                     }
                 }
-                return;
             }
+            return;
         }
         let (a, b) = (net.distance(at, s), net.distance(at, t));
         for p in 0..net.switch_ports() as PortId {

@@ -109,11 +109,7 @@ impl UpDown {
     /// The fault-free HyperX, when distances can be computed from coordinates.
     #[inline]
     fn hyperx(&self) -> Option<&HyperX> {
-        if self.net.is_faulty() {
-            None
-        } else {
-            self.net.topology().as_hyperx()
-        }
+        self.net.fault_free_hyperx()
     }
 
     /// The root switch.

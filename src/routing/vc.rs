@@ -140,16 +140,6 @@ impl VcPolicy {
         if let VcPolicy::Ladder(l) = self {
             let r = l.vcs_for_hop(st.hops);
             let (lo, hi) = (r.start, r.end);
-            if let Some(h) = net.fault_free_hyperx() {
-                h.for_each_minimal_port_range(at, target, |first, k| {
-                    for port in first..first + k {
-                        for vc in lo..hi {
-                            out.push(Candidate { port, vc, penalty: 0, escape: false });
-                        }
-                    }
-                });
-                return;
-            }
             super::minimal_ports(net, at, target, |port| {
                 for vc in lo..hi {
                     out.push(Candidate { port, vc, penalty: 0, escape: false });

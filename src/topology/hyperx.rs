@@ -132,31 +132,24 @@ impl HyperX {
         let l = self.sides.len();
         let ca = &self.coord_tab[at as usize * l..][..l];
         let cb = &self.coord_tab[to as usize * l..][..l];
-        for d in 0..l {
-            let (x, y) = (ca[d], cb[d]);
+        for ((&x, &y), &(base, k)) in ca.iter().zip(cb).zip(&self.dim_ports) {
             if x != y {
-                let k = self.trunking[d];
-                let rank = if y < x { y } else { y - 1 } as usize;
-                let first = self.base[d] + rank * k;
+                let first = base + (y - (y > x) as u16) * k;
                 for p in first..first + k {
-                    f(p as PortId);
+                    f(p);
                 }
             }
         }
     }
 
-    /// Like [`HyperX::for_each_minimal_port`], but once per corrected dimension with the first port
-    /// and the number of trunk ports `K_d` (consecutive port ids).
+    /// Call `f` with the ports of `at` (all trunks) that correct the lowest dimension in which `at`
+    /// and `to` differ: the next hops of dimension-order routing (nothing if `at == to`).
     #[inline]
-    pub fn for_each_minimal_port_range(&self, at: SwitchId, to: SwitchId, mut f: impl FnMut(PortId, PortId)) {
-        let l = self.sides.len();
-        let ca = &self.coord_tab[at as usize * l..][..l];
-        let cb = &self.coord_tab[to as usize * l..][..l];
-        for ((&x, &y), &(base, k)) in ca.iter().zip(cb).zip(&self.dim_ports) {
-            if x != y {
-                let rank = y - (y > x) as u16;
-                f(base + rank * k, k);
-            }
+    pub fn for_each_dor_port(&self, at: SwitchId, to: SwitchId, mut f: impl FnMut(PortId)) {
+        let Some(d) = (0..self.dims()).find(|&d| self.coord(at, d) != self.coord(to, d)) else { return };
+        let v = self.coord(to, d);
+        for k in 0..self.trunk(d) {
+            f(self.port_to(at, d, v, k));
         }
     }
 
