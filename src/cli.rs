@@ -120,12 +120,11 @@ pub fn print_summary_with(cfg: &Config, s: &Summary, layout: Layout, json: bool)
         println!("{}", serde_json::to_string(s).context("serialising the summary")?);
         return Ok(());
     }
-    let endpoints: u64 =
-        cfg.topology.sides.iter().map(|&x| x as u64).product::<u64>() * cfg.topology.servers_per_switch as u64;
+    let endpoints = cfg.topology.size().1 as u64;
     println!(
         "{} ({}; routing {}; {} traffic; {} ranks x {} threads)",
         cfg.name,
-        sim::build_topology(cfg).name(),
+        sim::build_topology(cfg)?.name(),
         cfg.routing.algorithm,
         cfg.traffic.pattern,
         layout.ranks,
@@ -171,16 +170,22 @@ pub struct Analysis {
     pub servers: usize,
     /// Live switch-to-switch links.
     pub links: usize,
-    /// Ports per switch (servers plus switch-to-switch).
+    /// Ports per switch (servers plus switch-to-switch), the most of any switch.
     pub radix: usize,
-    /// Largest distance between switches (over live links).
+    /// Largest distance between switches that have servers (over live links), in switch-to-switch
+    /// hops.
     pub diameter: u32,
-    /// Mean distance over all ordered switch pairs.
+    /// Largest distance between two servers, in hops including the two server links.
+    pub server_diameter: u32,
+    /// Mean distance over all ordered pairs of switches that have servers (self pairs included).
     pub average_distance: f64,
     /// Every switch reaches every other.
     pub connected: bool,
     /// Links removed by faults.
     pub failed_links: usize,
+    /// Family-specific facts (e.g. switches, radix and links per level of a HyperZ).
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub details: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Compute the analysis of a config's network.
@@ -189,13 +194,15 @@ pub fn analysis(cfg: &Config) -> Result<Analysis, ConfigError> {
     let d = net.distance_stats();
     Ok(Analysis {
         switches: net.num_switches(),
-        servers: net.num_switches() * net.servers_per_switch(),
+        servers: net.num_servers(),
         links: net.live_links(),
-        radix: net.switch_ports() + net.servers_per_switch(),
+        radix: net.max_router_ports(),
         diameter: d.diameter,
+        server_diameter: d.diameter + 2,
         average_distance: d.average_distance,
         connected: d.connected,
         failed_links: net.failed_links(),
+        details: net.topology().details(),
     })
 }
 
@@ -205,14 +212,17 @@ pub fn analyze(cfg: &Config, json: bool) -> Result<u8> {
     if json {
         println!("{}", serde_json::to_string(&a)?);
     } else {
-        println!("{}", sim::build_topology(cfg).name());
+        println!("{}", sim::build_topology(cfg)?.name());
         println!("  switches          {}", a.switches);
         println!("  servers           {}", a.servers);
         println!("  links             {} ({} failed)", a.links, a.failed_links);
         println!("  radix             {}", a.radix);
-        println!("  diameter          {}", a.diameter);
+        println!("  diameter          {} switch-to-switch hops ({} server to server)", a.diameter, a.server_diameter);
         println!("  average distance  {:.4}", a.average_distance);
         println!("  connected         {}", a.connected);
+        for (k, v) in &a.details {
+            println!("  {:<17} {}", k.replace('_', " "), v);
+        }
     }
     Ok(0)
 }
@@ -276,9 +286,9 @@ pub fn partition_summary(cfg: &Config, parts: usize, method: Option<&str>) -> Re
             ConfigError::value("--method", format!("\"{m}\""), "allowed: block, round-robin, multilevel")
         })?],
     };
-    let g = sim::partition_graph(cfg, &net);
+    let g = sim::partition_graph(cfg, &net)?;
     let links: u64 = g.ewgt.iter().map(|&w| w as u64).sum::<u64>() / 2;
-    let t = net.servers_per_switch() as u64;
+    let t = net.topology().max_servers_at() as u64;
     let mut out = Vec::new();
     for m in methods {
         let start = Instant::now();
@@ -305,7 +315,7 @@ pub fn partition_summary(cfg: &Config, parts: usize, method: Option<&str>) -> Re
     Ok(PartitionSummary {
         name: cfg.name.clone(),
         switches: n,
-        servers: n * net.servers_per_switch(),
+        servers: net.num_servers(),
         links,
         parts,
         methods: out,
@@ -322,7 +332,7 @@ pub fn partition(cfg: &Config, parts: usize, method: Option<&str>, json: bool) -
     println!(
         "{} ({}): {} switches, {} servers, {} links; {} parts",
         s.name,
-        sim::build_topology(cfg).name(),
+        sim::build_topology(cfg)?.name(),
         s.switches,
         s.servers,
         s.links,
@@ -387,7 +397,7 @@ pub fn check_deadlock(cfg: &Config, json: bool) -> Result<u8> {
     println!(
         "{} on {} ({} failed links), routing {} ({policy}), {} VCs",
         cfg.name,
-        sim::build_topology(cfg).name(),
+        sim::build_topology(cfg)?.name(),
         net.failed_links(),
         r.routing,
         r.vcs

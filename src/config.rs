@@ -4,6 +4,7 @@
 //! output buffers of 4 packets per VC, 16-phit packets, 1-cycle links, 1-cycle crossbar, crossbar
 //! speedup 2. Every error names the key, the value and what is allowed; the CLI maps them to exit code 2.
 
+pub use crate::topology::registry::TopologyConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use thiserror::Error;
@@ -56,7 +57,7 @@ pub struct Config {
     /// Master seed; every random stream is derived from it and the owner's id.
     #[serde(default = "default_seed")]
     pub seed: u64,
-    /// The network.
+    /// The network: a family (`kind`) and its keys.
     pub topology: TopologyConfig,
     /// Router microarchitecture.
     #[serde(default)]
@@ -92,26 +93,6 @@ fn default_name() -> String {
 }
 fn default_seed() -> u64 {
     1
-}
-
-/// Topology family and shape.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct TopologyConfig {
-    /// Topology family; `hyperx` for now.
-    #[serde(default = "default_topology_kind")]
-    pub kind: String,
-    /// Switches per dimension, `S_1..S_L` (Ahn et al. section 3).
-    pub sides: Vec<usize>,
-    /// Parallel links between neighbours in each dimension, `K_1..K_L`; default 1 in every dimension.
-    #[serde(default)]
-    pub trunking: Vec<usize>,
-    /// Servers (terminals) per switch, `T`.
-    pub servers_per_switch: usize,
-}
-
-fn default_topology_kind() -> String {
-    "hyperx".into()
 }
 
 /// Router parameters (SurePath Table 2 defaults).
@@ -151,13 +132,18 @@ impl Default for RouterConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkConfig {
-    /// Latency of every link in cycles (data and credits alike); also the engine's lookahead.
+    /// Latency of every link in cycles (data and credits alike), server links included; the
+    /// engine's lookahead is the smallest latency of a link between partitions.
     pub latency: u64,
+    /// Latency of the links of one class of the topology (e.g. `global = 10` on a dragonfly),
+    /// overriding `latency` for that class.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub class_latency: std::collections::BTreeMap<String, u64>,
 }
 
 impl Default for LinkConfig {
     fn default() -> Self {
-        LinkConfig { latency: 1 }
+        LinkConfig { latency: 1, class_latency: Default::default() }
     }
 }
 
@@ -304,6 +290,10 @@ pub fn parse_str(text: &str, origin: &str, overrides: &[String]) -> Result<Confi
     for ov in overrides {
         apply_override(&mut value, ov)?;
     }
+    // `topology.kind` defaults to "hyperx" (configs written before other families existed).
+    if let Some(t) = value.get_mut("topology").and_then(|t| t.as_table_mut()) {
+        t.entry("kind").or_insert_with(|| toml::Value::String("hyperx".into()));
+    }
     // Round-trip through text so that type errors point at the offending key and line.
     let merged =
         toml::to_string(&value).map_err(|e| ConfigError::Parse { origin: origin.into(), message: e.to_string() })?;
@@ -419,38 +409,7 @@ fn one_of(key: &str, value: &str, allowed: &[&str]) -> Result<(), ConfigError> {
 impl Config {
     /// Check every value range and cross-key constraint that does not need the built topology.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let t = &self.topology;
-        one_of("topology.kind", &t.kind, &["hyperx"])?;
-        if t.sides.is_empty() || t.sides.len() > 8 {
-            return Err(ConfigError::value("topology.sides", format!("{:?}", t.sides), "1 to 8 dimensions"));
-        }
-        if let Some(s) = t.sides.iter().find(|&&s| !(2..=4096).contains(&s)) {
-            return Err(ConfigError::value("topology.sides", s, "each side between 2 and 4096"));
-        }
-        let switches: u128 = t.sides.iter().map(|&s| s as u128).product();
-        if switches > (1 << 24) {
-            return Err(ConfigError::value("topology.sides", format!("{:?}", t.sides), "at most 2^24 switches"));
-        }
-        if !t.trunking.is_empty() && t.trunking.len() != t.sides.len() {
-            return Err(ConfigError::value(
-                "topology.trunking",
-                format!("{:?}", t.trunking),
-                format!("one entry per dimension ({} entries) or empty", t.sides.len()),
-            ));
-        }
-        if let Some(k) = t.trunking.iter().find(|&&k| !(1..=16).contains(&k)) {
-            return Err(ConfigError::value("topology.trunking", k, "each between 1 and 16"));
-        }
-        if !(1..=1024).contains(&t.servers_per_switch) {
-            return Err(ConfigError::value("topology.servers_per_switch", t.servers_per_switch, "between 1 and 1024"));
-        }
-        if switches * t.servers_per_switch as u128 > (1 << 31) {
-            return Err(ConfigError::value(
-                "topology.servers_per_switch",
-                t.servers_per_switch,
-                "at most 2^31 servers",
-            ));
-        }
+        self.topology.validate()?;
         let r = &self.router;
         if !(1..=1024).contains(&r.input_buffer_packets) {
             return Err(ConfigError::value(
@@ -475,6 +434,9 @@ impl Config {
         one_of("router.allocator", &r.allocator, &["islip", "random"])?;
         if !(1..=1000).contains(&self.link.latency) {
             return Err(ConfigError::value("link.latency", self.link.latency, "between 1 and 1000 cycles"));
+        }
+        if let Some((k, &l)) = self.link.class_latency.iter().find(|(_, l)| !(1..=1000).contains(*l)) {
+            return Err(ConfigError::value(&format!("link.class_latency.{k}"), l, "between 1 and 1000 cycles"));
         }
         if !(1..=4096).contains(&self.packet.size_phits) {
             return Err(ConfigError::value("packet.size_phits", self.packet.size_phits, "between 1 and 4096"));
@@ -532,15 +494,6 @@ impl Config {
         }
         one_of("partition.method", &self.partition.method, &["block", "round-robin", "multilevel"])?;
         Ok(())
-    }
-
-    /// Trunking per dimension with the default (1) filled in.
-    pub fn trunking(&self) -> Vec<usize> {
-        if self.topology.trunking.is_empty() {
-            vec![1; self.topology.sides.len()]
-        } else {
-            self.topology.trunking.clone()
-        }
     }
 
     /// The config as TOML text (recorded in result files).

@@ -6,7 +6,7 @@ use crate::engine::{Cycle, Outcome, Progress, RunSpec, World};
 use crate::metrics::{jain_index, peak_memory_bytes, SampleSender, SampleSink, Stats, Summary};
 use crate::network::{ModelParams, NetPartition};
 use crate::routing::{self, Routing};
-use crate::topology::{FaultSet, HyperX, Network, SwitchId, Topology};
+use crate::topology::{Fabric, FaultSet, SwitchId, Topology, View};
 use crate::traffic::{Injection, Pattern, PatternKind};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -82,7 +82,7 @@ pub struct RunResult {
     /// Whether the run reached its end (false if interrupted).
     pub complete: bool,
     /// The network that was simulated.
-    pub net: Arc<Network>,
+    pub net: Arc<Fabric>,
     /// Ranks and threads the run used.
     pub layout: Layout,
     /// Peak resident memory of the largest rank, bytes (`summary.peak_memory_bytes` is the sum over
@@ -91,41 +91,44 @@ pub struct RunResult {
 }
 
 /// The topology described by the config.
-pub fn build_topology(cfg: &Config) -> Arc<dyn Topology> {
-    let t = &cfg.topology;
-    Arc::new(HyperX::new(&t.sides, &cfg.trunking(), t.servers_per_switch))
+pub fn build_topology(cfg: &Config) -> Result<Arc<dyn Topology>, ConfigError> {
+    cfg.topology.build()
 }
 
 /// The topology with the config's faults applied.
-pub fn build_network(cfg: &Config) -> Result<Arc<Network>, ConfigError> {
-    let topo = build_topology(cfg);
+pub fn build_network(cfg: &Config) -> Result<Arc<Fabric>, ConfigError> {
+    let topo = build_topology(cfg)?;
     let faults = if cfg.faults.random_links > 0 {
         FaultSet::random_links(&*topo, cfg.faults.random_links, cfg.seed)
             .map_err(|e| ConfigError::value("faults.random_links", cfg.faults.random_links, e))?
     } else {
         FaultSet::default()
     };
-    Ok(Arc::new(Network::new(topo, &faults)))
+    Ok(Arc::new(Fabric::new(topo, &faults)))
 }
 
-/// The traffic pattern described by the config.
-pub fn build_pattern(cfg: &Config) -> Result<Pattern, ConfigError> {
+/// The traffic pattern described by the config, on `topo`'s servers: HyperX-coordinate patterns on
+/// a HyperX, processor-id patterns on any topology.
+pub fn build_pattern(cfg: &Config, topo: &dyn Topology) -> Result<Pattern, ConfigError> {
     let kind: PatternKind = cfg
         .traffic
         .pattern
         .parse()
         .map_err(|e: String| ConfigError::value("traffic.pattern", format!("\"{}\"", cfg.traffic.pattern), e))?;
-    Pattern::new(kind, &cfg.topology.sides, cfg.topology.servers_per_switch, cfg.seed)
-        .map_err(|e| ConfigError::value("traffic.pattern", format!("\"{}\"", cfg.traffic.pattern), e))
+    let built = match topo.view() {
+        View::HyperX(h) => Pattern::new(kind, h.sides(), topo.servers_at(0), cfg.seed),
+        _ => Pattern::on_servers(kind, topo.num_servers() as u64, &topo.name(), cfg.seed),
+    };
+    built.map_err(|e| ConfigError::value("traffic.pattern", format!("\"{}\"", cfg.traffic.pattern), e))
 }
 
 /// Map switches onto `parts` partitions with the config's method (`partition.method`).
-pub fn assign_partitions(cfg: &Config, net: &Network, parts: usize) -> Result<Vec<u32>, ConfigError> {
+pub fn assign_partitions(cfg: &Config, net: &Fabric, parts: usize) -> Result<Vec<u32>, ConfigError> {
     let n = net.num_switches();
     if parts == 0 || parts > n {
         return Err(ConfigError::value("--threads", parts, format!("between 1 and the number of switches ({n})")));
     }
-    partition_with(cfg, &partition_graph(cfg, net), parts)
+    partition_with(cfg, &partition_graph(cfg, net)?, parts)
 }
 
 /// Map the vertices of `g` onto `parts` partitions with the config's method (`partition.method`).
@@ -137,26 +140,47 @@ fn partition_with(cfg: &Config, g: &partitioning::Graph, parts: usize) -> Result
         .map_err(|e| ConfigError::value("partition.method", &cfg.partition.method, e.to_string()))
 }
 
-/// The switch graph handed to the partitioner (live links, link latency as edge latency).
-pub fn partition_graph(cfg: &Config, net: &Network) -> partitioning::Graph {
-    let lat = cfg.link.latency as u32;
+/// The switch graph handed to the partitioner (live links, each with its latency, which bounds
+/// the engine's lookahead across a cut).
+pub fn partition_graph(cfg: &Config, net: &Fabric) -> Result<partitioning::Graph, ConfigError> {
+    let lat = class_latencies(cfg, net.topology())?;
+    let topo = net.topology();
     let mut edges = Vec::new();
     for s in 0..net.num_switches() as SwitchId {
-        for p in 0..net.switch_ports() as u16 {
+        for p in 0..net.switch_ports(s) as u16 {
             if let Some((o, _)) = net.neighbour(s, p) {
                 if s < o {
-                    edges.push((s, o, lat));
+                    edges.push((s, o, lat[topo.link_class(s, p) as usize] as u32));
                 }
             }
         }
     }
-    partitioning::Graph::from_edges(net.num_switches(), &edges).with_coords(cfg.topology.sides.clone())
+    let g = partitioning::Graph::from_edges(net.num_switches(), &edges);
+    Ok(match topo.grid() {
+        Some(sides) => g.with_coords(sides),
+        None => g,
+    })
+}
+
+/// The latency of each of the topology's link classes: `link.latency`, or the class's entry in
+/// `link.class_latency`.
+pub fn class_latencies(cfg: &Config, topo: &dyn Topology) -> Result<Vec<u64>, ConfigError> {
+    let classes = topo.link_classes();
+    if let Some(k) = cfg.link.class_latency.keys().find(|k| !classes.contains(&k.as_str())) {
+        return Err(ConfigError::value(
+            &format!("link.class_latency.{k}"),
+            cfg.link.class_latency[k],
+            format!("a link class of {}: {}", topo.name(), classes.join(", ")),
+        ));
+    }
+    Ok(classes.iter().map(|c| cfg.link.class_latency.get(*c).copied().unwrap_or(cfg.link.latency)).collect())
 }
 
 /// Everything derived from the config that partitions share.
-pub fn build_params(cfg: &Config, net: Arc<Network>) -> Result<ModelParams, ConfigError> {
+pub fn build_params(cfg: &Config, net: Arc<Fabric>) -> Result<ModelParams, ConfigError> {
     let routing: Arc<dyn Routing> = Arc::from(routing::build(cfg, net.clone())?);
-    let pattern = Arc::new(build_pattern(cfg)?);
+    let pattern = Arc::new(build_pattern(cfg, net.topology())?);
+    let class_latency = class_latencies(cfg, net.topology())?;
     let plen = cfg.packet.size_phits as u64;
     let injection = match cfg.traffic.mode.as_str() {
         "fixed" => Injection::Fixed { packets: cfg.traffic.workload_phits / plen },
@@ -174,7 +198,8 @@ pub fn build_params(cfg: &Config, net: Arc<Network>) -> Result<ModelParams, Conf
         seed: cfg.seed,
         vcs,
         packet_phits: plen,
-        link_latency: cfg.link.latency,
+        class_latency,
+        server_latency: cfg.link.latency,
         crossbar_latency: cfg.router.crossbar_latency,
         crossbar_speedup: cfg.router.crossbar_speedup as u64,
         input_buffer: cfg.router.input_buffer_packets as u16,
@@ -230,7 +255,7 @@ pub fn run_on(
         )
         .into());
     }
-    let graph = partition_graph(cfg, &net);
+    let graph = partition_graph(cfg, &net)?;
     let part_of = partition_with(cfg, &graph, total)?;
     let first = rank * threads;
     let mine = |p: u32| (p as usize) >= first && (p as usize) < first + threads;
@@ -258,7 +283,7 @@ pub fn run_on(
     // The graph is O(links) (about 40 MiB for the million-endpoint HyperX): not needed any more.
     drop(graph);
     let lookahead = match world.min_all(lookahead) {
-        u64::MAX => cfg.link.latency,
+        u64::MAX => params.max_latency(),
         l => l,
     };
     let neighbours: Vec<usize> = (0..ranks).filter(|&q| is_neighbour[q]).collect();
@@ -388,7 +413,7 @@ pub struct Layout {
 #[allow(clippy::too_many_arguments)]
 fn collect(
     cfg: &Config,
-    net: Arc<Network>,
+    net: Arc<Fabric>,
     ranks: &[RankResult],
     layout: Layout,
     cycles: Cycle,
@@ -396,19 +421,25 @@ fn collect(
     complete: bool,
     fixed: bool,
 ) -> RunResult {
-    let t = net.servers_per_switch();
-    let r = net.switch_ports();
+    let topo = net.topology();
+    let r = net.max_switch_ports();
     let n = net.num_switches();
+    let ns = net.num_servers();
     let mut stats = Stats::default();
-    let mut server_injected = vec![0u64; n * t];
-    let mut server_accepted = vec![0u64; n * t];
+    let mut server_injected = vec![0u64; ns];
+    let mut server_accepted = vec![0u64; ns];
     let mut link_phits = vec![0u64; n * r];
     for p in ranks {
         stats.merge(&p.stats);
+        // A rank's server arrays hold its switches' servers in its switch order.
+        let mut k = 0;
         for (l, &sw) in p.switches.iter().enumerate() {
             let g = sw as usize;
-            server_injected[g * t..(g + 1) * t].copy_from_slice(&p.server_injected[l * t..(l + 1) * t]);
-            server_accepted[g * t..(g + 1) * t].copy_from_slice(&p.server_accepted[l * t..(l + 1) * t]);
+            let t = topo.servers_at(sw);
+            let f = if t > 0 { topo.first_server(sw) as usize } else { 0 };
+            server_injected[f..f + t].copy_from_slice(&p.server_injected[k..k + t]);
+            server_accepted[f..f + t].copy_from_slice(&p.server_accepted[k..k + t]);
+            k += t;
             link_phits[g * r..(g + 1) * r].copy_from_slice(&p.link_phits[l * r..(l + 1) * r]);
         }
     }
@@ -422,7 +453,7 @@ fn collect(
         inflight += s.injected_phits as i64 / plen - s.delivered_packets as i64;
         s.in_flight = inflight;
     }
-    let servers = (n * t) as f64;
+    let servers = ns as f64;
     // An interrupted run measured only the cycles it reached.
     let window_cycles = if fixed {
         stats.last_delivery.max(1)

@@ -49,6 +49,14 @@ fn uniform_mean_traversals(sides: &[usize], t: usize) -> f64 {
     sum / (n_servers as f64 - 1.0)
 }
 
+/// The HyperX keys of a config (these tests run HyperX configs only).
+fn hyperx(cfg: &hxsim::config::Config) -> &hxsim::topology::hyperx::HyperXConfig {
+    match &cfg.topology {
+        hxsim::config::TopologyConfig::HyperX(h) => h,
+        other => panic!("a HyperX config, got {}", other.kind()),
+    }
+}
+
 #[test]
 fn zero_load_latency_matches_the_analytic_pipeline() {
     // At very low load almost no packet waits, so the mean latency must approach
@@ -57,7 +65,7 @@ fn zero_load_latency_matches_the_analytic_pipeline() {
         config(HX_4X4X4, &["traffic.load=0.005", "simulation.warmup_cycles=200", "simulation.measure_cycles=20000"]);
     let r = run(&cfg, 1);
     let (l, x, p) = (cfg.link.latency as f64, cfg.router.crossbar_latency as f64, cfg.packet.size_phits as f64);
-    let h = uniform_mean_traversals(&cfg.topology.sides, cfg.topology.servers_per_switch);
+    let h = uniform_mean_traversals(&hyperx(&cfg).sides, hyperx(&cfg).servers_per_switch);
     let expected = l + h * (x + l) + p - 1.0;
     let s = &r.summary;
     assert!(s.packets_delivered > 1000, "enough samples: {}", s.packets_delivered);
@@ -83,7 +91,7 @@ fn zero_load_latency_scales_with_link_and_crossbar_delays() {
         ],
     );
     let r = run(&cfg, 1);
-    let h = uniform_mean_traversals(&cfg.topology.sides, cfg.topology.servers_per_switch);
+    let h = uniform_mean_traversals(&hyperx(&cfg).sides, hyperx(&cfg).servers_per_switch);
     let expected = 3.0 + h * (2.0 + 3.0) + 8.0 - 1.0;
     let lat = r.summary.average_latency;
     assert!(lat >= expected - 0.5 && lat <= expected * 1.02, "latency {lat} vs {expected}");
@@ -126,7 +134,7 @@ fn dor_delivers_with_dimension_order_hop_counts() {
     // DOR takes exactly the Hamming distance, like minimal routing: same mean hops.
     let cfg = config(HX_4X4X4, &["traffic.load=0.1", "routing.algorithm=dor"]);
     let r = run(&cfg, 1);
-    let h = uniform_mean_traversals(&cfg.topology.sides, cfg.topology.servers_per_switch);
+    let h = uniform_mean_traversals(&hyperx(&cfg).sides, hyperx(&cfg).servers_per_switch);
     assert!((r.summary.average_hops - h).abs() / h < 0.03);
     assert!((r.summary.accepted_load - 0.1).abs() < 0.004);
 }
@@ -180,7 +188,7 @@ fn faults_are_routed_around_by_minimal_routing() {
     assert_eq!(r.net.failed_links(), 40);
     assert!((r.summary.accepted_load - 0.3).abs() < 0.01, "accepted {}", r.summary.accepted_load);
     // With links gone, some pairs take longer paths than the Hamming distance.
-    let h = uniform_mean_traversals(&cfg.topology.sides, cfg.topology.servers_per_switch);
+    let h = uniform_mean_traversals(&hyperx(&cfg).sides, hyperx(&cfg).servers_per_switch);
     assert!(r.summary.average_hops > h, "{} vs fault-free {h}", r.summary.average_hops);
 }
 
@@ -197,8 +205,8 @@ fn dor_reports_unroutable_packets_on_faulty_networks() {
 fn paper_networks_have_table3_properties() {
     for (sides, t, radix, links) in [(vec![8, 8, 8], 8, 29, 5376), (vec![16, 16], 16, 46, 3840)] {
         let h = hxsim::topology::HyperX::new(&sides, &vec![1; sides.len()], t);
-        assert_eq!(h.switch_ports() + t, radix);
+        assert_eq!(h.switch_ports(0) + t, radix);
         // Links: every switch has sum (S_d - 1) neighbours, each link counted from both ends.
-        assert_eq!(h.num_switches() * h.switch_ports() / 2, links);
+        assert_eq!(h.num_switches() * h.switch_ports(0) / 2, links);
     }
 }

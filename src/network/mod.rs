@@ -44,7 +44,7 @@ use crate::engine::{Cycle, Lp, Partition, Scheduler, Status};
 use crate::metrics::{Sample, SampleSink, Stats};
 use crate::rng::{self, below, geometric_gap, Purpose, Rng};
 use crate::routing::{Candidate, RouteState, Routing};
-use crate::topology::{Network, SwitchId};
+use crate::topology::{Fabric, SwitchId};
 use crate::traffic::{Injection, Pattern};
 use packet::{Packet, Queue, Slab, NIL};
 use std::sync::Arc;
@@ -75,7 +75,7 @@ pub enum Msg {
 /// Everything a partition needs to know about the run, shared by all partitions.
 pub struct ModelParams {
     /// The network with faults.
-    pub net: Arc<Network>,
+    pub net: Arc<Fabric>,
     /// Routing with its VC policy.
     pub routing: Arc<dyn Routing>,
     /// Traffic pattern.
@@ -88,8 +88,11 @@ pub struct ModelParams {
     pub vcs: usize,
     /// Packet length, phits.
     pub packet_phits: u64,
-    /// Link latency, cycles.
-    pub link_latency: u64,
+    /// Latency of each link class of the topology (see [`crate::topology::Topology::link_classes`]),
+    /// cycles.
+    pub class_latency: Vec<u64>,
+    /// Latency of server links (injection and ejection), cycles.
+    pub server_latency: u64,
     /// Crossbar latency, cycles.
     pub crossbar_latency: u64,
     /// Crossbar speedup.
@@ -113,7 +116,25 @@ pub struct ModelParams {
 impl ModelParams {
     /// Longest delay of any message (sizes the engine's timing wheel).
     pub fn max_delay(&self) -> Cycle {
-        self.packet_phits + self.link_latency + 1
+        self.packet_phits + self.max_latency() + 1
+    }
+    /// The longest link latency.
+    pub fn max_latency(&self) -> Cycle {
+        self.class_latency.iter().copied().chain([self.server_latency]).max().unwrap_or(1)
+    }
+    /// The latency of every link when all are equal (the router then reads no per-port table).
+    fn uniform_latency(&self) -> Option<Cycle> {
+        let l = self.server_latency;
+        self.class_latency.iter().all(|&c| c == l).then_some(l)
+    }
+    /// Latency of the link behind router port `port` of switch `sw`.
+    pub fn port_latency(&self, sw: SwitchId, port: usize) -> Cycle {
+        let t = self.net.servers_at(sw);
+        if port < t {
+            self.server_latency
+        } else {
+            self.class_latency[self.net.topology().link_class(sw, (port - t) as u16) as usize]
+        }
     }
     /// Cycles a packet occupies the crossbar when fully buffered.
     fn crossbar_cycles(&self) -> u64 {
@@ -166,6 +187,9 @@ struct InPort {
     /// Low 32 bits of a cycle before which this input's turn is known to end in a refused request
     /// (0: unknown); round-robin allocation only. See [`NetPartition::allocation_stage`].
     refused_until: u32,
+    /// Latency of the link behind this port (both directions), cycles; read only when latencies
+    /// differ (it fits in the record's padding).
+    lat: u16,
 }
 
 /// Input VC: its buffer, and until when its head's request is known to be refused.
@@ -245,9 +269,23 @@ pub struct NetPartition {
     switches: Vec<SwitchId>,
     /// Local index of every global switch (only meaningful for local ones).
     local_of: Arc<Vec<u32>>,
-    t: usize,
+    /// Servers of each local switch (its router ports `0..t_of[li]`).
+    t_of: Vec<u16>,
+    /// Local index of the first server of each local switch (`n + 1` entries: server arrays are
+    /// indexed `srv_base[li] + s`).
+    srv_base: Vec<u32>,
+    /// Global id of the first server of each local switch.
+    first_server: Vec<u32>,
+    /// Stride of per-switch-port arrays: the most switch-to-switch ports of any switch.
     r: usize,
+    /// Router ports per switch in the flat arrays: the most of any switch of the network (the same
+    /// in every partition, as round-robin pointers wrap at it).
     np: usize,
+    /// The latency of every link when all are equal, else 0 (then [`InPort::lat`] holds it).
+    uniform_lat: Cycle,
+    /// Servers per switch when the same on every switch, else 0 (a destination's switch is then
+    /// asked of the topology).
+    uniform_t: u32,
     v: usize,
     words: usize,
     slab: Slab,
@@ -261,14 +299,15 @@ pub struct NetPartition {
     /// Output VCs (same indexing).
     outvc: Vec<OutVc>,
     out_mask: Vec<u64>,
+    /// Far end of each switch-to-switch port, `li * r + p`: the neighbour and its router port.
     nbr: Vec<(SwitchId, u16)>,
     servers: Vec<Server>,
-    /// Next generation cycle of each server, `li * t + s` (apart from [`Server`]: it is checked
+    /// Next generation cycle of each server, `srv_base[li] + s` (apart from [`Server`]: it is checked
     /// every cycle some server of the switch generates, and a few lines hold all of a switch's).
     next_gen: Vec<Cycle>,
     /// Per switch, the earliest next generation of its servers.
     next_gen_min: Vec<Cycle>,
-    /// [`Server::ready_at`] of each server, `li * t + s`: the injection loop reads one cache line
+    /// [`Server::ready_at`] of each server, `srv_base[li] + s`: the injection loop reads one cache line
     /// per switch, not every server record.
     server_ready: Vec<Cycle>,
     /// Per switch, the minimum of `server_ready` over its servers.
@@ -394,27 +433,41 @@ impl NetPartition {
     /// The partition owning `switches` (global ids, increasing).
     pub fn new(p: Arc<ModelParams>, switches: Vec<SwitchId>, local_of: Arc<Vec<u32>>) -> Self {
         let net = &p.net;
-        let t = net.servers_per_switch();
-        let r = net.switch_ports();
-        let np = t + r;
+        let topo = net.topology();
+        let r = net.max_switch_ports();
+        let np = net.max_router_ports();
         let v = p.vcs;
         let n = switches.len();
         let words = np.div_ceil(64);
+        let uniform_lat = p.uniform_latency().unwrap_or(0);
         let mut nbr = vec![(SwitchId::MAX, 0u16); n * r];
         let mut outvc = vec![OutVc::default(); n * np * v];
+        let mut inp = vec![InPort::default(); n * np];
+        let mut t_of = Vec::with_capacity(n);
+        let mut srv_base = Vec::with_capacity(n + 1);
+        let mut first_server = Vec::with_capacity(n);
+        let mut total_servers = 0u32;
         for (li, &sw) in switches.iter().enumerate() {
-            for port in 0..r {
-                if let Some(x) = net.neighbour(sw, port as u16) {
-                    nbr[li * r + port] = x;
+            let t = net.servers_at(sw);
+            t_of.push(t as u16);
+            srv_base.push(total_servers);
+            first_server.push(if t > 0 { topo.first_server(sw) } else { 0 });
+            total_servers += t as u32;
+            for port in 0..net.switch_ports(sw) {
+                if let Some((o, q)) = net.neighbour(sw, port as u16) {
+                    nbr[li * r + port] = (o, (net.servers_at(o) + q as usize) as u16);
                 }
             }
             for port in 0..np {
+                inp[li * np + port].lat = if port < t + net.switch_ports(sw) { p.port_latency(sw, port) as u16 } else { 0 };
                 for vc in 0..v {
                     // Servers consume at link rate, so ejection ports never run out of credits.
                     outvc[(li * np + port) * v + vc].cred = if port < t { u16::MAX } else { p.input_buffer };
                 }
             }
         }
+        srv_base.push(total_servers);
+        let ns = total_servers as usize;
         let (remaining, rate) = match p.injection {
             Injection::Fixed { packets } => (packets, 0.0),
             Injection::Bernoulli { packet_rate } => (0, packet_rate),
@@ -422,11 +475,11 @@ impl NetPartition {
         let mut rng_traffic: Vec<Rng> =
             switches.iter().map(|&s| rng::stream(p.seed, s as u64, Purpose::Traffic)).collect();
         let rng_router = switches.iter().map(|&s| rng::stream(p.seed, s as u64, Purpose::Router)).collect();
-        let mut servers = Vec::with_capacity(n * t);
-        let mut next_gen = Vec::with_capacity(n * t);
+        let mut servers = Vec::with_capacity(ns);
+        let mut next_gen = Vec::with_capacity(ns);
         let mut next_gen_min = vec![Cycle::MAX; n];
         for li in 0..n {
-            for _ in 0..t {
+            for _ in 0..t_of[li] {
                 let first = match p.injection {
                     Injection::Fixed { .. } => 0,
                     Injection::Bernoulli { .. } => geometric_gap(&mut rng_traffic[li], rate) - 1,
@@ -436,15 +489,19 @@ impl NetPartition {
                 servers.push(Server { queue: Queue::default(), link_free: 0, credits: p.input_buffer, remaining });
             }
         }
-        let undrained_servers = if remaining > 0 { (n * t) as u64 } else { 0 };
+        let undrained_servers = if remaining > 0 { ns as u64 } else { 0 };
         NetPartition {
-            t,
+            t_of,
+            srv_base,
+            first_server,
             r,
             np,
             v,
             words,
+            uniform_lat,
+            uniform_t: topo.uniform_servers().unwrap_or(0) as u32,
             slab: Slab::default(),
-            inp: vec![InPort::default(); n * np],
+            inp,
             inbuf: vec![InVc::default(); n * np * v],
             in_mask: vec![0; n * words],
             outp: vec![OutPort { freeing: NO_VC, ..OutPort::default() }; n * np],
@@ -454,7 +511,7 @@ impl NetPartition {
             servers,
             next_gen,
             next_gen_min,
-            server_ready: vec![Cycle::MAX; n * t],
+            server_ready: vec![Cycle::MAX; ns],
             inject_at: vec![Cycle::MAX; n],
             rng_traffic,
             rng_router,
@@ -464,8 +521,8 @@ impl NetPartition {
             touched: Vec::with_capacity(np),
             stats: Stats::default(),
             link_phits: vec![0; n * r],
-            server_injected: vec![0; n * t],
-            server_accepted: vec![0; n * t],
+            server_injected: vec![0; ns],
+            server_accepted: vec![0; ns],
             sample_sink: None,
             in_flight: 0,
             last_progress: 0,
@@ -474,6 +531,26 @@ impl NetPartition {
             switches,
             local_of,
             p,
+        }
+    }
+
+    /// Latency of the link behind port `pi` (index `li * np + port`).
+    #[inline]
+    fn lat(&self, pi: usize) -> Cycle {
+        if self.uniform_lat != 0 {
+            self.uniform_lat
+        } else {
+            self.inp[pi].lat as Cycle
+        }
+    }
+
+    /// The switch of server `dst`.
+    #[inline]
+    fn server_switch(&self, dst: u32) -> SwitchId {
+        if self.uniform_t != 0 {
+            dst / self.uniform_t
+        } else {
+            self.p.net.topology().server_switch(dst)
         }
     }
 
@@ -490,8 +567,8 @@ impl NetPartition {
     /// Head packets waiting in input buffers at `now`, as readable lines (at most `max`).
     pub fn blocked_report(&self, now: Cycle, max: usize) -> Vec<String> {
         let mut out = Vec::new();
-        let t = self.t;
         for (li, &sw) in self.switches.iter().enumerate() {
+            let t = self.t_of[li] as usize;
             for port in 0..self.np {
                 for vc in 0..self.v {
                     let q = (li * self.np + port) * self.v + vc;
@@ -557,13 +634,13 @@ impl NetPartition {
     /// index) of switch `li` would make a request at `now` that is certain to be refused (some
     /// candidate has room, and every candidate's crossbar output is busy).
     fn head_refused(&self, li: usize, qi: usize, now: Cycle) -> bool {
-        let (np, t) = (self.np, self.t);
+        let (np, t) = (self.np, self.t_of[li] as usize);
         let sw = self.switches[li];
         let pkt = self.slab.get(self.inbuf[qi].q.front());
         let room = |op: usize, vc: usize| self.has_room(li * np + op, vc, now);
         let busy = |op: usize| self.outp[li * np + op].xbar_free > now;
         if pkt.route.dst == sw {
-            let op = (pkt.dst - sw * t as u32) as usize;
+            let op = (pkt.dst - self.first_server[li]) as usize;
             return room(op, 0) && busy(op);
         }
         let mut cands = Vec::new();
@@ -583,9 +660,8 @@ impl NetPartition {
 
     /// Link stage of local switch `li`.
     fn link_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
-        let (np, v, t) = (self.np, self.v, self.t);
+        let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
         let plen = self.p.packet_phits;
-        let lat = self.p.link_latency;
         for w in 0..self.words {
             // First the ports whose link is free, tested without branches so that the loads of the
             // (cold) port records overlap; sending on one port changes no other port's record.
@@ -639,6 +715,7 @@ impl NetPartition {
                 let pkt = self.slab.remove(idx);
                 o.link_free = now + plen;
                 self.last_progress = now;
+                let lat = self.lat(pi);
                 if port < t {
                     self.deliver_to_server(li, port, &pkt, now + lat + plen - 1);
                 } else {
@@ -648,7 +725,7 @@ impl NetPartition {
                     if self.in_window(now) {
                         self.link_phits[li * self.r + port - t] += plen;
                     }
-                    out.send(now + lat, nsw, Msg::Arrival { port: (t + nport as usize) as u16, vc: vc as u8, pkt });
+                    out.send(now + lat, nsw, Msg::Arrival { port: nport, vc: vc as u8, pkt });
                 }
             }
         }
@@ -666,7 +743,7 @@ impl NetPartition {
             self.stats.latency_sum += lat;
             self.stats.hops_sum += hops;
             self.stats.record_latency(lat);
-            self.server_accepted[li * self.t + port] += plen;
+            self.server_accepted[self.srv_base[li] as usize + port] += plen;
         }
         let s = self.sample(tail);
         s.accepted_phits += plen;
@@ -677,7 +754,7 @@ impl NetPartition {
     /// Routing and switch allocation of local switch `li` (stage 2 of the module docs, with the
     /// refused-request shortcut described there).
     fn allocation_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
-        let (np, v, t) = (self.np, self.v, self.t);
+        let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
         let sw = self.switches[li];
         let pk_phits = self.p.packet_phits as u32;
         let out_cap = self.p.output_buffer;
@@ -736,7 +813,7 @@ impl NetPartition {
                     }
                     // At the destination switch: eject to the server's port.
                     if pkt.route.dst == sw {
-                        let op = (pkt.dst - sw * t as u32) as usize;
+                        let op = (pkt.dst - self.first_server[li]) as usize;
                         if self.has_room(li * np + op, 0, now) {
                             self.reqs.push(Request {
                                 in_port: port as u16,
@@ -881,24 +958,24 @@ impl NetPartition {
             self.stats.traversals += 1;
             self.last_progress = now;
             // The input slot is free once the tail has left it; tell whoever feeds this input.
-            let lat = self.p.link_latency;
+            let lat = self.lat(pi);
             if ip < t {
                 out.send(done + lat, sw, Msg::Credit { port: ip as u16, vc: rq.in_vc });
             } else {
                 let (usw, uport) = self.nbr[li * self.r + ip - t];
-                out.send(done + lat, usw, Msg::Credit { port: (t + uport as usize) as u16, vc: rq.in_vc });
+                out.send(done + lat, usw, Msg::Credit { port: uport, vc: rq.in_vc });
             }
         }
     }
 
     /// Generation and injection of the servers of local switch `li`.
     fn server_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
-        let t = self.t;
+        let (t, base) = (self.t_of[li] as usize, self.srv_base[li] as usize);
         let sw = self.switches[li];
         if now >= self.next_gen_min[li] {
             let mut next_min = Cycle::MAX;
             for s in 0..t {
-                let si = li * t + s;
+                let si = base + s;
                 while self.next_gen[si] <= now {
                     self.generate(li, s, now);
                     if self.next_gen[si] == Cycle::MAX {
@@ -913,10 +990,9 @@ impl NetPartition {
             return;
         }
         let plen = self.p.packet_phits;
-        let lat = self.p.link_latency;
         let mut next = Cycle::MAX;
         for s in 0..t {
-            let si = li * t + s;
+            let si = base + s;
             let ready = self.server_ready[si];
             if ready > now {
                 next = next.min(ready);
@@ -935,14 +1011,14 @@ impl NetPartition {
             }
             self.sample(now).injected_phits += plen;
             self.last_progress = now;
+            let lat = self.lat(li * self.np + s);
             out.send(now + lat, sw, Msg::Arrival { port: s as u16, vc: 0, pkt });
         }
         self.inject_at[li] = next;
     }
 
     fn generate(&mut self, li: usize, s: usize, now: Cycle) {
-        let t = self.t;
-        let si = li * t + s;
+        let si = self.srv_base[li] as usize + s;
         let sw = self.switches[li];
         let srv = self.servers[si];
         let room = srv.queue.len() < self.p.source_queue;
@@ -968,9 +1044,9 @@ impl NetPartition {
                 }
             }
         }
-        let src = (sw as usize * t + s) as u32;
+        let src = self.first_server[li] + s as u32;
         let dst = self.p.pattern.destination(src, &mut self.rng_traffic[li]);
-        let mut route = RouteState { src: sw, dst: dst / t as u32, ..Default::default() };
+        let mut route = RouteState { src: sw, dst: self.server_switch(dst), ..Default::default() };
         self.p.routing.init(&mut route, &mut self.rng_router[li]);
         let idx = self.slab.insert(Packet { src, dst, created: now, ready_at: now, route });
         self.servers[si].queue.push(&mut self.slab, idx);
@@ -1012,8 +1088,8 @@ impl Partition for NetPartition {
                 set_bit(&mut self.in_mask[li * self.words..(li + 1) * self.words], port as usize);
             }
             Msg::Credit { port, vc } => {
-                if (port as usize) < self.t {
-                    let si = li * self.t + port as usize;
+                if port < self.t_of[li] {
+                    let si = self.srv_base[li] as usize + port as usize;
                     self.servers[si].credits += 1;
                     let ready = self.servers[si].ready_at();
                     self.server_ready[si] = ready;

@@ -237,8 +237,7 @@ impl Timeseries {
             set_str_attr(&ds, "description", desc)?;
             cols.push(ds);
         }
-        let t = &cfg.topology;
-        let servers = t.sides.iter().product::<usize>() * t.servers_per_switch;
+        let servers = cfg.topology.size().1;
         Ok(Timeseries {
             cols,
             rows: 0,
@@ -462,11 +461,16 @@ pub fn write_results(parent: &Group, cfg: &Config, res: &RunResult, ts: &mut Tim
 
     let g = new_group(parent, "servers")?;
     set_attr(&g, "measured_cycles", &measured)?;
-    set_attr(&g, "servers_per_switch", &(res.net.servers_per_switch() as u64))?;
+    let topo = res.net.topology();
+    // Servers are numbered switch by switch; with the same number on every switch (HyperX's T), the
+    // index is `switch * servers_per_switch + local index`.
+    set_attr(&g, "servers_per_switch", &(topo.uniform_servers().unwrap_or(0) as u64))?;
     set_str_attr(
         &g,
         "description",
-        "per server (index switch * servers_per_switch + local index), in the measured window",
+        "per server (index = global server id; servers are numbered switch by switch, so on a HyperX it is \
+         switch * servers_per_switch + local index; servers_per_switch = 0 when it differs between switches), \
+         in the measured window",
     )?;
     column(&g, "injected_phits", &res.server_injected, "phits", "phits injected into the network")?;
     column(&g, "accepted_phits", &res.server_accepted, "phits", "phits of packets delivered to this server")?;
@@ -503,12 +507,15 @@ pub fn write_results(parent: &Group, cfg: &Config, res: &RunResult, ts: &mut Tim
 
 fn write_links(parent: &Group, res: &RunResult, measured: u64) -> Result<()> {
     let net = &res.net;
-    let r = net.switch_ports();
-    let hx = net.topology().as_hyperx();
+    let r = net.max_switch_ports();
+    let hx = match net.topology().view() {
+        crate::topology::View::HyperX(h) => Some(h),
+        _ => None,
+    };
     let (mut sw, mut port, mut nsw, mut nport, mut dim, mut phits, mut util) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for s in 0..net.num_switches() {
-        for p in 0..r {
+        for p in 0..net.switch_ports(s as u32) {
             if let Some((o, q)) = net.neighbour(s as u32, p as u16) {
                 let ph = res.link_phits[s * r + p];
                 sw.push(s as u32);
@@ -529,7 +536,7 @@ fn write_links(parent: &Group, res: &RunResult, measured: u64) -> Result<()> {
         "one row per live switch-to-switch link direction (output port): phits carried in the measured window",
     )?;
     column(&g, "switch", &sw, "", "switch the link leaves")?;
-    column(&g, "port", &port, "", "its switch-to-switch port (router port = servers_per_switch + port)")?;
+    column(&g, "port", &port, "", "its switch-to-switch port (router port = the switch's servers + port)")?;
     column(&g, "neighbour_switch", &nsw, "", "switch at the far end")?;
     column(&g, "neighbour_port", &nport, "", "port of the far end")?;
     column(&g, "dimension", &dim, "", "HyperX dimension of the link (-1 if the topology has none)")?;

@@ -28,7 +28,7 @@
 use super::dor::hyperx;
 use super::{configured_vcs, step, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
-use crate::topology::{Network, SwitchId};
+use crate::topology::{Fabric, HyperX, SwitchId};
 use std::sync::Arc;
 
 /// Penalty of a deroute: far above any `Q` (with Table 2 buffers `Q` stays below 2^11 phits), so a
@@ -39,14 +39,16 @@ pub const ESCAPE_PENALTY: u32 = 1 << 24;
 
 /// DAL routing.
 pub struct Dal {
-    net: Arc<Network>,
+    net: Arc<Fabric>,
+    hx: HyperX,
     sets: u8,
 }
 
 impl Dal {
     /// DAL over `net` (a HyperX).
-    pub fn new(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
-        let n = hyperx(&net)?.dims();
+    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+        let hx = hyperx(&net)?.clone();
+        let n = hx.dims();
         if n > 16 {
             return Err(ConfigError::value("topology.sides", format!("{n} dimensions"), "at most 16 for DAL"));
         }
@@ -65,12 +67,11 @@ impl Dal {
                 "an even number, at least 2: dal uses sets of one adaptive and one escape VC",
             ));
         }
-        Ok(Dal { net, sets: (vcs / 2) as u8 })
+        Ok(Dal { net, hx, sets: (vcs / 2) as u8 })
     }
 
     fn push_dor(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
-        let h = self.net.topology().as_hyperx().expect("checked in new");
-        h.for_each_dor_port(at, st.dst, |port| {
+        self.hx.for_each_dor_port(at, st.dst, |port| {
             if self.net.alive(at, port) {
                 for s in 0..self.sets {
                     out.push(Candidate { port, vc: 2 * s + 1, penalty: ESCAPE_PENALTY, escape: true });
@@ -89,7 +90,7 @@ impl Routing for Dal {
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
         if !st.escape {
-            let h = self.net.topology().as_hyperx().expect("checked in new");
+            let h = &self.hx;
             for d in 0..h.dims() {
                 let (x, t) = (h.coord(at, d), h.coord(st.dst, d));
                 if x == t {
@@ -116,7 +117,7 @@ impl Routing for Dal {
     }
     fn advance(&self, st: &mut RouteState, at: SwitchId, _next: SwitchId, c: &Candidate) {
         if !c.escape {
-            let h = self.net.topology().as_hyperx().expect("checked in new");
+            let h = &self.hx;
             let (d, v, _) = h.port_target(at, c.port);
             if v != h.coord(st.dst, d) {
                 st.dim_mask |= 1 << d;

@@ -30,7 +30,7 @@
 //! the network (fine for 4x4, 3x3x3 and 4x4x4 HyperX; slow for the 8x8x8 of the papers).
 
 use super::{Candidate, RouteState, Routing};
-use crate::topology::{Network, PortId, SwitchId};
+use crate::topology::{Fabric, PortId, SwitchId};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -300,7 +300,7 @@ pub fn find_cycle(adj: &[Vec<u32>], keep: &dyn Fn(usize) -> bool) -> Option<Vec<
 }
 
 struct Explorer<'a> {
-    net: &'a Network,
+    net: &'a Fabric,
     routing: &'a dyn Routing,
     ports: usize,
     vcs: usize,
@@ -392,9 +392,9 @@ impl Explorer<'_> {
 }
 
 /// Build the CDG that `routing` can produce on `net` and decide whether it is deadlock free.
-pub fn check(net: &Network, routing: &dyn Routing) -> Report {
+pub fn check(net: &Fabric, routing: &dyn Routing) -> Report {
     let n = net.num_switches();
-    let ports = net.switch_ports();
+    let ports = net.max_switch_ports();
     let vcs = routing.vcs().max(1);
     let channels = n * ports * vcs;
     let mut ex = Explorer {

@@ -10,29 +10,37 @@
 use super::vc::VcPolicy;
 use super::{Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
-use crate::topology::{HyperX, Network, SwitchId};
+use crate::topology::{Fabric, HyperX, SwitchId, View};
 use std::sync::Arc;
 
 /// Dimension-order routing.
 pub struct Dor {
-    net: Arc<Network>,
+    net: Arc<Fabric>,
+    hx: HyperX,
     policy: VcPolicy,
 }
 
 impl Dor {
     /// DOR over `net`, which must be a HyperX.
-    pub fn new(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
-        let n = hyperx(&net)?.dims();
+    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+        let hx = hyperx(&net)?.clone();
+        let n = hx.dims();
         let policy = VcPolicy::from_config(cfg, 2 * n, n, &format!("DOR routes are up to n = {n} hops"))?;
-        Ok(Dor { net, policy })
+        Ok(Dor { net, hx, policy })
     }
 }
 
 /// The HyperX under `net`, or a config error naming the routing that needs it.
-pub fn hyperx(net: &Network) -> Result<&HyperX, ConfigError> {
-    net.topology().as_hyperx().ok_or_else(|| {
-        ConfigError::value("routing.algorithm", "a dimension-aware routing", "needs topology.kind = \"hyperx\"")
-    })
+pub fn hyperx(net: &Fabric) -> Result<&HyperX, ConfigError> {
+    match net.topology().view() {
+        View::HyperX(h) => Ok(h),
+        _ => Err(ConfigError::value(
+            "routing.algorithm",
+            format!("a HyperX-only routing on {}", net.topology().name()),
+            "dor, dal, omniwar, polarized and surepath-* need topology.kind = \"hyperx\"; on other topologies use \
+             minimal, valiant, sp, ecmp or allpath (or the family's own routings)",
+        )),
+    }
 }
 
 impl Routing for Dor {
@@ -43,8 +51,7 @@ impl Routing for Dor {
         self.policy.vcs()
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
-        let h = self.net.topology().as_hyperx().expect("checked in new");
-        h.for_each_dor_port(at, st.dst, |port| {
+        self.hx.for_each_dor_port(at, st.dst, |port| {
             if self.net.alive(at, port) {
                 for vc in self.policy.vcs_for(&self.net, at, st, port) {
                     out.push(Candidate { port, vc, penalty: 0, escape: false });

@@ -9,18 +9,18 @@
 use super::vc::VcPolicy;
 use super::{network_diameter, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
-use crate::topology::{Network, SwitchId};
+use crate::topology::{Fabric, SwitchId};
 use std::sync::Arc;
 
 /// Minimal adaptive routing.
 pub struct Minimal {
-    net: Arc<Network>,
+    net: Arc<Fabric>,
     policy: VcPolicy,
 }
 
 impl Minimal {
     /// Minimal routing over `net`.
-    pub fn new(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
+    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let diam = network_diameter(&net) as usize;
         let default_vcs = 2 * net.topology().diameter() as usize;
         let policy = VcPolicy::from_config(

@@ -28,7 +28,7 @@ mod tests;
 
 use crate::config::{Config, ConfigError};
 use crate::rng::Rng;
-use crate::topology::{Network, PortId, SwitchId};
+use crate::topology::{Fabric, PortId, SwitchId};
 use std::sync::Arc;
 
 /// Per-packet routing state, carried in the packet header.
@@ -116,7 +116,7 @@ pub fn step(st: &mut RouteState, c: &Candidate) {
 }
 
 /// Build the routing named by `cfg.routing.algorithm` over `net`.
-pub fn build(cfg: &Config, net: Arc<Network>) -> Result<Box<dyn Routing>, ConfigError> {
+pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
     match cfg.routing.algorithm.as_str() {
         "dor" => Ok(Box::new(dor::Dor::new(cfg, net)?)),
         "minimal" => Ok(Box::new(minimal::Minimal::new(cfg, net)?)),
@@ -136,15 +136,15 @@ pub fn build(cfg: &Config, net: Arc<Network>) -> Result<Box<dyn Routing>, Config
 }
 
 /// Ports of `at` that bring a packet one hop closer to `to` (by graph distance over live links).
-/// Fault-free HyperX uses coordinates; otherwise the BFS tables of [`Network`].
+/// Fault-free HyperX uses coordinates; otherwise the BFS tables of [`Fabric`].
 #[inline]
-pub fn minimal_ports(net: &Network, at: SwitchId, to: SwitchId, mut f: impl FnMut(PortId)) {
+pub fn minimal_ports(net: &Fabric, at: SwitchId, to: SwitchId, mut f: impl FnMut(PortId)) {
     if let Some(h) = net.fault_free_hyperx() {
         h.for_each_minimal_port(at, to, f);
         return;
     }
     let here = net.distance(at, to);
-    for p in 0..net.switch_ports() as PortId {
+    for p in 0..net.switch_ports(at) as PortId {
         if let Some((n, _)) = net.neighbour(at, p) {
             if net.distance(n, to) < here {
                 f(p);
@@ -163,7 +163,7 @@ pub fn configured_vcs(cfg: &Config, default: usize) -> usize {
 }
 
 /// Diameter of the network routing works on (with faults, from the BFS tables).
-pub fn network_diameter(net: &Network) -> u32 {
+pub fn network_diameter(net: &Fabric) -> u32 {
     if net.is_faulty() {
         net.distance_stats().diameter
     } else {

@@ -25,7 +25,7 @@ use super::dor::hyperx;
 use super::vc::VcPolicy;
 use super::{step, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
-use crate::topology::{Network, PortId, SwitchId};
+use crate::topology::{Fabric, HyperX, PortId, SwitchId};
 use std::sync::Arc;
 
 /// Penalty of a deroute, phits (SurePath section 3.1.1).
@@ -33,28 +33,30 @@ pub const DEROUTE_PENALTY: u32 = 64;
 
 /// The Omnidimensional route set: which hops are allowed, with their penalties.
 pub struct Omnidimensional {
-    net: Arc<Network>,
+    net: Arc<Fabric>,
+    hx: HyperX,
     /// Non-minimal hop budget `m`.
     pub max_deroutes: u8,
 }
 
 impl Omnidimensional {
     /// Omnidimensional routes over `net` (a HyperX) with the budget of `routing.max_deroutes`.
-    pub fn new(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
-        let n = hyperx(&net)?.dims();
+    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+        let hx = hyperx(&net)?.clone();
+        let n = hx.dims();
         let m = if cfg.routing.max_deroutes == 0 { n } else { cfg.routing.max_deroutes };
-        Ok(Omnidimensional { net, max_deroutes: m as u8 })
+        Ok(Omnidimensional { net, hx, max_deroutes: m as u8 })
     }
 
     /// Longest route: every dimension once minimally plus the whole deroute budget.
     pub fn max_hops(&self) -> usize {
-        self.net.topology().as_hyperx().map_or(0, |h| h.dims()) + self.max_deroutes as usize
+        self.hx.dims() + self.max_deroutes as usize
     }
 
     /// Calls `f(port, penalty)` for every allowed hop of a packet in state `st` at `at`.
     #[inline]
     pub fn hops(&self, at: SwitchId, st: &RouteState, mut f: impl FnMut(PortId, u32)) {
-        let h = self.net.topology().as_hyperx().expect("checked in new");
+        let h = &self.hx;
         let budget = st.deroutes < self.max_deroutes;
         for d in 0..h.dims() {
             let (x, t) = (h.coord(at, d), h.coord(st.dst, d));
@@ -79,7 +81,7 @@ impl Omnidimensional {
     /// Whether leaving `at` through `port` is a deroute for a packet to `dst`.
     #[inline]
     pub fn is_deroute(&self, at: SwitchId, port: PortId, dst: SwitchId) -> bool {
-        let h = self.net.topology().as_hyperx().expect("checked in new");
+        let h = &self.hx;
         let (d, v, _) = h.port_target(at, port);
         v != h.coord(dst, d)
     }
@@ -96,13 +98,13 @@ impl Omnidimensional {
 /// OmniWAR: Omnidimensional routes with the ladder (or another `routing.vc_policy`).
 pub struct OmniWar {
     routes: Omnidimensional,
-    net: Arc<Network>,
+    net: Arc<Fabric>,
     policy: VcPolicy,
 }
 
 impl OmniWar {
     /// OmniWAR over `net` (a HyperX).
-    pub fn new(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
+    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let routes = Omnidimensional::new(cfg, net.clone())?;
         let n = hyperx(&net)?.dims();
         let hops = routes.max_hops();

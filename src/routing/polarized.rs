@@ -20,7 +20,7 @@
 //! shrinks) strictly, so routes are finite. Penalties depend on `dmu` relative to the best
 //! candidate: the highest `dmu` among the candidates gets 0 phits, one less 64, two less 80.
 //!
-//! Distances come from [`Network::distance`] (BFS tables when links have failed), so the routes
+//! Distances come from [`Fabric::distance`] (BFS tables when links have failed), so the routes
 //! adapt to faults. On a fault-free HyperX they are Hamming distances, updated per dimension.
 //!
 //! **Polarized** (`routing.algorithm = "polarized"`) uses these routes with the ladder, one VC per
@@ -46,8 +46,8 @@ use super::deadlock::FxSet;
 use super::vc::VcPolicy;
 use super::{network_diameter, step, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
-use crate::topology::faults::UNREACHABLE;
-use crate::topology::{Network, PortId, SwitchId};
+use crate::topology::fabric::UNREACHABLE;
+use crate::topology::{Fabric, PortId, SwitchId};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -73,7 +73,7 @@ type DeadEnds = Result<(Vec<u64>, usize), (SwitchId, SwitchId)>;
 
 /// The Polarized route set.
 pub struct PolarizedRoutes {
-    net: Arc<Network>,
+    net: Arc<Fabric>,
     /// Dead ends `(s * n + t) * n + c` to avoid (only when built with [`PolarizedRoutes::pruned`]).
     corners: Option<FxSet<u64>>,
     /// Longest route once dead ends are avoided (pruned routes only).
@@ -82,13 +82,13 @@ pub struct PolarizedRoutes {
 
 impl PolarizedRoutes {
     /// Polarized routes over `net`, exactly as the paper defines them.
-    pub fn new(net: Arc<Network>) -> Self {
+    pub fn new(net: Arc<Fabric>) -> Self {
         PolarizedRoutes { net, corners: None, longest: 0 }
     }
 
     /// Polarized routes that avoid dead ends, with their longest route; on a fault-free HyperX there
     /// are none and this is [`PolarizedRoutes::new`]. Errors name the pair Polarized cannot route.
-    pub fn pruned(net: Arc<Network>) -> Result<Self, ConfigError> {
+    pub fn pruned(net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let mut r = PolarizedRoutes::new(net.clone());
         if net.fault_free_hyperx().is_some() {
             return Ok(r);
@@ -205,7 +205,7 @@ impl PolarizedRoutes {
             return;
         }
         let (a, b) = (net.distance(at, s), net.distance(at, t));
-        for p in 0..net.switch_ports() as PortId {
+        for p in 0..net.switch_ports(at) as PortId {
             if let Some((y, _)) = net.neighbour(at, p) {
                 let (ys, yt) = (net.distance(y, s), net.distance(y, t));
                 if ys == UNREACHABLE || yt == UNREACHABLE {
@@ -247,13 +247,13 @@ impl PolarizedRoutes {
 /// Polarized routing with the ladder (or another `routing.vc_policy`).
 pub struct Polarized {
     routes: PolarizedRoutes,
-    net: Arc<Network>,
+    net: Arc<Fabric>,
     policy: VcPolicy,
 }
 
 impl Polarized {
     /// Polarized over `net`.
-    pub fn new(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
+    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let routes = PolarizedRoutes::pruned(net.clone())?;
         let diam = network_diameter(&net) as usize;
         let why = if net.is_faulty() {

@@ -28,7 +28,7 @@ use super::polarized::PolarizedRoutes;
 use super::updown::{LinkKind, UpDown};
 use super::{configured_vcs, step, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
-use crate::topology::{Network, PortId, SwitchId};
+use crate::topology::{Fabric, PortId, SwitchId};
 use std::sync::Arc;
 
 /// A set of routes SurePath can use in its routing subnetwork.
@@ -72,7 +72,7 @@ pub struct SurePath<R> {
 
 impl SurePath<Omnidimensional> {
     /// OmniSP: SurePath with Omnidimensional routes (needs a HyperX).
-    pub fn omni(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
+    pub fn omni(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let routes = Omnidimensional::new(cfg, net.clone())?;
         Self::with_routes("surepath-omni", routes, cfg, net)
     }
@@ -80,14 +80,14 @@ impl SurePath<Omnidimensional> {
 
 impl SurePath<PolarizedRoutes> {
     /// PolSP: SurePath with Polarized routes.
-    pub fn polarized(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
+    pub fn polarized(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let routes = PolarizedRoutes::new(net.clone());
         Self::with_routes("surepath-polarized", routes, cfg, net)
     }
 }
 
 impl<R: RouteSet> SurePath<R> {
-    fn with_routes(name: &'static str, routes: R, cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
+    fn with_routes(name: &'static str, routes: R, cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         if cfg.routing.vc_policy != "ladder" {
             return Err(ConfigError::value(
                 "routing.vc_policy",

@@ -1,5 +1,5 @@
 //! Generic table-based routings of the DAVC paper (section 7.3): SP, ECMP and AllPath(k). They only
-//! read graph distances ([`Network::distance`], BFS tables when links have failed), so they run on
+//! read graph distances ([`Fabric::distance`], BFS tables when links have failed), so they run on
 //! any connected network, faulty or not, and take their VCs from `routing.vc_policy` (the DAVC
 //! allocation functions, or the ladder).
 //!
@@ -26,7 +26,7 @@ use super::vc::VcPolicy;
 use super::{minimal_ports, network_diameter, step, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::rng::mix64;
-use crate::topology::{Network, PortId, SwitchId};
+use crate::topology::{Fabric, PortId, SwitchId};
 use std::sync::Arc;
 
 /// Which of the generic routings.
@@ -43,13 +43,13 @@ pub enum Kind {
 /// SP, ECMP or AllPath(k).
 pub struct TableRouting {
     kind: Kind,
-    net: Arc<Network>,
+    net: Arc<Fabric>,
     policy: VcPolicy,
 }
 
 impl TableRouting {
     /// The routing named by `routing.algorithm` (`sp`, `ecmp` or `allpath`) over `net`.
-    pub fn new(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
+    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let kind = match cfg.routing.algorithm.as_str() {
             "sp" => Kind::Sp,
             "ecmp" => Kind::Ecmp,
@@ -117,7 +117,7 @@ impl Routing for TableRouting {
             Kind::AllPath(k) => {
                 let here = net.distance(at, st.dst) as u64;
                 let budget = net.distance(st.src, st.dst) as u64 + k as u64;
-                for p in 0..net.switch_ports() as PortId {
+                for p in 0..net.switch_ports(at) as PortId {
                     if let Some((y, _)) = net.neighbour(at, p) {
                         let dy = net.distance(y, st.dst) as u64;
                         if st.hops as u64 + 1 + dy <= budget {

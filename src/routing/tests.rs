@@ -9,7 +9,7 @@ use super::{build, Candidate, RouteState, Routing};
 use crate::config::{parse_str, Config};
 use crate::engine::Progress;
 use crate::sim::{self, RunOptions};
-use crate::topology::{FaultSet, HyperX, Network, SwitchId, Topology};
+use crate::topology::{FaultSet, HyperX, Fabric, SwitchId, Topology};
 use std::sync::Arc;
 
 fn config(sides: &[usize], sets: &[&str]) -> Config {
@@ -18,7 +18,7 @@ fn config(sides: &[usize], sets: &[&str]) -> Config {
     parse_str(&text, "test", &sets).unwrap()
 }
 
-fn routing(sides: &[usize], sets: &[&str]) -> (Arc<Network>, Box<dyn Routing>) {
+fn routing(sides: &[usize], sets: &[&str]) -> (Arc<Fabric>, Box<dyn Routing>) {
     let cfg = config(sides, sets);
     let net = sim::build_network(&cfg).unwrap();
     let r = build(&cfg, net.clone()).unwrap();
@@ -38,7 +38,7 @@ fn state(src: SwitchId, dst: SwitchId) -> RouteState {
 }
 
 /// Candidates as sorted `(next switch, vc, penalty, escape)`.
-fn cands(net: &Network, r: &dyn Routing, x: SwitchId, st: &RouteState) -> Vec<(SwitchId, u8, u32, bool)> {
+fn cands(net: &Fabric, r: &dyn Routing, x: SwitchId, st: &RouteState) -> Vec<(SwitchId, u8, u32, bool)> {
     let mut v = Vec::new();
     r.candidates(x, st, &mut v);
     let mut out: Vec<_> = v.iter().map(|c| (net.neighbour(x, c.port).unwrap().0, c.vc, c.penalty, c.escape)).collect();
@@ -166,7 +166,7 @@ const TABLE1: [(i32, i32); 5] = [(1, -1), (1, 0), (1, 1), (0, -1), (-1, -1)];
 /// d(c,t) and (-1,-1) only otherwise (minus dead ends when `pruned`, and then never none); mu never
 /// decreases; the penalties are 0/64/80 below the best dmu. Returns the longest route (longest
 /// path of the moves, which form a DAG, by memoised search).
-fn walk_polarized(net: &Arc<Network>, pruned: bool) -> u32 {
+fn walk_polarized(net: &Arc<Fabric>, pruned: bool) -> u32 {
     let routes = if pruned { PolarizedRoutes::pruned(net.clone()).unwrap() } else { PolarizedRoutes::new(net.clone()) };
     let n = net.num_switches() as SwitchId;
     let mut longest = 0;
@@ -184,7 +184,7 @@ fn walk_polarized(net: &Arc<Network>, pruned: bool) -> u32 {
 }
 
 fn walk_from(
-    net: &Network,
+    net: &Fabric,
     routes: &PolarizedRoutes,
     pruned: bool,
     st: &RouteState,
@@ -205,7 +205,7 @@ fn walk_from(
         sorted(got.iter().map(|x: &Candidate| (net.neighbour(c, x.port).unwrap().0, x.penalty)).collect());
     let (a, b) = (d(c, s), d(c, t));
     let mut want = Vec::new();
-    for p in 0..net.switch_ports() as u16 {
+    for p in 0..net.switch_ports(c) as u16 {
         if let Some((y, _)) = net.neighbour(c, p) {
             let (ds, dt) = (d(y, s) - a, d(y, t) - b);
             if TABLE1.contains(&(ds, dt)) && (ds - dt > 0 || (ds == 1 && a < b) || (dt == -1 && a >= b)) {
@@ -246,12 +246,12 @@ fn polarized_moves_are_exactly_table_1_and_routes_are_at_most_twice_the_diameter
 }
 
 /// The 3x3 HyperX with links (0,0)-(1,0) and (0,0)-(2,0) failed, so (0,0) only has (0,1), (0,2).
-fn corner_network() -> (HyperX, Arc<Network>) {
+fn corner_network() -> (HyperX, Arc<Fabric>) {
     let h = hx(&[3, 3]);
     let o = at(&h, &[0, 0]);
     let faults = FaultSet { links: vec![(o, h.port_to(o, 0, 1, 0)), (o, h.port_to(o, 0, 2, 0))] };
     let topo: Arc<dyn Topology> = Arc::new(h.clone());
-    (h, Arc::new(Network::new(topo, &faults)))
+    (h, Arc::new(Fabric::new(topo, &faults)))
 }
 
 #[test]

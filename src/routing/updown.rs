@@ -39,8 +39,8 @@
 //! and larger faulty networks are a config error.
 
 use crate::config::ConfigError;
-use crate::topology::faults::UNREACHABLE;
-use crate::topology::{HyperX, Network, PortId, SwitchId};
+use crate::topology::fabric::UNREACHABLE;
+use crate::topology::{HyperX, Fabric, PortId, SwitchId};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -66,7 +66,7 @@ pub enum LinkKind {
 
 /// The Up/Down escape subnetwork of one network and root.
 pub struct UpDown {
-    net: Arc<Network>,
+    net: Arc<Fabric>,
     root: SwitchId,
     /// `d(x, r)` for every switch.
     depth: Vec<u32>,
@@ -76,7 +76,7 @@ pub struct UpDown {
 
 impl UpDown {
     /// The escape subnetwork rooted at `root` over the live links of `net`.
-    pub fn new(net: Arc<Network>, root: usize) -> Result<Self, ConfigError> {
+    pub fn new(net: Arc<Fabric>, root: usize) -> Result<Self, ConfigError> {
         let n = net.num_switches();
         if root >= n {
             return Err(ConfigError::value("routing.escape_root", root, format!("a switch id below {n}")));
@@ -205,7 +205,7 @@ impl UpDown {
                 }
             }
         } else {
-            for p in 0..self.net.switch_ports() as PortId {
+            for p in 0..self.net.switch_ports(x) as PortId {
                 if let Some((y, _)) = self.net.neighbour(x, p) {
                     consider(p, self.depth(y), self.ud(y, t));
                 }
@@ -223,7 +223,7 @@ impl UpDown {
         order.sort_by_key(|&x| self.depth(x));
         let parents: Vec<Vec<SwitchId>> = (0..n as SwitchId)
             .map(|x| {
-                (0..net.switch_ports() as PortId)
+                (0..net.switch_ports(x) as PortId)
                     .filter_map(|p| net.neighbour(x, p).map(|(y, _)| y))
                     .filter(|&y| self.depth(y) + 1 == self.depth(x))
                     .collect()
@@ -270,10 +270,10 @@ mod tests {
     use super::*;
     use crate::topology::{FaultSet, Topology};
 
-    fn net(sides: &[usize], faults: usize) -> Arc<Network> {
+    fn net(sides: &[usize], faults: usize) -> Arc<Fabric> {
         let h: Arc<dyn Topology> = Arc::new(HyperX::new(sides, &vec![1; sides.len()], 1));
         let f = if faults > 0 { FaultSet::random_links(&*h, faults, 3).unwrap() } else { FaultSet::default() };
-        Arc::new(Network::new(h, &f))
+        Arc::new(Fabric::new(h, &f))
     }
 
     /// Switch id of paper coordinates (a, b) on the 4x4 of Fig. 2 (a is dimension 0).

@@ -11,18 +11,18 @@ use super::vc::VcPolicy;
 use super::{network_diameter, step, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::rng::{below, Rng};
-use crate::topology::{Network, SwitchId};
+use crate::topology::{Fabric, SwitchId};
 use std::sync::Arc;
 
 /// Valiant routing.
 pub struct Valiant {
-    net: Arc<Network>,
+    net: Arc<Fabric>,
     policy: VcPolicy,
 }
 
 impl Valiant {
     /// Valiant routing over `net`.
-    pub fn new(cfg: &Config, net: Arc<Network>) -> Result<Self, ConfigError> {
+    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let diam = network_diameter(&net) as usize;
         let default_vcs = 2 * net.topology().diameter() as usize;
         let why = format!("Valiant routes are up to 2 x diameter {diam} = {} hops", 2 * diam);

@@ -18,7 +18,7 @@
 use super::davc::Davc;
 use super::{Candidate, RouteState};
 use crate::config::{Config, ConfigError, VC_POLICIES};
-use crate::topology::{Network, PortId, SwitchId};
+use crate::topology::{Fabric, PortId, SwitchId};
 
 /// Hop-count ladder.
 #[derive(Debug, Clone, Copy)]
@@ -131,7 +131,7 @@ impl VcPolicy {
     #[inline]
     pub fn push_minimal(
         &self,
-        net: &Network,
+        net: &Fabric,
         at: SwitchId,
         target: SwitchId,
         st: &RouteState,
@@ -156,7 +156,7 @@ impl VcPolicy {
 
     /// The VCs a packet in state `st` at `at` may request when leaving through `port` (a live port).
     #[inline]
-    pub fn vcs_for(&self, net: &Network, at: SwitchId, st: &RouteState, port: PortId) -> std::ops::Range<u8> {
+    pub fn vcs_for(&self, net: &Fabric, at: SwitchId, st: &RouteState, port: PortId) -> std::ops::Range<u8> {
         match self {
             VcPolicy::Ladder(l) => l.vcs_for_hop(st.hops),
             VcPolicy::Any { vcs } => 0..*vcs as u8,

@@ -12,7 +12,82 @@
 //! `base_d + (rank of v among the other values) * K_d + k`, with `base_d = sum_{e<d} (S_e - 1) K_e`.
 //! The rank of `v` is `v` if `v < x_d`, else `v - 1`.
 
-use super::{PortId, SwitchId, Topology};
+use super::registry::TopologySpec;
+use super::{PortId, SwitchId, Topology, View};
+use crate::config::ConfigError;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// `[topology] kind = "hyperx"`: the keys of a HyperX (Ahn et al. section 3 notation).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HyperXConfig {
+    /// Switches per dimension, `S_1..S_L`.
+    pub sides: Vec<usize>,
+    /// Parallel links between neighbours in each dimension, `K_1..K_L`; default 1 in every dimension.
+    #[serde(default)]
+    pub trunking: Vec<usize>,
+    /// Servers (terminals) per switch, `T`.
+    pub servers_per_switch: usize,
+}
+
+impl HyperXConfig {
+    /// Trunking per dimension with the default (1) filled in.
+    pub fn trunking(&self) -> Vec<usize> {
+        if self.trunking.is_empty() {
+            vec![1; self.sides.len()]
+        } else {
+            self.trunking.clone()
+        }
+    }
+}
+
+impl TopologySpec for HyperXConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.sides.is_empty() || self.sides.len() > 8 {
+            return Err(ConfigError::value("topology.sides", format!("{:?}", self.sides), "1 to 8 dimensions"));
+        }
+        if let Some(s) = self.sides.iter().find(|&&s| !(2..=4096).contains(&s)) {
+            return Err(ConfigError::value("topology.sides", s, "each side between 2 and 4096"));
+        }
+        let switches: u128 = self.sides.iter().map(|&s| s as u128).product();
+        if switches > (1 << 24) {
+            return Err(ConfigError::value("topology.sides", format!("{:?}", self.sides), "at most 2^24 switches"));
+        }
+        if !self.trunking.is_empty() && self.trunking.len() != self.sides.len() {
+            return Err(ConfigError::value(
+                "topology.trunking",
+                format!("{:?}", self.trunking),
+                format!("one entry per dimension ({} entries) or empty", self.sides.len()),
+            ));
+        }
+        if let Some(k) = self.trunking.iter().find(|&&k| !(1..=16).contains(&k)) {
+            return Err(ConfigError::value("topology.trunking", k, "each between 1 and 16"));
+        }
+        if !(1..=1024).contains(&self.servers_per_switch) {
+            return Err(ConfigError::value(
+                "topology.servers_per_switch",
+                self.servers_per_switch,
+                "between 1 and 1024",
+            ));
+        }
+        if switches * self.servers_per_switch as u128 > (1 << 31) {
+            return Err(ConfigError::value(
+                "topology.servers_per_switch",
+                self.servers_per_switch,
+                "at most 2^31 servers",
+            ));
+        }
+        Ok(())
+    }
+    fn build(&self) -> Result<Arc<dyn Topology>, ConfigError> {
+        Ok(Arc::new(HyperX::new(&self.sides, &self.trunking(), self.servers_per_switch)))
+    }
+    fn size(&self) -> (u128, u128) {
+        let switches: u128 = self.sides.iter().map(|&s| s as u128).product();
+        (switches, switches * self.servers_per_switch as u128)
+    }
+}
 
 /// A HyperX network, general form (sides and trunking may differ per dimension).
 #[derive(Debug, Clone)]
@@ -181,14 +256,36 @@ impl Topology for HyperX {
     fn num_switches(&self) -> usize {
         self.switches
     }
-    fn servers_per_switch(&self) -> usize {
+    fn num_servers(&self) -> usize {
+        self.switches * self.servers
+    }
+    #[inline]
+    fn servers_at(&self, _sw: SwitchId) -> usize {
         self.servers
     }
-    fn switch_ports(&self) -> usize {
+    #[inline]
+    fn first_server(&self, sw: SwitchId) -> u32 {
+        sw * self.servers as u32
+    }
+    #[inline]
+    fn server_switch(&self, server: u32) -> SwitchId {
+        server / self.servers as u32
+    }
+    #[inline]
+    fn switch_ports(&self, _sw: SwitchId) -> usize {
         *self.base.last().unwrap()
     }
+    fn max_switch_ports(&self) -> usize {
+        *self.base.last().unwrap()
+    }
+    fn max_servers_at(&self) -> usize {
+        self.servers
+    }
+    fn uniform_servers(&self) -> Option<usize> {
+        Some(self.servers)
+    }
     fn neighbour(&self, sw: SwitchId, p: PortId) -> Option<(SwitchId, PortId)> {
-        if p as usize >= self.switch_ports() {
+        if p as usize >= self.max_switch_ports() {
             return None;
         }
         let (d, v, k) = self.port_target(sw, p);
@@ -200,10 +297,17 @@ impl Topology for HyperX {
         self.hamming(a, b)
     }
     fn diameter(&self) -> u32 {
-        self.dims() as u32
+        self.sides.iter().filter(|&&s| s > 1).count() as u32
     }
-    fn as_hyperx(&self) -> Option<&HyperX> {
-        Some(self)
+    fn distance_sources(&self) -> Vec<(SwitchId, u64)> {
+        // Vertex-transitive: every switch sees the same distances.
+        vec![(0, self.switches as u64)]
+    }
+    fn grid(&self) -> Option<Vec<usize>> {
+        Some(self.sides.clone())
+    }
+    fn view(&self) -> View<'_> {
+        View::HyperX(self)
     }
 }
 
@@ -215,7 +319,7 @@ mod tests {
     fn every_port_is_wired_symmetrically() {
         let h = HyperX::new(&[3, 4, 2], &[1, 2, 3], 2);
         for sw in 0..h.num_switches() as SwitchId {
-            for p in 0..h.switch_ports() as PortId {
+            for p in 0..h.switch_ports(sw) as PortId {
                 let (o, q) = h.neighbour(sw, p).unwrap();
                 assert_ne!(o, sw);
                 assert_eq!(h.hamming(sw, o), 1);
@@ -228,10 +332,10 @@ mod tests {
     fn radix_matches_ahn_formula() {
         // Ahn et al. section 3: R = T + sum_d (S_d - 1) K_d.
         let h = HyperX::new(&[8, 8, 8], &[1, 1, 1], 8);
-        assert_eq!(h.switch_ports() + h.servers_per_switch(), 29);
+        assert_eq!(h.switch_ports(0) + h.servers_at(0), 29);
         let h = HyperX::new(&[16, 16], &[1, 1], 16);
-        assert_eq!(h.switch_ports() + h.servers_per_switch(), 46);
+        assert_eq!(h.switch_ports(0) + h.servers_at(0), 46);
         let h = HyperX::new(&[5, 19, 19], &[4, 1, 1], 76);
-        assert_eq!(h.switch_ports(), 4 * 4 + 18 + 18);
+        assert_eq!(h.switch_ports(0), 4 * 4 + 18 + 18);
     }
 }

@@ -1,11 +1,12 @@
-//! Faults on top of a topology, and the distances routing reads.
+//! The fabric: a topology with its faults applied, and the distances routing reads.
 //!
-//! [`Network`] is what every routing algorithm sees: the topology, which switch ports are alive, and
-//! graph distances. Without faults, distances come from the topology's formula (no tables, so a
-//! million-endpoint HyperX needs no O(switches^2) memory). With faults, all-pairs distances are
-//! computed by BFS on what remains and stored as one byte per ordered pair, row per destination.
+//! [`Fabric`] is what every routing algorithm and the router see: the topology, which switch ports
+//! are alive, and graph distances. Without faults, distances come from the topology's formula (no
+//! tables, so a million-endpoint HyperX needs no O(switches^2) memory). With faults, all-pairs
+//! distances are computed by BFS on what remains and stored as one byte per ordered pair, row per
+//! destination.
 
-use super::{HyperX, PortId, SwitchId, Topology};
+use super::{HyperX, PortId, SwitchId, Topology, View};
 use crate::rng::{self, Purpose};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -42,7 +43,7 @@ impl FaultSet {
 pub fn all_links(topo: &dyn Topology) -> Vec<(SwitchId, PortId)> {
     let mut v = Vec::new();
     for s in 0..topo.num_switches() as SwitchId {
-        for p in 0..topo.switch_ports() as PortId {
+        for p in 0..topo.switch_ports(s) as PortId {
             if let Some((o, q)) = topo.neighbour(s, p) {
                 if (s, p) < (o, q) {
                     v.push((s, p));
@@ -54,25 +55,32 @@ pub fn all_links(topo: &dyn Topology) -> Vec<(SwitchId, PortId)> {
 }
 
 /// A topology with faults applied: what routing algorithms and the router model read.
-pub struct Network {
+pub struct Fabric {
     topo: Arc<dyn Topology>,
     /// `dead[s * ports + p]`: port `p` of switch `s` has failed. Empty when fault-free.
     dead: Vec<bool>,
     /// All-pairs distances `dist[dst * n + src]` when faulty; empty when fault-free.
     dist: Vec<u8>,
+    /// Stride of per-port arrays: the largest number of switch-to-switch ports of a switch.
     ports: usize,
+    /// The most router ports (servers plus switch-to-switch ports) of any switch.
+    router_ports: usize,
     n: usize,
     failed_links: usize,
-    /// The topology itself when it is a fault-free HyperX: routing's hot path reads coordinates
-    /// from it without a virtual call.
+    /// The topology's HyperX view when it is one and has no faults: minimal ports and distances
+    /// then come from coordinates, read without a virtual call (taken once, from [`View`]).
     fault_free_hyperx: Option<HyperX>,
 }
 
-impl Network {
+impl Fabric {
     /// Apply `faults` to `topo`; computes distance tables by BFS if there are faults.
     pub fn new(topo: Arc<dyn Topology>, faults: &FaultSet) -> Self {
-        let ports = topo.switch_ports();
+        let ports = topo.max_switch_ports();
         let n = topo.num_switches();
+        let router_ports = match topo.uniform_servers() {
+            Some(t) if (0..n as SwitchId).all(|s| topo.switch_ports(s) == ports) => t + ports,
+            _ => (0..n as SwitchId).map(|s| topo.servers_at(s) + topo.switch_ports(s)).max().unwrap_or(0),
+        };
         let mut dead = Vec::new();
         if !faults.links.is_empty() {
             dead = vec![false; n * ports];
@@ -82,9 +90,12 @@ impl Network {
                 dead[o as usize * ports + q as usize] = true;
             }
         }
-        let fault_free_hyperx = if dead.is_empty() { topo.as_hyperx().cloned() } else { None };
+        let fault_free_hyperx = match topo.view() {
+            View::HyperX(h) if dead.is_empty() => Some(h.clone()),
+            _ => None,
+        };
         let mut net =
-            Network { topo, dead, dist: Vec::new(), ports, n, failed_links: faults.links.len(), fault_free_hyperx };
+            Fabric { topo, dead, dist: Vec::new(), ports, router_ports, n, failed_links: faults.links.len(), fault_free_hyperx };
         if net.is_faulty() {
             net.dist = net.all_pairs_bfs();
         }
@@ -117,20 +128,34 @@ impl Network {
     pub fn num_switches(&self) -> usize {
         self.n
     }
-    /// Switch-to-switch ports per switch.
-    pub fn switch_ports(&self) -> usize {
+    /// Number of servers.
+    pub fn num_servers(&self) -> usize {
+        self.topo.num_servers()
+    }
+    /// Switch-to-switch ports of `s`.
+    #[inline]
+    pub fn switch_ports(&self, s: SwitchId) -> usize {
+        self.topo.switch_ports(s)
+    }
+    /// The largest number of switch-to-switch ports of a switch (stride of per-port arrays).
+    pub fn max_switch_ports(&self) -> usize {
         self.ports
     }
-    /// Servers per switch.
-    pub fn servers_per_switch(&self) -> usize {
-        self.topo.servers_per_switch()
+    /// The most router ports (servers plus switch-to-switch ports) of any switch.
+    pub fn max_router_ports(&self) -> usize {
+        self.router_ports
     }
-    /// Whether port `p` of `s` is wired and alive.
+    /// Servers attached to `s`.
+    #[inline]
+    pub fn servers_at(&self, s: SwitchId) -> usize {
+        self.topo.servers_at(s)
+    }
+    /// Whether port `p` of `s` is alive (not failed).
     #[inline]
     pub fn alive(&self, s: SwitchId, p: PortId) -> bool {
         self.dead.is_empty() || !self.dead[s as usize * self.ports + p as usize]
     }
-    /// The far end of a live port.
+    /// The far end of a wired, live port.
     #[inline]
     pub fn neighbour(&self, s: SwitchId, p: PortId) -> Option<(SwitchId, PortId)> {
         if self.alive(s, p) {
@@ -162,7 +187,7 @@ impl Network {
         q.push_back(root);
         while let Some(s) = q.pop_front() {
             let ds = d[s as usize];
-            for p in 0..self.ports as PortId {
+            for p in 0..self.switch_ports(s) as PortId {
                 if let Some((o, _)) = self.neighbour(s, p) {
                     if d[o as usize] == UNREACHABLE {
                         d[o as usize] = ds + 1;
@@ -191,48 +216,60 @@ impl Network {
         all_links(&*self.topo).into_iter().filter(|&(s, p)| self.alive(s, p)).count()
     }
 
-    /// Diameter, average distance over all ordered switch pairs (self pairs included, as in SurePath
-    /// Table 3), and connectivity.
-    /// Fault-free topologies are vertex-transitive here (HyperX), so one BFS suffices.
+    /// Diameter, average distance over all ordered pairs of server-bearing switches (self pairs
+    /// included, as in SurePath Table 3), and connectivity. Without faults, BFS runs only from the
+    /// topology's [`Topology::distance_sources`] (one per orbit of its symmetries), each weighted by
+    /// its orbit; with faults, from every server-bearing switch.
     pub fn distance_stats(&self) -> DistanceStats {
-        let roots: Vec<SwitchId> = if self.is_faulty() { (0..self.n as SwitchId).collect() } else { vec![0] };
-        let per_root: Vec<(u64, u64, u32, bool)> = roots
+        let topo = &*self.topo;
+        let sources: Vec<(SwitchId, u64)> = if self.is_faulty() {
+            (0..self.n as SwitchId).filter(|&s| topo.servers_at(s) > 0).map(|s| (s, 1)).collect()
+        } else {
+            topo.distance_sources()
+        };
+        let per_root: Vec<(Vec<u64>, bool)> = sources
             .par_iter()
-            .map(|&r| {
-                let d = self.bfs(r);
-                let mut sum = 0u64;
-                let mut max = 0u32;
+            .map(|&(r, w)| {
+                let mut hist = Vec::new();
                 let mut connected = true;
-                for &x in &d {
+                for (s, x) in self.bfs(r).into_iter().enumerate() {
+                    if topo.servers_at(s as SwitchId) == 0 {
+                        continue;
+                    }
                     if x == UNREACHABLE {
                         connected = false;
                     } else {
-                        sum += x as u64;
-                        max = max.max(x);
+                        if hist.len() <= x as usize {
+                            hist.resize(x as usize + 1, 0);
+                        }
+                        hist[x as usize] += w;
                     }
                 }
-                (sum, self.n as u64, max, connected)
+                (hist, connected)
             })
             .collect();
-        let sum: u64 = per_root.iter().map(|x| x.0).sum();
-        let pairs: u64 = per_root.iter().map(|x| x.1).sum();
+        let mut histogram: Vec<u64> = Vec::new();
+        for (h, _) in &per_root {
+            if histogram.len() < h.len() {
+                histogram.resize(h.len(), 0);
+            }
+            for (i, &c) in h.iter().enumerate() {
+                histogram[i] += c;
+            }
+        }
+        let pairs: u64 = histogram.iter().sum();
+        let sum: u64 = histogram.iter().enumerate().map(|(d, &c)| d as u64 * c).sum();
+        // The histogram is over all (weighted) sources; report it per source switch, as from one
+        // switch of a vertex-transitive network.
+        let weight: u64 = sources.iter().map(|x| x.1).sum();
         DistanceStats {
-            diameter: per_root.iter().map(|x| x.2).max().unwrap_or(0),
+            diameter: (histogram.len() as u32).saturating_sub(1),
             average_distance: if pairs == 0 { 0.0 } else { sum as f64 / pairs as f64 },
-            connected: per_root.iter().all(|x| x.3),
-            histogram: {
-                let mut h = vec![0u64; 0];
-                if !self.is_faulty() {
-                    for x in self.bfs(0) {
-                        if x != UNREACHABLE {
-                            if h.len() <= x as usize {
-                                h.resize(x as usize + 1, 0);
-                            }
-                            h[x as usize] += 1;
-                        }
-                    }
-                }
-                h
+            connected: per_root.iter().all(|x| x.1),
+            histogram: if sources.len() == 1 && weight > 0 {
+                histogram.iter().map(|&c| c / weight).collect()
+            } else {
+                Vec::new()
             },
         }
     }
@@ -247,7 +284,8 @@ pub struct DistanceStats {
     pub average_distance: f64,
     /// Whether every switch reaches every other.
     pub connected: bool,
-    /// For fault-free networks: how many switches are at each distance from switch 0.
+    /// Fault-free networks with one distance source (vertex-transitive ones, e.g. HyperX): how many
+    /// server-bearing switches are at each distance from a switch.
     pub histogram: Vec<u64>,
 }
 
@@ -261,7 +299,7 @@ mod tests {
         // SurePath Table 3: 3-D 8x8x8 diameter 3, average distance 2.625 = 3 * 7/8 (all ordered pairs).
         // From a switch: 3*7 at distance 1, 3*49 at 2, 343 at 3.
         let h: Arc<dyn Topology> = Arc::new(HyperX::new(&[8, 8, 8], &[1, 1, 1], 8));
-        let net = Network::new(h, &FaultSet::default());
+        let net = Fabric::new(h, &FaultSet::default());
         let s = net.distance_stats();
         assert_eq!(s.diameter, 3);
         assert!(s.connected);
@@ -273,7 +311,7 @@ mod tests {
     fn faulty_bfs_agrees_with_hamming_where_links_survive() {
         let h: Arc<dyn Topology> = Arc::new(HyperX::new(&[4, 4], &[1, 1], 1));
         let f = FaultSet::random_links(&*h, 3, 5).unwrap();
-        let net = Network::new(h.clone(), &f);
+        let net = Fabric::new(h.clone(), &f);
         assert_eq!(net.live_links(), 48 - 3);
         for a in 0..16 {
             for b in 0..16 {
