@@ -6,9 +6,11 @@
 
 pub mod faults;
 pub mod hyperx;
+pub mod hyperz;
 
 pub use faults::{FaultSet, Network};
 pub use hyperx::HyperX;
+pub use hyperz::HyperZ;
 
 /// Index of a switch, `0..num_switches()`.
 pub type SwitchId = u32;
