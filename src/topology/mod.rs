@@ -12,10 +12,12 @@
 
 pub mod fabric;
 pub mod hyperx;
+pub mod hyperz;
 pub mod registry;
 
 pub use fabric::{FaultSet, Fabric};
 pub use hyperx::HyperX;
+pub use hyperz::HyperZ;
 
 /// Index of a switch, `0..num_switches()`.
 pub type SwitchId = u32;
