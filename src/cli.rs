@@ -312,14 +312,7 @@ pub fn partition_summary(cfg: &Config, parts: usize, method: Option<&str>) -> Re
             seconds,
         });
     }
-    Ok(PartitionSummary {
-        name: cfg.name.clone(),
-        switches: n,
-        servers: net.num_servers(),
-        links,
-        parts,
-        methods: out,
-    })
+    Ok(PartitionSummary { name: cfg.name.clone(), switches: n, servers: net.num_servers(), links, parts, methods: out })
 }
 
 /// `hxsim partition`.

@@ -459,7 +459,8 @@ impl NetPartition {
                 }
             }
             for port in 0..np {
-                inp[li * np + port].lat = if port < t + net.switch_ports(sw) { p.port_latency(sw, port) as u16 } else { 0 };
+                inp[li * np + port].lat =
+                    if port < t + net.switch_ports(sw) { p.port_latency(sw, port) as u16 } else { 0 };
                 for vc in 0..v {
                     // Servers consume at link rate, so ejection ports never run out of credits.
                     outvc[(li * np + port) * v + vc].cred = if port < t { u16::MAX } else { p.input_buffer };

@@ -9,7 +9,7 @@ use super::{build, Candidate, RouteState, Routing};
 use crate::config::{parse_str, Config};
 use crate::engine::Progress;
 use crate::sim::{self, RunOptions};
-use crate::topology::{FaultSet, HyperX, Fabric, SwitchId, Topology};
+use crate::topology::{Fabric, FaultSet, HyperX, SwitchId, Topology};
 use std::sync::Arc;
 
 fn config(sides: &[usize], sets: &[&str]) -> Config {

@@ -40,7 +40,7 @@
 
 use crate::config::ConfigError;
 use crate::topology::fabric::UNREACHABLE;
-use crate::topology::{HyperX, Fabric, PortId, SwitchId};
+use crate::topology::{Fabric, HyperX, PortId, SwitchId};
 use rayon::prelude::*;
 use std::sync::Arc;
 

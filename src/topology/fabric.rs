@@ -94,8 +94,16 @@ impl Fabric {
             View::HyperX(h) if dead.is_empty() => Some(h.clone()),
             _ => None,
         };
-        let mut net =
-            Fabric { topo, dead, dist: Vec::new(), ports, router_ports, n, failed_links: faults.links.len(), fault_free_hyperx };
+        let mut net = Fabric {
+            topo,
+            dead,
+            dist: Vec::new(),
+            ports,
+            router_ports,
+            n,
+            failed_links: faults.links.len(),
+            fault_free_hyperx,
+        };
         if net.is_faulty() {
             net.dist = net.all_pairs_bfs();
         }

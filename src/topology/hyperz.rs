@@ -31,9 +31,12 @@
 //! Distances are closed forms (derived below at [`HyperZ::switch_distance`]) and are checked against BFS
 //! in the tests, on instances with `g_i > 1`, non-uniform and zero `q_ik`, and `d = 0`.
 
-use super::{PortId, SwitchId};
+use super::registry::TopologySpec;
+use super::{PortId, SwitchId, Topology, View};
+use crate::config::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Side-link multiplicities as a configuration writes them (Adda 2023, eq. 1: `q`, `q_k` or `Q_k`).
 /// Deserializes untagged from a TOML integer, a list of integers, or a list of lists.
@@ -820,6 +823,175 @@ impl HyperZ {
     /// address `X_1`, taken in Z-node 0, with orbit size `N_Z`. BFS from these covers every level-1 source.
     pub fn symmetry_classes(&self) -> Vec<(SwitchId, u64)> {
         (0..self.big_r[1]).map(|x| (self.switch_at(1, 0, x), self.nz as u64)).collect()
+    }
+}
+
+impl Topology for HyperZ {
+    fn name(&self) -> String {
+        HyperZ::name(self)
+    }
+    fn num_switches(&self) -> usize {
+        HyperZ::num_switches(self)
+    }
+    fn num_servers(&self) -> usize {
+        self.servers
+    }
+    #[inline]
+    fn servers_at(&self, sw: SwitchId) -> usize {
+        self.servers_of(sw)
+    }
+    #[inline]
+    fn first_server(&self, sw: SwitchId) -> u32 {
+        HyperZ::first_server(self, sw)
+    }
+    #[inline]
+    fn server_switch(&self, server: u32) -> SwitchId {
+        HyperZ::server_switch(self, server)
+    }
+    #[inline]
+    fn switch_ports(&self, sw: SwitchId) -> usize {
+        HyperZ::switch_ports(self, sw)
+    }
+    fn max_switch_ports(&self) -> usize {
+        HyperZ::max_switch_ports(self)
+    }
+    fn max_servers_at(&self) -> usize {
+        self.zones[0]
+    }
+    fn uniform_servers(&self) -> Option<usize> {
+        // Only a one-level tree has servers on every switch.
+        (self.height() == 1).then_some(self.zones[0])
+    }
+    #[inline]
+    fn neighbour(&self, sw: SwitchId, p: PortId) -> Option<(SwitchId, PortId)> {
+        HyperZ::neighbour(self, sw, p)
+    }
+    fn link_classes(&self) -> &'static [&'static str] {
+        &["internal", "side"]
+    }
+    fn link_class(&self, sw: SwitchId, p: PortId) -> u8 {
+        matches!(self.port_kind(sw, p), Some(PortKind::Side { .. })) as u8
+    }
+    #[inline]
+    fn distance(&self, a: SwitchId, b: SwitchId) -> u32 {
+        self.switch_distance(a, b)
+    }
+    fn diameter(&self) -> u32 {
+        // Between server-bearing (level-1) switches: what a packet crosses.
+        self.server_diameter().saturating_sub(2)
+    }
+    fn distance_sources(&self) -> Vec<(SwitchId, u64)> {
+        self.symmetry_classes()
+    }
+    fn details(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        m.insert("switches_per_level".into(), self.switches_per_level().into());
+        m.insert("radix_per_level".into(), self.radix_per_level().into());
+        m.insert("max_radix".into(), self.radix_per_level().into_iter().max().unwrap_or(0).into());
+        m.insert("znodes".into(), self.num_znodes().into());
+        m.insert(
+            "nodes_per_znode".into(),
+            (0..=self.height()).map(|i| self.nodes_per_znode(i)).collect::<Vec<_>>().into(),
+        );
+        m.insert("internal_links".into(), self.internal_link_count().into());
+        m.insert("side_links".into(), self.side_link_count().into());
+        m.insert("total_links".into(), self.link_count().into());
+        m
+    }
+    fn view(&self) -> View<'_> {
+        View::HyperZ(self)
+    }
+}
+
+/// Turn a `"topology.key: message"` error of [`HyperZ::new`] into a config error for that key.
+pub(super) fn config_error(msg: String, value: impl std::fmt::Display) -> ConfigError {
+    match msg.split_once(": ") {
+        Some((key, rest)) if key.starts_with("topology.") => ConfigError::value(key, value, rest),
+        _ => ConfigError::value("topology", value, msg),
+    }
+}
+
+/// Switches and servers of a HyperZ from its parameters alone (Adda 2023, eq. 2), saturating; for the
+/// size check before anything is built.
+pub(super) fn counts(sides: &[usize], zones: &[usize], roots: &[usize]) -> (u128, u128) {
+    let nz: u128 = sides.iter().map(|&s| s as u128).product();
+    let h = zones.len();
+    let servers = nz.saturating_mul(zones.iter().map(|&z| z as u128).product());
+    let mut switches = 0u128;
+    for i in 1..=h {
+        let above: u128 = zones[i..].iter().map(|&z| z as u128).product();
+        switches = switches
+            .saturating_add(nz.saturating_mul(roots.get(i - 1).copied().unwrap_or(1) as u128).saturating_mul(above));
+    }
+    (switches, servers)
+}
+
+/// Refuse networks beyond the simulator's id ranges before building them.
+pub(super) fn check_size(sides: &[usize], zones: &[usize], roots: &[usize]) -> Result<(), ConfigError> {
+    let (switches, servers) = counts(sides, zones, roots);
+    if switches > (1 << 24) {
+        return Err(ConfigError::value("topology", format!("{switches} switches"), "at most 2^24 switches"));
+    }
+    if servers > (1 << 31) || servers < 2 {
+        return Err(ConfigError::value("topology.zones", format!("{servers} servers"), "between 2 and 2^31 servers"));
+    }
+    Ok(())
+}
+
+/// `[topology] kind = "hyperz"`: the keys of a HyperZ `H_{d,h}(s; Q)(Z_h(z; r; g))` (Adda 2023, eq. 1).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HyperZConfig {
+    /// Z-nodes per GHC dimension, `s_1..s_d`.
+    pub sides: Vec<usize>,
+    /// Zones per level, `z_1..z_h` (`z_1` = processors per level-1 switch).
+    pub zones: Vec<usize>,
+    /// Root switches per zone at each level, `r_1..r_h` (`r_1 = 1`; each divides the next).
+    pub roots: Vec<usize>,
+    /// Parallel links from a node to each parent, `g_1..g_h` (default all 1; `g_1 = 1`).
+    #[serde(default)]
+    pub internal_links: Vec<usize>,
+    /// Side links `q`: one number, one per dimension, or one list per level (default 1).
+    #[serde(default = "one_side_link")]
+    pub side_links: SideLinks,
+}
+
+fn one_side_link() -> SideLinks {
+    SideLinks::Uniform(1)
+}
+
+impl HyperZConfig {
+    fn params(&self) -> Result<(Vec<usize>, Vec<Vec<usize>>), ConfigError> {
+        let h = self.zones.len();
+        let g = if self.internal_links.is_empty() { vec![1; h] } else { self.internal_links.clone() };
+        let q = expand_side_links(&self.side_links, h, self.sides.len())
+            .map_err(|e| config_error(e, format!("{:?}", self.side_links)))?;
+        Ok((g, q))
+    }
+    fn hyperz(&self) -> Result<HyperZ, ConfigError> {
+        check_size(&self.sides, &self.zones, &self.roots)?;
+        let (g, q) = self.params()?;
+        HyperZ::new(self.sides.clone(), self.zones.clone(), self.roots.clone(), g, q)
+            .map_err(|e| config_error(e, format!("zones {:?}, roots {:?}", self.zones, self.roots)))
+    }
+}
+
+impl TopologySpec for HyperZConfig {
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.sides.is_empty() {
+            return Err(ConfigError::value(
+                "topology.sides",
+                "[]",
+                "at least one dimension (a HyperZ without dimensions is a fat tree: topology.kind = \"fattree\")",
+            ));
+        }
+        self.hyperz().map(|_| ())
+    }
+    fn build(&self) -> Result<Arc<dyn Topology>, ConfigError> {
+        Ok(Arc::new(self.hyperz()?))
+    }
+    fn size(&self) -> (u128, u128) {
+        counts(&self.sides, &self.zones, &self.roots)
     }
 }
 

@@ -11,11 +11,12 @@
 //! Faults are applied on top by [`Fabric`], which is what routing algorithms and the router read.
 
 pub mod fabric;
+pub mod fattree;
 pub mod hyperx;
 pub mod hyperz;
 pub mod registry;
 
-pub use fabric::{FaultSet, Fabric};
+pub use fabric::{Fabric, FaultSet};
 pub use hyperx::HyperX;
 pub use hyperz::HyperZ;
 
@@ -40,6 +41,8 @@ pub enum PortEnd {
 pub enum View<'a> {
     /// A HyperX: coordinates, dimensions, trunks.
     HyperX(&'a HyperX),
+    /// A HyperZ or fat tree (a HyperZ without dimensions): levels, zones, Z-node coordinates.
+    HyperZ(&'a HyperZ),
     /// Any other graph: routings use distances and ports only.
     Graph,
 }

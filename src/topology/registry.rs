@@ -51,6 +51,8 @@ macro_rules! registry {
 
 registry! {
     "hyperx" => HyperX(super::hyperx::HyperXConfig),
+    "hyperz" => HyperZ(super::hyperz::HyperZConfig),
+    "fattree" => FatTree(super::fattree::FatTreeConfig),
 }
 
 impl TopologyConfig {
