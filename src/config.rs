@@ -165,8 +165,7 @@ impl Default for PacketConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingConfig {
-    /// Algorithm name (kebab-case), one of [`ROUTING_ALGORITHMS`]: `dor`, `minimal`, `valiant`,
-    /// `omniwar`, `polarized`, `surepath-omni`, `surepath-polarized`, `dal`, `sp`, `ecmp`, `allpath`.
+    /// Algorithm name (kebab-case), one of [`crate::routing::REGISTRY`].
     pub algorithm: String,
     /// Virtual channels per port; 0 means "what the algorithm's paper configuration uses" (2n on HyperX).
     pub vcs: usize,
@@ -369,35 +368,6 @@ pub fn parse_literal(raw: &str) -> toml::Value {
     }
 }
 
-/// Routing algorithm names accepted by `routing.algorithm`.
-pub const ROUTING_ALGORITHMS: &[&str] = &[
-    "dor",
-    "minimal",
-    "valiant",
-    "omniwar",
-    "polarized",
-    "surepath-omni",
-    "surepath-polarized",
-    "dal",
-    "sp",
-    "ecmp",
-    "allpath",
-];
-/// VC policy names accepted by `routing.vc_policy` (see `routing::vc`); `none` (any VC on any hop)
-/// is not deadlock free and exists for `hxsim check-deadlock`.
-pub const VC_POLICIES: &[&str] = &["ladder", "davc-n", "davc-p", "davc-np", "none"];
-/// Traffic pattern names accepted by `traffic.pattern`.
-pub const TRAFFIC_PATTERNS: &[&str] = &[
-    "uniform",
-    "random-server-permutation",
-    "dimension-complement-reverse",
-    "regular-permutation-to-neighbour",
-    "bit-complement",
-    "bit-reverse",
-    "transpose",
-    "swap2",
-];
-
 fn one_of(key: &str, value: &str, allowed: &[&str]) -> Result<(), ConfigError> {
     if allowed.contains(&value) {
         Ok(())
@@ -442,8 +412,8 @@ impl Config {
             return Err(ConfigError::value("packet.size_phits", self.packet.size_phits, "between 1 and 4096"));
         }
         let ro = &self.routing;
-        one_of("routing.algorithm", &ro.algorithm, ROUTING_ALGORITHMS)?;
-        one_of("routing.vc_policy", &ro.vc_policy, VC_POLICIES)?;
+        one_of("routing.algorithm", &ro.algorithm, &crate::routing::names())?;
+        one_of("routing.vc_policy", &ro.vc_policy, &crate::routing::vc::policy_names())?;
         if !(1..=63).contains(&ro.escape_vcs) {
             return Err(ConfigError::value("routing.escape_vcs", ro.escape_vcs, "between 1 and 63"));
         }
@@ -461,7 +431,7 @@ impl Config {
             return Err(ConfigError::value("routing.vcs", ro.vcs, "between 1 and 64, or 0 for the default (2n)"));
         }
         let tr = &self.traffic;
-        one_of("traffic.pattern", &tr.pattern, TRAFFIC_PATTERNS)?;
+        one_of("traffic.pattern", &tr.pattern, &crate::traffic::PatternKind::ALL.map(|k| k.name()))?;
         one_of("traffic.mode", &tr.mode, &["bernoulli", "fixed"])?;
         if !(tr.load > 0.0 && tr.load <= 1.0) {
             return Err(ConfigError::value("traffic.load", tr.load, "phits/cycle/server in (0, 1]"));
@@ -492,7 +462,7 @@ impl Config {
         if self.output.sample_cycles == 0 {
             return Err(ConfigError::value("output.sample_cycles", 0, "at least 1 cycle"));
         }
-        one_of("partition.method", &self.partition.method, &["block", "round-robin", "multilevel"])?;
+        one_of("partition.method", &self.partition.method, &partitioning::Method::ALL.map(|m| m.name()))?;
         Ok(())
     }
 

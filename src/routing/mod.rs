@@ -115,22 +115,49 @@ pub fn step(st: &mut RouteState, c: &Candidate) {
     st.last_port = c.port;
 }
 
+/// Builds a routing from the config over a fabric.
+pub type Builder = fn(&Config, Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError>;
+
+/// One routing algorithm: its `routing.algorithm` name, its builder, and a one-line description.
+pub struct Entry {
+    /// The config name.
+    pub name: &'static str,
+    /// Its builder.
+    pub build: Builder,
+    /// What it is, with the paper it comes from.
+    pub doc: &'static str,
+}
+
+/// Every routing algorithm, one line each: the only list of names (config validation and
+/// construction both read it).
+pub const REGISTRY: &[Entry] = &[
+    Entry { name: "dor", build: |c, n| Ok(Box::new(dor::Dor::new(c, n)?)), doc: "dimension-order (HyperX)" },
+    Entry { name: "minimal", build: |c, n| Ok(Box::new(minimal::Minimal::new(c, n)?)), doc: "minimal adaptive" },
+    Entry { name: "valiant", build: |c, n| Ok(Box::new(valiant::Valiant::new(c, n)?)), doc: "Valiant, minimal phases" },
+    Entry { name: "omniwar", build: |c, n| Ok(Box::new(omnidimensional::OmniWar::new(c, n)?)), doc: "Omnidimensional (HyperX)" },
+    Entry { name: "polarized", build: |c, n| Ok(Box::new(polarized::Polarized::new(c, n)?)), doc: "Polarized routes" },
+    Entry { name: "surepath-omni", build: |c, n| Ok(Box::new(surepath::SurePath::omni(c, n)?)), doc: "SurePath with Omnidimensional routes (HyperX)" },
+    Entry { name: "surepath-polarized", build: |c, n| Ok(Box::new(surepath::SurePath::polarized(c, n)?)), doc: "SurePath with Polarized routes" },
+    Entry { name: "dal", build: |c, n| Ok(Box::new(dal::Dal::new(c, n)?)), doc: "dimensionally-adaptive load-balanced (HyperX)" },
+    Entry { name: "sp", build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)), doc: "one shortest path (DAVC section 7.3)" },
+    Entry { name: "ecmp", build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)), doc: "equal-cost multipath (DAVC section 7.3)" },
+    Entry { name: "allpath", build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)), doc: "AllPath(k) (DAVC section 7.3)" },
+];
+
+/// Every `routing.algorithm` name, in registry order.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|e| e.name).collect()
+}
+
 /// Build the routing named by `cfg.routing.algorithm` over `net`.
 pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
-    match cfg.routing.algorithm.as_str() {
-        "dor" => Ok(Box::new(dor::Dor::new(cfg, net)?)),
-        "minimal" => Ok(Box::new(minimal::Minimal::new(cfg, net)?)),
-        "valiant" => Ok(Box::new(valiant::Valiant::new(cfg, net)?)),
-        "omniwar" => Ok(Box::new(omnidimensional::OmniWar::new(cfg, net)?)),
-        "polarized" => Ok(Box::new(polarized::Polarized::new(cfg, net)?)),
-        "surepath-omni" => Ok(Box::new(surepath::SurePath::omni(cfg, net)?)),
-        "surepath-polarized" => Ok(Box::new(surepath::SurePath::polarized(cfg, net)?)),
-        "dal" => Ok(Box::new(dal::Dal::new(cfg, net)?)),
-        "sp" | "ecmp" | "allpath" => Ok(Box::new(table::TableRouting::new(cfg, net)?)),
-        other => Err(ConfigError::value(
+    let name = cfg.routing.algorithm.as_str();
+    match REGISTRY.iter().find(|e| e.name == name) {
+        Some(e) => (e.build)(cfg, net),
+        None => Err(ConfigError::value(
             "routing.algorithm",
-            format!("\"{other}\""),
-            format!("allowed: {}", crate::config::ROUTING_ALGORITHMS.join(", ")),
+            format!("\"{name}\""),
+            format!("allowed: {}", names().join(", ")),
         )),
     }
 }

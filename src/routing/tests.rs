@@ -641,7 +641,7 @@ fn simulate(sides: &[usize], sets: &[&str]) -> crate::metrics::Summary {
 
 #[test]
 fn every_algorithm_delivers_at_moderate_load() {
-    for alg in crate::config::ROUTING_ALGORITHMS {
+    for alg in super::names() {
         let s = simulate(&[4, 4], &[&format!("routing.algorithm={alg}"), "traffic.load=0.3"]);
         // Below saturation everything offered is accepted (up to the Bernoulli noise of 400 cycles).
         assert!((s.accepted_load - 0.3).abs() < 0.05, "{alg}: accepted {}", s.accepted_load);

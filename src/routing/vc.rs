@@ -17,7 +17,23 @@
 
 use super::davc::Davc;
 use super::{Candidate, RouteState};
-use crate::config::{Config, ConfigError, VC_POLICIES};
+use crate::config::{Config, ConfigError};
+
+/// Every `routing.vc_policy` name with what it is: the only list of names (config validation and
+/// [`VcPolicy::from_config`] read it). Routings that manage their VCs themselves (SurePath, DAL,
+/// the HyperZ routings) accept only the names their docs give.
+pub const POLICIES: &[(&str, &str)] = &[
+    ("ladder", "hop-count ladder (SurePath Table 4)"),
+    ("davc-n", "DAVC F_N (DAVC section 4)"),
+    ("davc-p", "DAVC F_P (DAVC section 5)"),
+    ("davc-np", "DAVC F_NP (DAVC section 5)"),
+    ("none", "any VC on any hop: not deadlock free, for check-deadlock"),
+];
+
+/// Every `routing.vc_policy` name.
+pub fn policy_names() -> Vec<&'static str> {
+    POLICIES.iter().map(|p| p.0).collect()
+}
 use crate::topology::{Fabric, PortId, SwitchId};
 
 /// Hop-count ladder.
@@ -96,7 +112,7 @@ impl VcPolicy {
                     ConfigError::value(
                         "routing.vc_policy",
                         format!("\"{name}\""),
-                        format!("allowed: {}", VC_POLICIES.join(", ")),
+                        format!("allowed: {}", policy_names().join(", ")),
                     )
                 })?;
                 // Injection is on VC 0 and each further hop raises the VC at most by one, so a route

@@ -1483,12 +1483,12 @@ mod tests {
             let (hz, sp) = make(&[t], &[1], &[1], &s, SideLinks::PerDim(k.clone()));
             check_structure(&hz, &sp);
             assert_eq!(hz.num_switches(), hx.num_switches());
-            assert_eq!(hz.num_servers(), hx.num_switches() * hx.servers_per_switch());
+            assert_eq!(hz.num_servers(), hx.num_switches() * hx.servers_at(0));
             for sw in 0..hx.num_switches() as SwitchId {
-                assert_eq!(hz.servers_of(sw), hx.servers_per_switch());
+                assert_eq!(hz.servers_of(sw), hx.servers_at(sw));
                 assert_eq!(hz.first_server(sw) as usize, sw as usize * t);
-                assert_eq!(hz.switch_ports(sw), hx.switch_ports());
-                for p in 0..hx.switch_ports() as PortId {
+                assert_eq!(hz.switch_ports(sw), hx.switch_ports(sw));
+                for p in 0..hx.switch_ports(sw) as PortId {
                     assert_eq!(hz.neighbour(sw, p), hx.neighbour(sw, p), "switch {sw} port {p}");
                 }
                 for d in 0..s.len() {

@@ -467,10 +467,8 @@ mod tests {
     }
 
     #[test]
-    fn names_round_trip_and_match_config_list() {
-        let config = crate::config::TRAFFIC_PATTERNS;
-        assert_eq!(PatternKind::ALL.len(), config.len());
-        for (k, &name) in PatternKind::ALL.iter().zip(config) {
+    fn names_round_trip() {
+        for (k, name) in PatternKind::ALL.iter().zip(PatternKind::ALL.map(|k| k.name())) {
             assert_eq!(k.name(), name);
             assert_eq!(k.to_string(), name);
             assert_eq!(name.parse::<PatternKind>().unwrap(), *k);
