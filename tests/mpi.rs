@@ -149,3 +149,41 @@ fn rank_0_writes_the_one_results_file() {
     assert_eq!(read_u64s(&a.group("links").unwrap(), "phits"), read_u64s(&b.group("links").unwrap(), "phits"));
     assert_eq!(read_u64s(&a.group("latency").unwrap(), "counts"), read_u64s(&b.group("latency").unwrap(), "counts"));
 }
+
+/// Ranks on networks whose switches differ: a HyperZ (servers on level 1 only, ports per level) and
+/// a fat tree give the single-process summary for 2 and 3 ranks.
+#[test]
+fn ranks_give_the_single_process_summary_on_hyperz_and_fat_trees() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, topo) in [
+        ("hyperz", "kind = \"hyperz\"\nsides = [2,2]\nzones = [4,2,2]\nroots = [1,2,2]\ninternal_links = [1,2,1]"),
+        ("fattree", "kind = \"fattree\"\nzones = [4,4,4]\nroots = [1,4,16]"),
+    ] {
+        let path = dir.path().join(format!("{name}.toml"));
+        let text = format!(
+            "name = \"{name}\"\n[topology]\n{topo}\n[traffic]\nload = 0.8\n[simulation]\nwarmup_cycles = 300\nmeasure_cycles = 600\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        let args = |threads: usize| -> Vec<String> {
+            let mut a: Vec<String> = ["run", path.to_str().unwrap(), "--json", "--quiet", "--no-output", "--threads"]
+                .map(String::from)
+                .into();
+            a.push(threads.to_string());
+            a
+        };
+        let out = Command::new(env!("CARGO_BIN_EXE_hxsim")).args(args(1)).output().unwrap();
+        let reference = summary(out, &format!("{name}, single process"));
+        for (ranks, threads) in [(2, 1), (3, 1)] {
+            let out = Command::new("mpirun")
+                .args(["-np", &ranks.to_string(), "--oversubscribe", "--bind-to", "none"])
+                .arg(env!("CARGO_BIN_EXE_hxsim"))
+                .args(args(threads))
+                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+                .env("OMPI_MCA_mpi_yield_when_idle", "1")
+                .output()
+                .unwrap();
+            assert_eq!(summary(out, &format!("{name}, {ranks} ranks")), reference, "{name}: {ranks} ranks");
+        }
+    }
+}

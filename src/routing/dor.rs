@@ -37,8 +37,8 @@ pub fn hyperx(net: &Fabric) -> Result<&HyperX, ConfigError> {
         _ => Err(ConfigError::value(
             "routing.algorithm",
             format!("a HyperX-only routing on {}", net.topology().name()),
-            "dor, dal, omniwar, polarized and surepath-* need topology.kind = \"hyperx\"; on other topologies use \
-             minimal, valiant, sp, ecmp or allpath (or the family's own routings)",
+            "dor, dal, omniwar and surepath-omni need topology.kind = \"hyperx\"; on other topologies use \
+             minimal, valiant, polarized, surepath-polarized, sp, ecmp or allpath, or the family's own routings",
         )),
     }
 }

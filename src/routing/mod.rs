@@ -134,14 +134,42 @@ pub const REGISTRY: &[Entry] = &[
     Entry { name: "dor", build: |c, n| Ok(Box::new(dor::Dor::new(c, n)?)), doc: "dimension-order (HyperX)" },
     Entry { name: "minimal", build: |c, n| Ok(Box::new(minimal::Minimal::new(c, n)?)), doc: "minimal adaptive" },
     Entry { name: "valiant", build: |c, n| Ok(Box::new(valiant::Valiant::new(c, n)?)), doc: "Valiant, minimal phases" },
-    Entry { name: "omniwar", build: |c, n| Ok(Box::new(omnidimensional::OmniWar::new(c, n)?)), doc: "Omnidimensional (HyperX)" },
+    Entry {
+        name: "omniwar",
+        build: |c, n| Ok(Box::new(omnidimensional::OmniWar::new(c, n)?)),
+        doc: "Omnidimensional (HyperX)",
+    },
     Entry { name: "polarized", build: |c, n| Ok(Box::new(polarized::Polarized::new(c, n)?)), doc: "Polarized routes" },
-    Entry { name: "surepath-omni", build: |c, n| Ok(Box::new(surepath::SurePath::omni(c, n)?)), doc: "SurePath with Omnidimensional routes (HyperX)" },
-    Entry { name: "surepath-polarized", build: |c, n| Ok(Box::new(surepath::SurePath::polarized(c, n)?)), doc: "SurePath with Polarized routes" },
-    Entry { name: "dal", build: |c, n| Ok(Box::new(dal::Dal::new(c, n)?)), doc: "dimensionally-adaptive load-balanced (HyperX)" },
-    Entry { name: "sp", build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)), doc: "one shortest path (DAVC section 7.3)" },
-    Entry { name: "ecmp", build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)), doc: "equal-cost multipath (DAVC section 7.3)" },
-    Entry { name: "allpath", build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)), doc: "AllPath(k) (DAVC section 7.3)" },
+    Entry {
+        name: "surepath-omni",
+        build: |c, n| Ok(Box::new(surepath::SurePath::omni(c, n)?)),
+        doc: "SurePath with Omnidimensional routes (HyperX)",
+    },
+    Entry {
+        name: "surepath-polarized",
+        build: |c, n| Ok(Box::new(surepath::SurePath::polarized(c, n)?)),
+        doc: "SurePath with Polarized routes",
+    },
+    Entry {
+        name: "dal",
+        build: |c, n| Ok(Box::new(dal::Dal::new(c, n)?)),
+        doc: "dimensionally-adaptive load-balanced (HyperX)",
+    },
+    Entry {
+        name: "sp",
+        build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
+        doc: "one shortest path (DAVC section 7.3)",
+    },
+    Entry {
+        name: "ecmp",
+        build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
+        doc: "equal-cost multipath (DAVC section 7.3)",
+    },
+    Entry {
+        name: "allpath",
+        build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
+        doc: "AllPath(k) (DAVC section 7.3)",
+    },
 ];
 
 /// Every `routing.algorithm` name, in registry order.
