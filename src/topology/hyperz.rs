@@ -932,7 +932,7 @@ pub(super) fn check_size(sides: &[usize], zones: &[usize], roots: &[usize]) -> R
     if switches > (1 << 24) {
         return Err(ConfigError::value("topology", format!("{switches} switches"), "at most 2^24 switches"));
     }
-    if servers > (1 << 31) || servers < 2 {
+    if !(2..=(1 << 31)).contains(&servers) {
         return Err(ConfigError::value("topology.zones", format!("{servers} servers"), "between 2 and 2^31 servers"));
     }
     Ok(())

@@ -1,0 +1,488 @@
+//! The router of a switch: the link stage (outputs send on free links) and switch allocation, in
+//! two steps (inputs request after routing, outputs grant and move packets through the crossbar),
+//! with SurePath's `Q + P` selection and the refused-request shortcut (see the module docs of
+//! [`super`]). This is the simulator's hot path: it allocates nothing and reads flat arrays.
+
+use super::packet::NIL;
+use super::{clear_bit, set_bit, Msg, NetPartition, OutPort, OutVc, Request, NO_VC};
+use crate::engine::{Cycle, Scheduler};
+use crate::rng::{below, Rng};
+use crate::routing::{Candidate, RouteState};
+
+/// SurePath selection (SurePath section 3): among `cands` whose output VC has room, the index of the
+/// one with the lowest `Q + P`, ties broken uniformly at random; and the earliest cycle at which the
+/// crossbar output of any candidate (with room or not) is free. `outp` and `outvc` are the
+/// switch-to-switch output ports and their VCs (`port * v + vc`) of the switch.
+///
+/// While every candidate's crossbar output is busy, a request is certain to be refused, and nothing
+/// the choice depends on can make it succeed: a busy output takes no grant, so its occupancy can
+/// only fall, and its free cycle does not move. The router uses this to skip such heads.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn select(
+    cands: &[Candidate],
+    outp: &[OutPort],
+    outvc: &[OutVc],
+    v: usize,
+    out_cap: u16,
+    in_cap: u32,
+    pk_phits: u32,
+    now: Cycle,
+    rng: &mut Rng,
+) -> (Option<usize>, Cycle) {
+    // The cost of candidate `c`, or `None` if its output VC is full.
+    let cost = |c: &Candidate| {
+        let port = c.port as usize;
+        let o = &outp[port];
+        let ov = outvc[port * v + c.vc as usize];
+        let occ = o.occupancy(&ov, c.vc as usize, now);
+        (occ < out_cap).then(|| (occ as u32 + in_cap - ov.cred as u32 + o.load_at(now)) * pk_phits + c.penalty)
+    };
+    let mut best = usize::MAX;
+    let mut best_cost = u32::MAX;
+    let mut ties = 0u64;
+    let mut xbar_free = Cycle::MAX;
+    for (i, c) in cands.iter().enumerate() {
+        xbar_free = xbar_free.min(outp[c.port as usize].xbar_free);
+        match cost(c) {
+            Some(k) if k < best_cost => {
+                best_cost = k;
+                best = i;
+                ties = 1;
+            }
+            Some(k) if k == best_cost => ties += 1,
+            _ => {}
+        }
+    }
+    if ties > 1 {
+        // One draw picks among the tied candidates (their state is in cache from the first pass).
+        let mut pick = below(rng, ties);
+        for (i, c) in cands.iter().enumerate().skip(best) {
+            if cost(c) == Some(best_cost) {
+                if pick == 0 {
+                    best = i;
+                    break;
+                }
+                pick -= 1;
+            }
+        }
+    }
+    ((best != usize::MAX).then_some(best), xbar_free)
+}
+
+/// VCs set in `mask`, starting at `start` and wrapping around (round-robin order), without division.
+#[inline]
+fn rotated(mask: u64, start: usize) -> impl Iterator<Item = usize> {
+    let hi = mask & (u64::MAX << start);
+    let lo = mask & !(u64::MAX << start);
+    BitIter(hi).chain(BitIter(lo))
+}
+
+/// Whether `until` (low 32 bits of a cycle; 0: unknown) is after `now`. A known `until` is within
+/// 2^31 cycles of `now`: it is at most one packet's crossbar time ahead of the cycle it was set at,
+/// and is cleared as soon as the head leaves (a head that stays 2^31 cycles is a deadlock, which the
+/// watchdog reports long before). A cycle whose low bits are 0 reads as unknown, which only costs a
+/// routing evaluation.
+#[inline]
+fn after(until: u32, now: Cycle) -> bool {
+    until != 0 && (until.wrapping_sub(now as u32) as i32) > 0
+}
+
+struct BitIter(u64);
+impl Iterator for BitIter {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            None
+        } else {
+            let i = self.0.trailing_zeros() as usize;
+            self.0 &= self.0 - 1;
+            Some(i)
+        }
+    }
+}
+
+/// `next_u32` without importing the trait everywhere.
+trait NextU32 {
+    fn next_u32_(&mut self) -> u32;
+}
+impl NextU32 for Rng {
+    #[inline]
+    fn next_u32_(&mut self) -> u32 {
+        rand_core::RngCore::next_u32(self)
+    }
+}
+
+impl NetPartition {
+    /// Whether output VC `vc` of output port `oi` (index `li * np + port`) has room for a packet.
+    #[inline]
+    fn has_room(&self, oi: usize, vc: usize, now: Cycle) -> bool {
+        self.outp[oi].occupancy(&self.outvc[oi * self.v + vc], vc, now) < self.p.output_buffer
+    }
+
+    /// After the head of VC `vc` of input `pi` (index `li * np + port`) requested, with `busy` the
+    /// earliest cycle any output it may request has a free crossbar: if that is after `now`, the
+    /// request will be refused until then, which the VC (and, if it was the first VC in scan
+    /// order, the input) records.
+    #[inline]
+    fn mark_refused(&mut self, pi: usize, vc: usize, first: bool, busy: Cycle, now: Cycle) {
+        if busy > now {
+            self.inbuf[pi * self.v + vc].refused_until = busy as u32;
+            if first {
+                self.inp[pi].refused_until = busy as u32;
+            }
+        }
+    }
+
+    /// Debug check of the refused-request shortcut: whether the head of input VC `qi` (global
+    /// index) of switch `li` would make a request at `now` that is certain to be refused (some
+    /// candidate has room, and every candidate's crossbar output is busy).
+    fn head_refused(&self, li: usize, qi: usize, now: Cycle) -> bool {
+        let (np, t) = (self.np, self.t_of[li] as usize);
+        let sw = self.switches[li];
+        let pkt = self.slab.get(self.inbuf[qi].q.front());
+        let room = |op: usize, vc: usize| self.has_room(li * np + op, vc, now);
+        let busy = |op: usize| self.outp[li * np + op].xbar_free > now;
+        if pkt.route.dst == sw {
+            let op = (pkt.dst - self.first_server[li]) as usize;
+            return room(op, 0) && busy(op);
+        }
+        let mut cands = Vec::new();
+        self.p.routing.candidates(sw, &pkt.route, &mut cands);
+        cands.iter().any(|c| room(t + c.port as usize, c.vc as usize))
+            && cands.iter().all(|c| busy(t + c.port as usize))
+    }
+
+    /// Debug check of the input-level shortcut: whether the turn of input `port` of switch `li`
+    /// would end in a refused request: its first VC in round-robin order with a packet has a head
+    /// that [`NetPartition::head_refused`].
+    fn first_head_refused(&self, li: usize, port: usize, now: Cycle) -> bool {
+        let pi = li * self.np + port;
+        let ip = &self.inp[pi];
+        rotated(ip.vc_mask, ip.rr as usize).next().is_some_and(|vc| self.head_refused(li, pi * self.v + vc, now))
+    }
+
+    /// Link stage of local switch `li`.
+    pub(super) fn link_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
+        let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
+        let plen = self.p.packet_phits;
+        for w in 0..self.words {
+            // First the ports whose link is free, tested without branches so that the loads of the
+            // (cold) port records overlap; sending on one port changes no other port's record.
+            let mut bits = 0u64;
+            let mut all = self.out_mask[li * self.words + w];
+            while all != 0 {
+                let b = all.trailing_zeros() as usize;
+                all &= all - 1;
+                bits |= ((self.outp[li * np + w * 64 + b].link_free <= now) as u64) << b;
+            }
+            while bits != 0 {
+                let port = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let pi = li * np + port;
+                let op = self.outp[pi];
+                // Round robin over VCs whose head is present and has a downstream credit.
+                let mut chosen = usize::MAX;
+                for vc in rotated(op.vc_mask, op.rr as usize) {
+                    let qi = pi * v + vc;
+                    let ov = &self.outvc[qi];
+                    if ov.cred == 0 {
+                        continue;
+                    }
+                    if self.slab.get(ov.q.front()).ready_at <= now {
+                        chosen = vc;
+                        break;
+                    }
+                }
+                if chosen == usize::MAX {
+                    continue;
+                }
+                let vc = chosen;
+                let qi = pi * v + vc;
+                // The previous packet's tail has left (the link is free): settle its slot.
+                let f = self.outp[pi].freeing;
+                if f != NO_VC {
+                    self.outvc[pi * v + f as usize].occ -= 1;
+                    self.outp[pi].load -= 1;
+                }
+                let idx = self.outvc[qi].q.pop(&self.slab);
+                let emptied = self.outvc[qi].q.is_empty();
+                let o = &mut self.outp[pi];
+                o.freeing = vc as u8;
+                o.rr = if vc + 1 == v { 0 } else { vc as u8 + 1 };
+                if emptied {
+                    o.vc_mask &= !(1 << vc);
+                    if o.vc_mask == 0 {
+                        clear_bit(&mut self.out_mask[li * self.words..(li + 1) * self.words], port);
+                    }
+                }
+                let pkt = self.slab.remove(idx);
+                o.link_free = now + plen;
+                self.last_progress = now;
+                let lat = self.lat(pi);
+                if port < t {
+                    self.deliver_to_server(li, port, &pkt, now + lat + plen - 1);
+                } else {
+                    self.outvc[qi].cred -= 1;
+                    self.outp[pi].load += 1;
+                    let (nsw, nport) = self.nbr[li * self.r + port - t];
+                    if self.in_window(now) {
+                        self.link_phits[li * self.r + port - t] += plen;
+                    }
+                    out.send(now + lat, nsw, Msg::Arrival { port: nport, vc: vc as u8, pkt });
+                }
+            }
+        }
+    }
+
+    /// Routing and switch allocation of local switch `li` (stage 2 of the module docs): requests,
+    /// then grants.
+    pub(super) fn allocation_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
+        self.request_step(li, now);
+        if !self.reqs.is_empty() {
+            self.grant_step(li, now, out);
+        }
+    }
+
+    /// Request step of local switch `li`: each input whose crossbar input is free routes its first
+    /// head in VC order that has a candidate with room and requests it (into `self.reqs`), with the
+    /// refused-request shortcut of the module docs.
+    fn request_step(&mut self, li: usize, now: Cycle) {
+        let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
+        let sw = self.switches[li];
+        let pk_phits = self.p.packet_phits as u32;
+        let out_cap = self.p.output_buffer;
+        let in_cap = self.p.input_buffer as u32;
+        let random = self.p.random_allocator;
+        self.reqs.clear();
+        for w in 0..self.words {
+            // First the inputs that may request, tested without branches so that the loads of the
+            // (cold) port records overlap; an input's turn changes no other input's record.
+            let mut bits = 0u64;
+            let mut all = self.in_mask[li * self.words + w];
+            while all != 0 {
+                let b = all.trailing_zeros() as usize;
+                all &= all - 1;
+                let ip = &self.inp[li * np + w * 64 + b];
+                let skip = after(ip.refused_until, now);
+                debug_assert!(
+                    !skip || ip.free > now || self.first_head_refused(li, w * 64 + b, now),
+                    "input {} of switch {} skipped but its turn would not end in a refused request",
+                    w * 64 + b,
+                    self.switches[li]
+                );
+                bits |= (((ip.free <= now) & !skip) as u64) << b;
+            }
+            while bits != 0 {
+                let port = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let pi = li * np + port;
+                let ip = self.inp[pi];
+                let start = if random { below(&mut self.rng_router[li], v as u64) as usize } else { ip.rr as usize };
+                // Whether every VC before this one in the scan order was empty. While the head of
+                // the first VC in that order stays refused, so is the input: the order changes only
+                // with a grant, and an arrival (which resets this) is the only way an empty VC
+                // before it gets a head.
+                let mut first = !random;
+                for vc in rotated(ip.vc_mask, start) {
+                    let iv = self.inbuf[pi * v + vc];
+                    if after(iv.refused_until, now) {
+                        // This head would request an output whose crossbar is busy and be refused,
+                        // which ends this input's turn as the request would have.
+                        debug_assert!(
+                            self.head_refused(li, pi * v + vc, now),
+                            "head of switch {} input {port} VC {vc} skipped but it would not be refused",
+                            self.switches[li]
+                        );
+                        if first {
+                            self.inp[pi].refused_until = iv.refused_until;
+                        }
+                        break;
+                    }
+                    let head = iv.q.front();
+                    let pkt = self.slab.get(head);
+                    if pkt.ready_at > now {
+                        first = false;
+                        continue;
+                    }
+                    // At the destination switch: eject to the server's port.
+                    if pkt.route.dst == sw {
+                        let op = (pkt.dst - self.first_server[li]) as usize;
+                        if self.has_room(li * np + op, 0, now) {
+                            self.reqs.push(Request {
+                                in_port: port as u16,
+                                in_vc: vc as u8,
+                                out_port: op as u16,
+                                out_vc: 0,
+                                escape: false,
+                                prio: 0,
+                            });
+                            let busy = self.outp[li * np + op].xbar_free;
+                            self.mark_refused(pi, vc, first, busy, now);
+                            break;
+                        }
+                        first = false;
+                        continue;
+                    }
+                    let route = pkt.route;
+                    self.cands.clear();
+                    self.p.routing.candidates(sw, &route, &mut self.cands);
+                    if self.cands.is_empty() {
+                        if self.failure.is_none() {
+                            self.failure = Some(format!(
+                                "packet from switch {} to switch {} has no route at switch {sw} (cycle {now}, {} hops taken): \
+                                 routing `{}` cannot reach its destination on this network",
+                                route.src,
+                                route.dst,
+                                route.hops,
+                                self.p.routing.name()
+                            ));
+                        }
+                        first = false;
+                        continue;
+                    }
+                    let base = li * np;
+                    let (best, xbar_free) = select(
+                        &self.cands,
+                        &self.outp[base + t..base + np],
+                        &self.outvc[(base + t) * v..(base + np) * v],
+                        v,
+                        out_cap,
+                        in_cap,
+                        pk_phits,
+                        now,
+                        &mut self.rng_router[li],
+                    );
+                    if let Some(i) = best {
+                        let c = self.cands[i];
+                        self.reqs.push(Request {
+                            in_port: port as u16,
+                            in_vc: vc as u8,
+                            out_port: (t + c.port as usize) as u16,
+                            out_vc: c.vc,
+                            escape: c.escape,
+                            prio: 0,
+                        });
+                        self.mark_refused(pi, vc, first, xbar_free, now);
+                        break;
+                    }
+                    first = false;
+                }
+            }
+        }
+    }
+
+    /// Grant step of local switch `li`: each output whose crossbar output is free grants one
+    /// request (round robin or random; in-transit first with `router.intransit_priority`), and the
+    /// granted packets cross the crossbar into their output VCs.
+    fn grant_step(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
+        let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
+        let sw = self.switches[li];
+        let random = self.p.random_allocator;
+        // Output arbitration: one grant per output port whose crossbar output is free.
+        self.touched.clear();
+        for i in 0..self.reqs.len() {
+            let rq = self.reqs[i];
+            let op = rq.out_port as usize;
+            if self.outp[li * np + op].xbar_free > now {
+                continue;
+            }
+            let prio = if random {
+                self.rng_router[li].next_u32_() >> 1
+            } else {
+                // Distance from the round-robin pointer, without division.
+                let (ip, ptr) = (rq.in_port as u32, self.outp[li * np + op].arb as u32);
+                if ip >= ptr {
+                    ip - ptr
+                } else {
+                    ip + np as u32 - ptr
+                }
+            };
+            // Injection requests rank after every transit request (allocator priorities are below
+            // 2^31).
+            let prio = prio | (((self.p.intransit_priority && (rq.in_port as usize) < t) as u32) << 31);
+            self.reqs[i].prio = prio;
+            let b = self.best[op];
+            if b == NIL {
+                self.best[op] = i as u32;
+                self.touched.push(op as u16);
+            } else if prio < self.reqs[b as usize].prio {
+                self.best[op] = i as u32;
+            }
+        }
+        let xbar = self.p.crossbar_cycles();
+        let xlat = self.p.crossbar_latency;
+        let plen = self.p.packet_phits;
+        for k in 0..self.touched.len() {
+            let op = self.touched[k] as usize;
+            let rq = self.reqs[self.best[op] as usize];
+            self.best[op] = NIL;
+            let ip = rq.in_port as usize;
+            let pi = li * np + ip;
+            let qi = pi * v + rq.in_vc as usize;
+            let idx = self.inbuf[qi].q.pop(&self.slab);
+            let emptied = self.inbuf[qi].q.is_empty();
+            // A new head (or none): nothing is known about its requests yet.
+            self.inbuf[qi].refused_until = 0;
+            self.inp[pi].refused_until = 0;
+            let inport = &mut self.inp[pi];
+            if emptied {
+                inport.vc_mask &= !(1 << rq.in_vc);
+                if inport.vc_mask == 0 {
+                    clear_bit(&mut self.in_mask[li * self.words..(li + 1) * self.words], ip);
+                }
+            }
+            inport.rr = if rq.in_vc as usize + 1 == v { 0 } else { rq.in_vc + 1 };
+            // Crossbar timing: the tail is through after `xbar` cycles, but not before it arrived.
+            let pkt = self.slab.get_mut(idx);
+            let tail_in = pkt.ready_at + plen - 1;
+            let done = (now + xbar).max(tail_in + 1);
+            inport.free = done;
+            let o = &mut self.outp[li * np + op];
+            o.xbar_free = done;
+            o.arb = if ip + 1 == np { 0 } else { ip as u16 + 1 };
+            o.load += 1;
+            o.vc_mask |= 1 << rq.out_vc;
+            pkt.ready_at = now + xlat;
+            if op >= t {
+                let next = self.nbr[li * self.r + op - t].0;
+                let c = Candidate { port: (op - t) as u16, vc: rq.out_vc, penalty: 0, escape: rq.escape };
+                let mut st: RouteState = pkt.route;
+                self.p.routing.advance(&mut st, sw, next, &c);
+                self.slab.get_mut(idx).route = st;
+            }
+            let oi = (li * np + op) * v + rq.out_vc as usize;
+            self.outvc[oi].q.push(&mut self.slab, idx);
+            self.outvc[oi].occ += 1;
+            set_bit(&mut self.out_mask[li * self.words..(li + 1) * self.words], op);
+            self.stats.traversals += 1;
+            self.last_progress = now;
+            // The input slot is free once the tail has left it; tell whoever feeds this input.
+            let lat = self.lat(pi);
+            if ip < t {
+                out.send(done + lat, sw, Msg::Credit { port: ip as u16, vc: rq.in_vc });
+            } else {
+                let (usw, uport) = self.nbr[li * self.r + ip - t];
+                out.send(done + lat, usw, Msg::Credit { port: uport, vc: rq.in_vc });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusal_marks_compare_across_the_wrap_of_their_low_bits() {
+        let now: Cycle = (1 << 32) - 3;
+        assert!(after((now + 5) as u32, now), "5 cycles ahead, past the wrap");
+        assert!(!after(now as u32, now), "not after itself");
+        assert!(!after((now - 7) as u32, now), "in the past");
+        // 0 is "unknown", also when the low bits of `now` are above 2^31 (where a plain wrapping
+        // comparison would put 0 in the future).
+        assert!(!after(0, 3 << 31));
+        assert!(!after(0, 5));
+    }
+}
