@@ -11,7 +11,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Exit code for an error: 2 for bad input, 3 for a failed simulation, 1 otherwise.
+/// Exit code for an error: 2 for bad input, 3 for a failed simulation (or, for `merge`, points that
+/// did not complete), 1 otherwise (I/O failures).
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     if e.downcast_ref::<ConfigError>().is_some() {
         return 2;
@@ -19,8 +20,11 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     if let Some(s) = e.downcast_ref::<SimError>() {
         return s.exit_code() as u8;
     }
-    if e.downcast_ref::<LaunchError>().is_some() || e.downcast_ref::<crate::merge::MergeError>().is_some() {
+    if e.downcast_ref::<LaunchError>().is_some() {
         return 2;
+    }
+    if let Some(m) = e.downcast_ref::<crate::merge::MergeError>() {
+        return m.exit_code();
     }
     1
 }
@@ -112,16 +116,31 @@ pub fn print_summary(cfg: &Config, s: &Summary, threads: usize, json: bool) -> R
     print_summary_with(cfg, s, Layout { ranks: 1, threads }, json)
 }
 
+/// Write `text` to standard output. A closed or failing stdout (`hxsim run | true`, a shell capture
+/// whose shell was killed) is an I/O error, exit code 1, not a panic.
+pub fn out(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    o.write_all(text.as_bytes()).and_then(|()| o.flush()).context("writing to standard output")
+}
+
 /// Print a summary as JSON or as a table. The JSON object holds only [`Summary`], identical for any
 /// `layout` apart from the timing keys (`wall_seconds`, `hops_per_second`, `peak_memory_bytes`);
 /// the table also shows the layout and the memory per endpoint.
 pub fn print_summary_with(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Result<()> {
+    out(&summary_text(cfg, s, layout, json)?)
+}
+
+/// What [`print_summary_with`] prints.
+pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Result<String> {
+    use std::fmt::Write;
     if json {
-        println!("{}", serde_json::to_string(s).context("serialising the summary")?);
-        return Ok(());
+        return Ok(serde_json::to_string(s).context("serialising the summary")? + "\n");
     }
+    let mut t = String::new();
     let endpoints = cfg.topology.size().1 as u64;
-    println!(
+    writeln!(
+        t,
         "{} ({}; routing {}; {} traffic; {} ranks x {} threads)",
         cfg.name,
         sim::build_topology(cfg)?.name(),
@@ -129,7 +148,7 @@ pub fn print_summary_with(cfg: &Config, s: &Summary, layout: Layout, json: bool)
         cfg.traffic.pattern,
         layout.ranks,
         layout.threads
-    );
+    )?;
     let rows: Vec<(&str, String, &str)> = vec![
         ("offered load", format!("{:.4}", s.offered_load), "phits/cycle/server"),
         ("accepted load", format!("{:.4}", s.accepted_load), "phits/cycle/server"),
@@ -147,18 +166,25 @@ pub fn print_summary_with(cfg: &Config, s: &Summary, layout: Layout, json: bool)
         ("memory/endpoint", format!("{:.0}", s.peak_memory_bytes as f64 / endpoints as f64), "bytes per server"),
     ];
     for (k, v, u) in rows {
-        println!("  {k:<18} {v:>14}  {u}");
+        writeln!(t, "  {k:<18} {v:>14}  {u}")?;
     }
     if let Some(c) = s.completion_cycles {
-        println!("  {:<18} {:>14}  cycles", "completion time", c);
+        writeln!(t, "  {:<18} {:>14}  cycles", "completion time", c)?;
+    }
+    if s.packets_delivered == 0 {
+        writeln!(
+            t,
+            "  note: no packet was delivered in the measured window: latency, hops and Jain's index have no data (NaN)"
+        )?;
     }
     if s.packets_suppressed > 0 {
-        println!(
+        writeln!(
+            t,
             "  note: {} packet generations were skipped because source queues were full (offered load above what the network accepts)",
             s.packets_suppressed
-        );
+        )?;
     }
-    Ok(())
+    Ok(t)
 }
 
 /// Topology properties reported by `hxsim analyze`.

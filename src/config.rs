@@ -289,19 +289,51 @@ pub fn parse_str(text: &str, origin: &str, overrides: &[String]) -> Result<Confi
     for ov in overrides {
         apply_override(&mut value, ov)?;
     }
-    // `topology.kind` defaults to "hyperx" (configs written before other families existed).
-    if let Some(t) = value.get_mut("topology").and_then(|t| t.as_table_mut()) {
-        t.entry("kind").or_insert_with(|| toml::Value::String("hyperx".into()));
-    }
     // Round-trip through text so that type errors point at the offending key and line.
     let merged =
         toml::to_string(&value).map_err(|e| ConfigError::Parse { origin: origin.into(), message: e.to_string() })?;
     let cfg: Config = toml::from_str(&merged).map_err(|e: toml::de::Error| ConfigError::Parse {
-        origin: origin.into(),
+        // A wrong type or unknown key that a `--set` put there is the `--set`'s fault, not the file's.
+        origin: match error_key(&merged, &e).and_then(|k| overrides.iter().rev().find(|ov| override_covers(ov, &k))) {
+            Some(ov) => format!("--set {ov}"),
+            // The file alone is fine: the --sets broke it.
+            None if !overrides.is_empty() && toml::from_str::<Config>(text).is_ok() => {
+                format!("--set {}", overrides.join(" --set "))
+            }
+            None => origin.to_string(),
+        },
         message: describe_toml_error(&merged, &e),
     })?;
     cfg.validate()?;
     Ok(cfg)
+}
+
+/// The dotted key of the line a TOML error points at (`traffic.load`), if it points at a key line.
+fn error_key(text: &str, e: &toml::de::Error) -> Option<String> {
+    let span = e.span()?;
+    let line_start = text[..span.start.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next()?.trim();
+    if line.starts_with('[') {
+        // A table where a value belongs (`--set faults.random_links={a=1}` renders as a section).
+        return Some(line.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    }
+    let key = line.split_once('=')?.0.trim().trim_matches(|c| c == '"' || c == '\'').to_string();
+    let section = text[..line_start]
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('['))
+        .map(|l| l.trim().trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    Some(match section {
+        Some(s) if !s.is_empty() => format!("{s}.{key}"),
+        _ => key,
+    })
+}
+
+/// Whether the override `ov` (`key=value`) set `key` or a table holding it.
+fn override_covers(ov: &str, key: &str) -> bool {
+    let Some((k, _)) = ov.split_once('=') else { return false };
+    let k = k.trim();
+    key == k || key.starts_with(&format!("{k}."))
 }
 
 /// One line: the parser's message plus the offending `key = value` line.
@@ -365,6 +397,66 @@ pub fn parse_literal(raw: &str) -> toml::Value {
     match doc.parse::<toml::Table>() {
         Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(raw.into())),
         Err(_) => toml::Value::String(raw.to_string()),
+    }
+}
+
+/// Routing algorithms that cannot route around a failed link: DOR has one route per pair; OmniWAR
+/// keeps a packet between two switches of one row in that row; DAL's escape is DOR.
+pub const FAULT_INTOLERANT: &[&str] = &["dor", "omniwar", "dal"];
+
+/// `1.5 GiB`.
+pub fn human_bytes(b: u64) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} bytes")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+/// Parse a memory size: bytes, or a number with a suffix K, M, G, T (powers of 1024; `KiB`, `GB`
+/// and the like are read the same way).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| format!("`{s}` is not a size (e.g. 8G, 512M, 1000000)"))?;
+    let mult = match unit.trim().to_ascii_lowercase().trim_end_matches("ib").trim_end_matches('b') {
+        "" => 1u64,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return Err(format!("`{s}`: unknown unit `{unit}` (allowed: K, M, G, T)")),
+    };
+    let b = v * mult as f64;
+    if !(b.is_finite() && b >= 1.0 && b < u64::MAX as f64) {
+        return Err(format!("`{s}` is not a size between 1 byte and 16 EiB"));
+    }
+    Ok(b as u64)
+}
+
+/// Memory this process may still use: `MemAvailable` from `/proc/meminfo`, lowered to the cgroup
+/// v2 limit minus its usage when there is one; `None` when neither can be read.
+pub fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+        s.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    });
+    let read = |f: &str| std::fs::read_to_string(f).ok().and_then(|s| s.trim().parse::<u64>().ok());
+    let cgroup = read("/sys/fs/cgroup/memory.max")
+        .map(|max| max.saturating_sub(read("/sys/fs/cgroup/memory.current").unwrap_or(0)));
+    match (meminfo, cgroup) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -456,14 +548,99 @@ impl Config {
         if s.measure_cycles == 0 && tr.mode == "bernoulli" {
             return Err(ConfigError::value("simulation.measure_cycles", 0, "at least 1 cycle"));
         }
-        if s.watchdog_cycles < 100 {
-            return Err(ConfigError::value("simulation.watchdog_cycles", s.watchdog_cycles, "at least 100 cycles"));
+        let transit = self.transit_bound();
+        if s.watchdog_cycles < transit.max(100) {
+            return Err(ConfigError::value(
+                "simulation.watchdog_cycles",
+                s.watchdog_cycles,
+                format!(
+                    "at least {} cycles: 100, and 2 x (link.latency + packet.size_phits + router.crossbar_latency) =                      {transit}, the longest a packet may go without moving in a network that is not deadlocked                      (a link transit, then the credit for it)",
+                    transit.max(100)
+                ),
+            ));
         }
         if self.output.sample_cycles == 0 {
             return Err(ConfigError::value("output.sample_cycles", 0, "at least 1 cycle"));
         }
         one_of("partition.method", &self.partition.method, &partitioning::Method::ALL.map(|m| m.name()))?;
+        if self.faults.random_links > 0 && FAULT_INTOLERANT.contains(&ro.algorithm.as_str()) {
+            return Err(ConfigError::value(
+                "routing.algorithm",
+                format!("\"{}\"", ro.algorithm),
+                format!(
+                    "{} cannot route around a failed link (a packet whose only hop is dead fails the run); with \
+                     faults.random_links = {} use one of: {}",
+                    ro.algorithm,
+                    self.faults.random_links,
+                    crate::routing::names()
+                        .into_iter()
+                        .filter(|a| !FAULT_INTOLERANT.contains(a))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
         Ok(())
+    }
+
+    /// Longest time a packet may legitimately make no progress in a network that is not deadlocked:
+    /// a link transit of its head and tail plus the crossbar, then the credit back over the link,
+    /// counted twice for margin. The deadlock watchdog must be longer. (The longest link class
+    /// counts: `link.class_latency` values above `link.latency` too.)
+    pub fn transit_bound(&self) -> u64 {
+        let lat = self.link.class_latency.values().copied().chain([self.link.latency]).max().unwrap_or(1);
+        let one = lat + self.packet.size_phits as u64 + self.router.crossbar_latency;
+        2 * one
+    }
+
+    /// A cheap lower bound of the memory a run of this config needs, in bytes, and what drives it
+    /// (see [`Config::check_memory`]). It counts only state whose size the config fixes: per
+    /// switch, every port's input and output VCs (32 bytes per VC pair, what the router uses at
+    /// least) and the ports themselves (48 bytes each), 48 bytes per server, and with faults the
+    /// all-pairs distance table (one byte per switch pair). `ranks` processes share the per-switch
+    /// state; each holds the distance table.
+    pub fn memory_lower_bound(&self, ranks: usize) -> (u64, String) {
+        let (switches, servers) = self.topology.size();
+        let ports = self.topology.router_ports();
+        let vcs = if self.routing.vcs == 0 { 2 } else { self.routing.vcs as u128 };
+        let state = (ports * (vcs * 32 + 48) + servers * 48) / ranks.max(1) as u128;
+        let table = if self.faults.random_links > 0 { switches * switches } else { 0 };
+        let total = (state + table).min(u64::MAX as u128) as u64;
+        let why = format!(
+            "{switches} switches with {ports} router ports x {vcs} VCs of router state{}",
+            if table > 0 {
+                format!(", plus a {switches} x {switches} distance table because faults.random_links > 0")
+            } else {
+                String::new()
+            }
+        );
+        (total, why)
+    }
+
+    /// Refuse (bad input, exit code 2) a config whose [`Config::memory_lower_bound`] exceeds `limit`
+    /// (`--max-memory`) or, without one, the memory available to this process (`MemAvailable` of
+    /// `/proc/meminfo`, and the cgroup's limit): such a run would allocate for a long time and
+    /// then abort.
+    pub fn check_memory(&self, ranks: usize, limit: Option<u64>) -> Result<(), ConfigError> {
+        let Some((avail, source)) =
+            limit.map(|l| (l, "--max-memory")).or_else(|| available_memory().map(|a| (a, "available memory")))
+        else {
+            return Ok(());
+        };
+        let (need, why) = self.memory_lower_bound(ranks);
+        if need <= avail {
+            return Ok(());
+        }
+        let (switches, servers) = self.topology.size();
+        Err(ConfigError::value(
+            "topology",
+            format!("a {} of {switches} switches and {servers} servers", self.topology.kind()),
+            format!(
+                "a network whose state fits in memory: it needs at least {} ({why}) but {source} is {}",
+                human_bytes(need),
+                human_bytes(avail)
+            ),
+        ))
     }
 
     /// The config as TOML text (recorded in result files).

@@ -20,6 +20,7 @@ pub mod metrics;
 pub mod network;
 pub mod output;
 pub mod plot;
+pub mod preflight;
 pub mod rng;
 pub mod routing;
 pub mod sim;

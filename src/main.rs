@@ -64,6 +64,14 @@ enum Command {
         quiet: bool,
         #[command(flatten)]
         out: OutputArgs,
+        /// Also write the run's JSON record here (name, seed, complete, status, the summary's keys,
+        /// the config), atomically, whatever happens to stdout; for job scripts and `hxsim merge`.
+        #[arg(long, value_name = "FILE")]
+        json_out: Option<PathBuf>,
+        /// Refuse (exit 2) a config whose model needs more memory than this (e.g. `8G`); default:
+        /// the memory available to the process.
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+        max_memory: Option<u64>,
     },
     /// Run a config at every point of a grid of values into one HDF5 file.
     ///
@@ -79,6 +87,10 @@ enum Command {
         /// Points simulated at once, each single-threaded; results are identical for any value.
         #[arg(long, short, default_value_t = 1)]
         jobs: usize,
+        /// Refuse (exit 2) a point whose model needs more memory than this (e.g. `8G`); default:
+        /// the memory available to the process.
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+        max_memory: Option<u64>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -128,6 +140,10 @@ enum Command {
         /// `csv` or `jsonl`; default: `csv` when the output file name ends in `.csv`, else `jsonl`.
         #[arg(long)]
         format: Option<String>,
+        /// The inputs are points 0..N-1 (a `point` field, or the number in the file name, e.g.
+        /// `point-7.json`): report the ones missing (exit 3).
+        #[arg(long, value_name = "N")]
+        expect: Option<usize>,
     },
     /// Topology properties after faults: switches, servers, links, radix, diameter, distances.
     Analyze {
@@ -150,6 +166,10 @@ enum Command {
     },
 }
 
+fn parse_size(s: &str) -> Result<u64, String> {
+    hxsim::config::parse_bytes(s)
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -162,7 +182,7 @@ fn main() -> ExitCode {
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            hxsim::output::note(&format!("error: {e:#}"));
             ExitCode::from(cli::exit_code(&e))
         }
     }
@@ -173,26 +193,36 @@ fn dispatch(cli: Cli) -> Result<u8> {
     // of it would print N times or write the same file N times.
     if !matches!(cli.command, Command::Run { .. }) {
         if let Some((var, ranks)) = hxsim::engine::launcher_ranks().filter(|&(_, n)| n > 1) {
-            eprintln!(
+            hxsim::output::note(&format!(
                 "error: started as one of {ranks} ranks ({var}={ranks}); only `hxsim run` runs over several \
                  processes: start this command once, without mpirun/srun (or set {}=1)",
                 hxsim::engine::SINGLE_PROCESS_ENV
-            );
+            ));
             return Ok(2);
         }
     }
+    if !matches!(cli.command, Command::Run { .. } | Command::Sweep { .. }) {
+        // Commands that only print end quietly when their reader goes away (`hxsim analyze | head`),
+        // as Unix tools do; `run` and `sweep` write their files first and report a closed stdout as
+        // an I/O error (exit 1) instead.
+        // SAFETY: restoring the default action of a signal before any thread is started.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     match cli.command {
-        Command::Run { cfg, threads, json, quiet, out } => {
+        Command::Run { cfg, threads, json, quiet, out, json_out, max_memory } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
-            hxsim::output::run_command(&config, threads, json, quiet, out.path(&config.name, "").as_deref())
+            let ranks = hxsim::engine::launcher_ranks().map_or(1, |r| r.1);
+            config.check_memory(ranks, max_memory)?;
+            let outputs = hxsim::output::RunOutputs { h5: out.path(&config.name, ""), json: json_out };
+            hxsim::output::run_command(&config, threads, json, quiet, &outputs)
         }
-        Command::Sweep { config, set, jobs, quiet, out } => {
+        Command::Sweep { config, set, jobs, quiet, out, max_memory } => {
             let output = match (out.no_output, out.output) {
                 (true, _) => hxsim::sweep::Output::None,
                 (false, Some(p)) => hxsim::sweep::Output::Path(p),
                 (false, None) => hxsim::sweep::Output::Default,
             };
-            hxsim::sweep::sweep_command(&config, &set, jobs, quiet, output)
+            hxsim::sweep::sweep_command(&config, &set, jobs, quiet, output, max_memory)
         }
         Command::Plot { file, output, figure, point } => {
             let out = output.unwrap_or_else(|| file.with_extension("svg"));
@@ -202,7 +232,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
             cli::partition(&config, parts, method.as_deref(), json)
         }
-        Command::Merge { inputs, output, format } => hxsim::merge::run(&inputs, output.as_deref(), format.as_deref()),
+        Command::Merge { inputs, output, format, expect } => {
+            hxsim::merge::run(&inputs, output.as_deref(), format.as_deref(), expect)
+        }
         Command::Analyze { cfg, json } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
             cli::analyze(&config, json)

@@ -45,6 +45,34 @@ pub enum MergeError {
     /// Unknown output format.
     #[error("invalid value for `--format`: \"{0}\" (allowed: csv, jsonl)")]
     Format(String),
+    /// The output would overwrite an input.
+    #[error("invalid value for `--output`: {path} is one of the inputs (allowed: a file that is not merged)")]
+    OutputIsInput {
+        /// The path.
+        path: String,
+    },
+    /// The output cannot be written.
+    #[error("invalid value for `--output`: {path} (a path in a writable directory: {source})")]
+    Output {
+        /// The path.
+        path: String,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// Some points did not complete or are missing (the table was written all the same).
+    #[error("{0}")]
+    Incomplete(String),
+}
+
+impl MergeError {
+    /// Exit code: 3 for points that did not complete or are missing (like a failed simulation), 2
+    /// for bad inputs or options.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            MergeError::Incomplete(_) => 3,
+            _ => 2,
+        }
+    }
 }
 
 /// Output format of [`merge`].
@@ -281,24 +309,93 @@ pub fn write(table: &Table, format: Format, out: &mut dyn Write) -> std::io::Res
     Ok(())
 }
 
-/// `hxsim merge`: read `inputs`, write the table to `output` (standard output when `None`).
-pub fn run(inputs: &[PathBuf], output: Option<&Path>, format: Option<&str>) -> anyhow::Result<u8> {
+/// Rows that did not complete (`complete` false, or a `status` other than `complete`) and, with
+/// `expect = Some(n)`, the points of `0..n` that no row stands for. A row's point is its `point`
+/// field, or else the last number in its source file's name (`point-7.json`). Empty when all is well.
+pub fn problems(table: &Table, expect: Option<usize>) -> Vec<String> {
+    let col = |name: &str| table.columns.iter().position(|c| c == name);
+    let (source, complete, status, point) = (col("source"), col("complete"), col("status"), col("point"));
+    let cell = |r: &Vec<Option<Value>>, i: Option<usize>| i.and_then(|i| r.get(i).cloned().flatten());
+    let mut out = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &table.rows {
+        let src = cell(r, source).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let incomplete = cell(r, complete).is_some_and(|v| v == Value::Bool(false))
+            || cell(r, status).is_some_and(|v| v.as_str().is_some_and(|s| s != "complete"));
+        if incomplete {
+            let why = cell(r, status).and_then(|v| v.as_str().map(str::to_string)).unwrap_or("complete = false".into());
+            out.push(format!("{src}: incomplete ({why})"));
+        }
+        let p = cell(r, point).and_then(|v| v.as_u64()).or_else(|| {
+            let stem = Path::new(&src).file_stem()?.to_string_lossy().into_owned();
+            let digits: String =
+                stem.chars().rev().skip_while(|c| !c.is_ascii_digit()).take_while(|c| c.is_ascii_digit()).collect();
+            digits.chars().rev().collect::<String>().parse().ok()
+        });
+        if let Some(p) = p {
+            seen.insert(p);
+        }
+    }
+    if let Some(n) = expect {
+        let missing: Vec<String> = (0..n as u64).filter(|p| !seen.contains(p)).map(|p| p.to_string()).collect();
+        if !missing.is_empty() {
+            out.push(format!("{} of {n} points missing: {}", missing.len(), missing.join(", ")));
+        }
+    }
+    out
+}
+
+/// `hxsim merge`: read `inputs`, write the table to `output` (standard output when `None`; a file
+/// is written under a temporary name and renamed, and may not be one of the inputs). Returns 0, or
+/// fails with [`MergeError::Incomplete`] (exit 3) after writing the table when rows did not complete
+/// or expected points are missing.
+pub fn run(
+    inputs: &[PathBuf],
+    output: Option<&Path>,
+    format: Option<&str>,
+    expect: Option<usize>,
+) -> anyhow::Result<u8> {
     let format = match format {
         Some(f) => f.parse()?,
         None if output.is_some_and(|o| o.extension().is_some_and(|x| x == "csv")) => Format::Csv,
         None => Format::JsonLines,
     };
-    let table = merge(&expand_inputs(inputs)?)?;
+    let files = expand_inputs(inputs)?;
+    if let Some(o) = output {
+        if files.iter().chain(inputs).any(|f| crate::output::same_file(f, o)) {
+            return Err(MergeError::OutputIsInput { path: o.display().to_string() }.into());
+        }
+    }
+    let table = merge(&files)?;
     match output {
         Some(p) => {
-            let mut f = std::io::BufWriter::new(
-                std::fs::File::create(p).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", p.display()))?,
-            );
-            write(&table, format, &mut f)?;
-            f.flush()?;
-            eprintln!("{} rows, {} columns -> {}", table.rows.len(), table.columns.len(), p.display());
+            let mut buf = Vec::new();
+            write(&table, format, &mut buf)?;
+            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .map_err(|source| MergeError::Output { path: p.display().to_string(), source })?;
+            }
+            crate::output::write_atomic(p, &buf).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+            crate::output::note(&format!(
+                "{} rows, {} columns -> {}",
+                table.rows.len(),
+                table.columns.len(),
+                p.display()
+            ));
         }
-        None => write(&table, format, &mut std::io::stdout().lock())?,
+        None => {
+            let mut buf = Vec::new();
+            write(&table, format, &mut buf)?;
+            crate::cli::out(&String::from_utf8_lossy(&buf))?;
+        }
+    }
+    let problems = problems(&table, expect);
+    if !problems.is_empty() {
+        return Err(MergeError::Incomplete(format!(
+            "not every point completed:\n  {}\n(the table holds what there is; rerun or resubmit these points)",
+            problems.join("\n  ")
+        ))
+        .into());
     }
     Ok(0)
 }
@@ -359,5 +456,28 @@ mod tests {
         std::fs::write(&f, "{\"a\": ").unwrap();
         assert!(matches!(merge(&[f]), Err(MergeError::Json { .. })));
         assert!("xml".parse::<Format>().unwrap_err().to_string().contains("csv, jsonl"));
+    }
+}
+
+#[cfg(test)]
+mod problem_tests {
+    use super::*;
+
+    #[test]
+    fn incomplete_and_missing_points_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("point-0.json"), r#"{"name":"a","complete":true,"status":"complete"}"#).unwrap();
+        std::fs::write(
+            dir.path().join("point-2.json"),
+            r#"{"name":"a","complete":false,"status":"interrupted by SIGTERM at cycle 5"}"#,
+        )
+        .unwrap();
+        let t = merge(&expand_inputs(&[dir.path().to_path_buf()]).unwrap()).unwrap();
+        let p = problems(&t, Some(4));
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[0].contains("point-2.json") && p[0].contains("SIGTERM"), "{p:?}");
+        // Points 1 and 3 of 0..4 have no file.
+        assert!(p[1].contains("2 of 4 points missing: 1, 3"), "{p:?}");
+        assert!(problems(&t, Some(1)).len() == 1, "point 2 still incomplete");
     }
 }

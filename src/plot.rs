@@ -12,7 +12,7 @@ use crate::config::ConfigError;
 use crate::output::hdf5 as h5;
 use ::hdf5::types::{TypeDescriptor, VarLenUnicode};
 use ::hdf5::{Dataset, Group};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -282,9 +282,11 @@ fn read_f64(ds: &Dataset) -> Result<Vec<f64>> {
 /// A column as text (numbers printed shortest).
 fn read_text(ds: &Dataset) -> Result<Vec<String>> {
     match ds.dtype()?.to_descriptor()? {
-        TypeDescriptor::VarLenUnicode => {
-            Ok(ds.read_raw::<VarLenUnicode>()?.iter().map(|s| s.as_str().to_string()).collect())
-        }
+        TypeDescriptor::VarLenUnicode => Ok(ds
+            .read_raw::<VarLenUnicode>()?
+            .iter()
+            .map(|s| String::from_utf8_lossy(s.as_bytes()).into_owned())
+            .collect()),
         TypeDescriptor::Boolean => Ok(ds.read_raw::<bool>()?.iter().map(|b| b.to_string()).collect()),
         TypeDescriptor::Integer(_) => Ok(ds.read_raw::<i64>()?.iter().map(|v| v.to_string()).collect()),
         TypeDescriptor::Unsigned(_) => Ok(ds.read_raw::<u64>()?.iter().map(|v| v.to_string()).collect()),
@@ -367,7 +369,15 @@ pub fn sweep_panels(table: &Group, figure: Figure) -> Result<Vec<Panel>> {
         Figure::Throughput => vec![throughput],
         Figure::Latency => vec![latency],
         Figure::Jain => vec![jain],
-        Figure::Timeseries => bail!("a sweep has no single time series: choose a point with --point N"),
+        Figure::Timeseries => {
+            return Err(ConfigError::value(
+                "--figure",
+                "timeseries",
+                "throughput, latency, jain or all for a sweep (a sweep has no single time series: choose a point \
+                 with --point N)",
+            )
+            .into())
+        }
     })
 }
 
@@ -442,13 +452,28 @@ pub fn plot_command(file: &Path, out: &Path, figure: Figure, point: Option<usize
         (None, Ok(table)) => sweep_panels(&table, figure)?,
         (None, Err(_)) => match figure {
             Figure::All | Figure::Timeseries => timeseries_panels(&f)?,
-            _ => bail!("{} is a single run: only its time series can be plotted (--figure timeseries)", file.display()),
+            f => {
+                return Err(ConfigError::value(
+                    "--figure",
+                    format!("{f:?}").to_lowercase(),
+                    format!("timeseries or all: {} is a single run, with only a time series", file.display()),
+                )
+                .into())
+            }
         },
     };
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| {
+            ConfigError::value("--output", out.display(), format!("a path in a writable directory: {e}"))
+        })?;
     }
-    render(&panels, out)?;
-    println!("{}", out.display());
+    // Drawn under a temporary name and renamed, so an existing figure is replaced only by a whole one.
+    let tmp = out.with_file_name(format!(".{}.partial.{ext}", out.file_name().unwrap_or_default().to_string_lossy()));
+    let drawn = render(&panels, &tmp).and_then(|()| std::fs::rename(&tmp, out).map_err(anyhow::Error::from));
+    if drawn.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    drawn.with_context(|| format!("writing the figure {}", out.display()))?;
+    crate::cli::out(&format!("{}\n", out.display()))?;
     Ok(0)
 }

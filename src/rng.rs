@@ -68,7 +68,9 @@ pub fn geometric_gap(rng: &mut Rng, p: f64) -> u64 {
         return 1;
     }
     let u = 1.0 - unit(rng); // (0, 1]
-    let g = (u.ln() / (1.0 - p).ln()).floor() as u64;
+                             // ln(1 - p) as ln_1p(-p): `1.0 - p` rounds to 1 for p below 2^-53 and its log to 0, which made
+                             // every gap 1 (a packet every cycle) for tiny loads. The cast saturates for huge gaps.
+    let g = (u.ln() / (-p).ln_1p()).floor() as u64;
     g.saturating_add(1)
 }
 
@@ -91,6 +93,24 @@ mod tests {
         let n = 200_000;
         let mean = (0..n).map(|_| geometric_gap(&mut r, p) as f64).sum::<f64>() / n as f64;
         assert!((mean - 1.0 / p).abs() < 0.01 / p, "mean {mean}");
+    }
+
+    #[test]
+    fn geometric_gap_of_a_tiny_probability_is_huge() {
+        // P(gap <= k) = 1 - (1 - p)^k <= k p: with p = 1e-16, a gap below 1e12 has probability at
+        // most 1e-4 per draw.
+        let mut r = stream(3, 1, Purpose::Traffic);
+        for p in [1e-16, 1e-18, 1e-300] {
+            for _ in 0..100 {
+                let g = geometric_gap(&mut r, p);
+                assert!(g > 1_000_000_000_000, "p = {p}: gap {g}");
+            }
+        }
+        // Near the precision limit of 1 - p, the mean is still 1/p within sampling error.
+        let p = 1e-9;
+        let n = 20_000;
+        let mean = (0..n).map(|_| geometric_gap(&mut r, p) as f64).sum::<f64>() / n as f64;
+        assert!((mean * p - 1.0).abs() < 0.05, "mean {mean}");
     }
 
     #[test]

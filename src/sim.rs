@@ -244,6 +244,7 @@ pub fn run_on(
 ) -> Result<Option<RunResult>, SimError> {
     let (ranks, rank, threads) = (world.size(), world.rank(), opts.threads);
     let net = build_network(cfg)?;
+    crate::preflight::check_connected(cfg, &net)?;
     let params = Arc::new(build_params(cfg, net.clone())?);
     let n = net.num_switches();
     let total = ranks * threads;
@@ -466,9 +467,9 @@ fn collect(
     let summary = Summary {
         offered_load: cfg.traffic.load,
         accepted_load,
-        average_latency: if stats.delivered_packets == 0 { 0.0 } else { stats.latency_sum as f64 / dp },
+        average_latency: if stats.delivered_packets == 0 { f64::NAN } else { stats.latency_sum as f64 / dp },
         latency_p99: stats.latency_quantile(0.99),
-        average_hops: if stats.delivered_packets == 0 { 0.0 } else { stats.hops_sum as f64 / dp },
+        average_hops: if stats.delivered_packets == 0 { f64::NAN } else { stats.hops_sum as f64 / dp },
         jain_index: jain_index(&server_injected),
         packets_delivered: stats.delivered_packets,
         cycles,

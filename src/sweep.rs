@@ -24,9 +24,9 @@ use crate::config::{self, Config, ConfigError};
 use crate::engine::Progress;
 use crate::metrics::Summary;
 use crate::output::hdf5 as h5;
-use crate::output::{exit_status, prepare_path, signal_name, StopOnSignal};
+use crate::output::{exit_status, signal_name, Staged, StopOnSignal};
 use crate::sim::{RunOptions, RunResult, SimError};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -116,11 +116,13 @@ fn range(spec: &str, parts: &[String]) -> Result<Vec<String>, ConfigError> {
         if s <= 0 || b < a {
             return Err(bad(spec, how));
         }
-        let n = ((b - a) / s + 1) as usize;
-        if n > MAX_POINTS {
+        // In i128: `b - a` of two i64 overflows i64 (e.g. i64::MIN:i64::MAX:1).
+        let n = (b as i128 - a as i128) / s as i128 + 1;
+        if n > MAX_POINTS as i128 {
             return Err(bad(spec, format!("{n} values; at most {MAX_POINTS}")));
         }
-        return Ok((0..n as i64).map(|i| (a + i * s).to_string()).collect());
+        // Every value lies in [a, b], so it fits in i64.
+        return Ok((0..n).map(|i| (a as i128 + i * s as i128).to_string()).collect());
     }
     let num = |x: &str| x.parse::<f64>().ok().filter(|v| v.is_finite());
     let (Some(a), Some(b), Some(s)) = (num(p[0]), num(p[1]), num(p[2])) else {
@@ -131,7 +133,7 @@ fn range(spec: &str, parts: &[String]) -> Result<Vec<String>, ConfigError> {
     }
     let steps = (b - a) / s;
     if steps + 1.0 > MAX_POINTS as f64 {
-        return Err(bad(spec, format!("{} values; at most {MAX_POINTS}", steps as u64 + 1)));
+        return Err(bad(spec, format!("{:.0} values; at most {MAX_POINTS}", steps.floor() + 1.0)));
     }
     // Inclusive of STOP within rounding: 0.1:1.0:0.1 has (1.0 - 0.1) / 0.1 = 8.999999999999998 steps.
     let n = (steps + 1e-6).floor() as usize + 1;
@@ -256,11 +258,27 @@ pub enum Output {
 
 /// `hxsim sweep`. Returns the exit code: 0 if every point completed, 3 if any failed, 128 + signal
 /// if interrupted.
-pub fn sweep_command(config_path: &Path, sets: &[String], jobs: usize, quiet: bool, output: Output) -> Result<u8> {
+pub fn sweep_command(
+    config_path: &Path,
+    sets: &[String],
+    jobs: usize,
+    quiet: bool,
+    output: Output,
+    max_memory: Option<u64>,
+) -> Result<u8> {
     if jobs == 0 {
         return Err(ConfigError::value("--jobs", 0, "at least 1").into());
     }
     let (axes, points) = expand(config_path, sets)?;
+    for p in &points {
+        p.config.check_memory(1, max_memory).map_err(|e| match e {
+            ConfigError::Value { key, value, allowed } => {
+                ConfigError::Value { key, value, allowed: format!("{allowed} (sweep point {})", p.label(&axes)) }
+            }
+            other => other,
+        })?;
+    }
+    crate::output::warn_threads(jobs);
     let base = &points[0].config;
     let path = match output {
         Output::None => None,
@@ -269,10 +287,11 @@ pub fn sweep_command(config_path: &Path, sets: &[String], jobs: usize, quiet: bo
     };
     let progress = Arc::new(Progress::default());
     let signals = StopOnSignal::install(progress.clone())?;
-    let file = match &path {
-        Some(p) => {
-            prepare_path(p)?;
-            let f = h5::create_file(p)?;
+    let staged = path.as_deref().map(Staged::new).transpose()?;
+    signals.discard_on_exit(staged.as_ref().map(|s| s.tmp()));
+    let file = match &staged {
+        Some(st) => {
+            let f = h5::create_file(st.tmp())?;
             write_sweep_header(&f, config_path, base, sets, &axes, points.len(), jobs)?;
             h5::new_group(&f, "points")?;
             f.flush()?;
@@ -330,7 +349,7 @@ pub fn sweep_command(config_path: &Path, sets: &[String], jobs: usize, quiet: bo
                     .and_then(|_| f.flush().map_err(anyhow::Error::from));
                 if let Err(e) = written {
                     // Stop the other points: the file is unusable.
-                    progress.stop.store(1, Ordering::SeqCst);
+                    progress.stop.store(crate::output::STOP_IO_ERROR, Ordering::SeqCst);
                     write_error = Some(e.context(format!("writing sweep point {i}")));
                 }
             }
@@ -343,25 +362,39 @@ pub fn sweep_command(config_path: &Path, sets: &[String], jobs: usize, quiet: bo
         }
     });
     bar.finish_and_clear();
-    if let Some(e) = write_error {
-        return Err(e);
-    }
     let caught = signals.caught();
     let failed = outcomes.iter().filter(|o| matches!(o, Outcome::Failed(_))).count();
     let interrupted = caught.is_some();
-    if let (Some(f), Some(p)) = (&file, &path) {
-        write_table(f, &axes, &points, &outcomes, &group_name)?;
-        let status = match caught {
-            Some(sig) => format!("interrupted by {}", signal_name(sig)),
-            None if failed > 0 => format!("complete; {failed} of {n} points failed"),
-            None => "complete".into(),
-        };
-        h5::finish(f, !interrupted, &status)?;
-        f.flush()?;
-        print_table(&axes, &points, &outcomes);
-        println!("results: {}", p.display());
+    if let (Some(f), Some(st)) = (file, staged) {
+        let written = write_error.map_or_else(
+            || {
+                write_table(&f, &axes, &points, &outcomes, &group_name)?;
+                let status = match caught {
+                    Some(sig) => format!("interrupted by {}", signal_name(sig)),
+                    None if failed > 0 => format!("complete; {failed} of {n} points failed"),
+                    None => "complete".into(),
+                };
+                h5::finish(&f, !interrupted, &status)?;
+                f.flush()?;
+                drop(f);
+                signals.discard_on_exit(None);
+                let dest = st.dest().to_path_buf();
+                st.commit().with_context(|| format!("moving the results file into place at {}", dest.display()))
+            },
+            Err,
+        );
+        cli::out(&table_text(&axes, &points, &outcomes))?;
+        if let Err(e) = written {
+            crate::output::note(&format!("error: {e:#}"));
+            crate::output::note(
+                "hxsim: the sweep stopped because its results file could not be written; the table above is all \
+                 it kept (any existing file was left as it was)",
+            );
+            return Ok(1);
+        }
+        cli::out(&format!("results: {}\n", path.as_deref().unwrap_or(Path::new("")).display()))?;
     } else {
-        print_table(&axes, &points, &outcomes);
+        cli::out(&table_text(&axes, &points, &outcomes))?;
     }
     if interrupted {
         return Ok(exit_status(false, caught));
@@ -550,31 +583,38 @@ fn write_table(
     Ok(())
 }
 
-fn print_table(axes: &[Axis], points: &[Point], outcomes: &[Outcome]) {
+fn table_text(axes: &[Axis], points: &[Point], outcomes: &[Outcome]) -> String {
+    use std::fmt::Write;
+    let mut t = String::new();
     let label_w = points.iter().map(|p| p.label(axes).len()).max().unwrap_or(5).max(5);
-    println!("{:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  status", "point", "accepted", "latency", "p99", "Jain");
+    let _ =
+        writeln!(t, "{:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  status", "point", "accepted", "latency", "p99", "Jain");
     for (p, o) in points.iter().zip(outcomes) {
         let label = p.label(axes);
-        match o {
+        let _ = match o {
             Outcome::Done(r) => {
                 let s = &r.summary;
-                println!(
+                writeln!(
+                    t,
                     "{label:<label_w$}  {:>9.4}  {:>10.2}  {:>6}  {:>7.4}  {}",
                     s.accepted_load,
                     s.average_latency,
                     s.latency_p99,
                     s.jain_index,
                     if r.complete { "ok" } else { "interrupted" }
-                );
+                )
             }
             Outcome::Failed(e) => {
-                println!("{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  failed: {}", "-", "-", "-", "-", {
+                writeln!(t, "{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  failed: {}", "-", "-", "-", "-", {
                     e.lines().next().unwrap_or("")
                 })
             }
-            Outcome::NotRun => println!("{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  not run", "-", "-", "-", "-"),
-        }
+            Outcome::NotRun => {
+                writeln!(t, "{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  not run", "-", "-", "-", "-")
+            }
+        };
     }
+    t
 }
 
 #[cfg(test)]
@@ -605,6 +645,11 @@ mod tests {
         assert_eq!(a.values, ["[4,4]", "[2,8]"]);
         let a = parse_set("seed=7").unwrap();
         assert_eq!(a.values, ["7"]);
+        // The extremes of i64 are reached without overflow.
+        let a = parse_set("seed=9223372036854775800:9223372036854775807:3").unwrap();
+        assert_eq!(a.values, ["9223372036854775800", "9223372036854775803", "9223372036854775806"]);
+        let a = parse_set("seed=-9223372036854775808:-9223372036854775806:2").unwrap();
+        assert_eq!(a.values, ["-9223372036854775808", "-9223372036854775806"]);
     }
 
     #[test]
@@ -620,6 +665,9 @@ mod tests {
             ("traffic..load=0.1", "not a config key"),
             ("traffic.load=0.1,0.1", "twice"),
             ("traffic.load=", "no value"),
+            ("seed=-9223372036854775808:9223372036854775807:1", "at most 100000"),
+            ("seed=0:9223372036854775807:1", "at most 100000"),
+            ("traffic.load=0:1e300:1e-300", "at most 100000"),
         ] {
             let e = parse_set(spec).unwrap_err().to_string();
             assert!(e.contains(needle) && e.contains(spec), "{spec}: {e}");

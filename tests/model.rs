@@ -194,7 +194,14 @@ fn faults_are_routed_around_by_minimal_routing() {
 
 #[test]
 fn dor_reports_unroutable_packets_on_faulty_networks() {
-    let cfg = config(HX_4X4X4, &["traffic.load=0.3", "faults.random_links=40", "routing.algorithm=dor"]);
+    // Validation refuses DOR on a faulty network up front (exit 2, naming the key)...
+    let e = hxsim::config::parse_str(HX_4X4X4, "t", &["faults.random_links=40".into(), "routing.algorithm=dor".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("routing.algorithm") && e.contains("sp"), "{e}");
+    // ...and the router still reports what it cannot route if such a config gets past it.
+    let mut cfg = config(HX_4X4X4, &["traffic.load=0.3", "faults.random_links=40"]);
+    cfg.routing.algorithm = "dor".into();
     let err = sim::run(&cfg, &RunOptions { threads: 1 }, &Progress::default()).err().expect("DOR cannot avoid faults");
     let msg = err.to_string();
     assert!(msg.contains("no route") && msg.contains("dor"), "{msg}");

@@ -12,13 +12,15 @@ use serde::Serialize;
 use thiserror::Error;
 
 /// Environment variable that makes hxsim run as one process whatever a launcher announced (e.g. a
-/// single-process `hxsim run` inside a multi-task Slurm allocation, where `SLURM_NTASKS > 1`).
+/// single-process `hxsim run` started with a stale launcher variable in its environment).
 pub const SINGLE_PROCESS_ENV: &str = "HXSIM_SINGLE_PROCESS";
 
 /// Launcher variables announcing the number of ranks, most specific first: Open MPI's `mpirun`,
-/// PMI-1/PMI-2 launchers (MPICH's Hydra, `srun --mpi=pmi2`), a Slurm job step (`srun`), and a Slurm
-/// allocation.
-const LAUNCHER_VARS: [&str; 4] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"];
+/// PMI-1/PMI-2 launchers (MPICH's Hydra, `srun --mpi=pmi2`) and a Slurm job step (`srun`). An
+/// allocation's `SLURM_NTASKS` is not one of them: it is set in the batch script of `sbatch -n 2`
+/// too, where every command runs once; only `srun` starts several tasks, and it sets the step's
+/// variables.
+const LAUNCHER_VARS: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"];
 
 /// Why the process group could not be set up. It is always about how hxsim was started, hence exit
 /// code 2.
@@ -30,7 +32,7 @@ pub enum LaunchError {
          so every rank would run the whole simulation on its own. Rebuild with \
          `cargo build --release --features mpi` (needs the Debian packages libopenmpi-dev openmpi-bin \
          libclang1-14 libclang-common-14-dev; see README, \"Running on several processes\"), or start one \
-         process without mpirun/srun (set {SINGLE_PROCESS_ENV}=1 if a Slurm allocation sets {var} anyway)"
+         process without mpirun/srun (set {SINGLE_PROCESS_ENV}=1 if {var} is left over from an outer launcher)"
     )]
     NoMpi {
         /// The variable that announced the ranks.

@@ -155,13 +155,14 @@ impl Stats {
     }
 }
 
-/// Jain's fairness index `(sum x)^2 / (n sum x^2)`; 1 when all equal, 1/n when one takes all.
+/// Jain's fairness index `(sum x)^2 / (n sum x^2)`; 1 when all equal, 1/n when one takes all, NaN
+/// when there is nothing to share (all zero, or no server): 0/0 is "no data", not "perfectly fair".
 pub fn jain_index(x: &[u64]) -> f64 {
     let n = x.len() as f64;
     let s: f64 = x.iter().map(|&v| v as f64).sum();
     let s2: f64 = x.iter().map(|&v| (v as f64) * (v as f64)).sum();
     if s2 == 0.0 {
-        1.0
+        f64::NAN
     } else {
         s * s / (n * s2)
     }
@@ -174,13 +175,15 @@ pub struct Summary {
     pub offered_load: f64,
     /// Accepted load over the measured window, phits/cycle/server.
     pub accepted_load: f64,
-    /// Mean latency of packets delivered in the window, cycles (creation to last phit).
+    /// Mean latency of packets delivered in the window, cycles (creation to last phit); NaN (JSON
+    /// `null`) when none was delivered.
     pub average_latency: f64,
     /// 99th percentile of that latency, cycles.
     pub latency_p99: u64,
-    /// Mean switch traversals per delivered packet (source and destination switches included).
+    /// Mean switch traversals per delivered packet (source and destination switches included); NaN
+    /// when none was delivered.
     pub average_hops: f64,
-    /// Jain's index of per-server injected phits in the window.
+    /// Jain's index of per-server injected phits in the window; NaN when nothing was injected.
     pub jain_index: f64,
     /// Packets delivered in the window.
     pub packets_delivered: u64,
@@ -221,6 +224,12 @@ mod tests {
     fn jain_extremes() {
         assert!((jain_index(&[5, 5, 5, 5]) - 1.0).abs() < 1e-12);
         assert!((jain_index(&[8, 0, 0, 0]) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn jain_of_nothing_is_no_data() {
+        assert!(jain_index(&[0, 0, 0]).is_nan());
+        assert!(jain_index(&[]).is_nan());
     }
 
     #[test]

@@ -48,14 +48,14 @@ pub const NONDETERMINISTIC_ATTRS: &[&str] = &["start_time", "end_time", "host", 
 
 /// Time-series columns: name, units, description.
 pub const TIMESERIES_COLUMNS: &[(&str, &str, &str)] = &[
-    ("cycle", "cycles", "end of the interval [cycle - sample_cycles, cycle)"),
+    ("cycle", "cycles", "end of the interval (a last, shorter interval ends at the run's last cycle)"),
     ("injected_phits", "phits", "phits injected by all servers in the interval"),
     ("accepted_phits", "phits", "phits whose packet's tail reached its destination in the interval"),
     ("delivered_packets", "packets", "packets whose tail arrived in the interval"),
     ("latency_sum", "cycles", "sum of the latencies of those packets"),
     ("in_flight", "packets", "packets injected into the network minus delivered, at the end of the interval"),
-    ("injected_load", "phits/cycle/server", "injected_phits / (sample_cycles * servers)"),
-    ("accepted_load", "phits/cycle/server", "accepted_phits / (sample_cycles * servers)"),
+    ("injected_load", "phits/cycle/server", "injected_phits / (interval length * servers)"),
+    ("accepted_load", "phits/cycle/server", "accepted_phits / (interval length * servers)"),
     ("mean_latency", "cycles", "latency_sum / delivered_packets (NaN when none)"),
 ];
 
@@ -114,14 +114,23 @@ pub fn set_str_list_attr(loc: &Location, name: &str, values: &[String]) -> Resul
 /// Read a string attribute.
 pub fn str_attr(loc: &Location, name: &str) -> Result<String> {
     let v: VarLenUnicode = loc.attr(name).and_then(|a| a.read_scalar()).with_context(|| format!("attribute {name}"))?;
-    Ok(v.as_str().to_string())
+    utf8(name, &v)
+}
+
+/// The text of an HDF5 string, checked: the library hands back whatever bytes the file holds, and
+/// `VarLenUnicode::as_str` assumes UTF-8 without checking (a file written by another tool, or
+/// damaged, made `hxsim plot` panic).
+fn utf8(name: &str, v: &VarLenUnicode) -> Result<String> {
+    std::str::from_utf8(v.as_bytes())
+        .map(str::to_string)
+        .map_err(|e| anyhow!("attribute {name} is not valid UTF-8 text ({e})"))
 }
 
 /// Read a 1-D string array attribute.
 pub fn str_list_attr(loc: &Location, name: &str) -> Result<Vec<String>> {
     let v: Vec<VarLenUnicode> =
         loc.attr(name).and_then(|a| a.read_raw()).with_context(|| format!("attribute {name}"))?;
-    Ok(v.iter().map(|s| s.as_str().to_string()).collect())
+    v.iter().map(|s| utf8(name, s)).collect()
 }
 
 /// Write a 1-D dataset with `units` and `description` attributes.
@@ -224,7 +233,8 @@ impl Timeseries {
         set_str_attr(
             &g,
             "description",
-            "one row per sample interval, appended during the run; the last row may cover a partial interval",
+            "one row per sample interval, appended during the run; a run that ends between samples has a last \
+             row that covers [previous cycle, cycle) only, normalised by that length",
         )?;
         let mut cols = Vec::new();
         for &(name, units, desc) in TIMESERIES_COLUMNS {
@@ -262,8 +272,12 @@ impl Timeseries {
         let mut u: [Vec<u64>; 5] = Default::default();
         let mut inflight = Vec::with_capacity(n);
         let mut f: [Vec<f64>; 3] = Default::default();
-        let per = self.sample_cycles as f64 * self.servers;
-        for s in samples {
+        let sc = self.sample_cycles;
+        for (i, s) in samples.iter().enumerate() {
+            // A last row cut short by the end of the run covers `[k sc, cycle)` only: normalise by
+            // that length, not by a full interval.
+            let start = (self.rows + i) as u64 * sc;
+            let per = s.cycle.saturating_sub(start).clamp(1, sc) as f64 * self.servers;
             self.in_flight += (s.injected_phits / self.packet_phits) as i64 - s.delivered_packets as i64;
             u[0].push(s.cycle);
             u[1].push(s.injected_phits);
@@ -305,7 +319,9 @@ impl Timeseries {
         let rest: Vec<Sample> = (self.rows..want)
             .map(|k| {
                 let mut s = samples.get(k).copied().unwrap_or_default();
-                s.cycle = (k as u64 + 1) * sc;
+                let start = k as u64 * sc;
+                // The interval the run ended in is labelled with the run's last cycle.
+                s.cycle = if start < cycles { (start + sc).min(cycles) } else { start + sc };
                 s
             })
             .collect();
@@ -429,7 +445,8 @@ pub fn write_summary(parent: &Group, s: &Summary) -> Result<()> {
             let ds = g.new_dataset::<i64>().create(k.as_str())?;
             ds.write_scalar(&i)?;
             ds
-        } else if let Some(f) = v.as_f64() {
+        } else if let Some(f) = v.as_f64().or(v.is_null().then_some(f64::NAN)) {
+            // JSON has no NaN: serde_json writes "no data" (e.g. the latency of an empty window) as null.
             let ds = g.new_dataset::<f64>().create(k.as_str())?;
             ds.write_scalar(&f)?;
             ds

@@ -116,12 +116,97 @@ pub fn prepare_path(path: &Path) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Stops a run (through [`Progress::stop`]) on SIGINT or SIGTERM, and exits at once on a second one.
-/// Dropping it stops listening.
+/// The name a file is written under until it is complete: `FILE.partial`, in the same directory (so
+/// that the final rename is atomic and never crosses file systems).
+pub fn partial_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".partial");
+    path.with_file_name(name)
+}
+
+/// An output file written under [`partial_path`] and renamed over its final path only by
+/// [`Staged::commit`]: until then an existing file at the final path is never touched, and a run
+/// that fails or is dropped removes its partial file. Readers holding the old file keep reading the
+/// old file (a rename replaces the name, not the contents under their feet).
+#[derive(Debug)]
+pub struct Staged {
+    dest: PathBuf,
+    tmp: PathBuf,
+    keep: bool,
+}
+
+impl Staged {
+    /// Check that `dest` can be written (its directory is created; the partial file is created
+    /// empty), or say why (bad input, exit 2).
+    pub fn new(dest: &Path) -> Result<Self, ConfigError> {
+        prepare_path(dest)?;
+        let tmp = partial_path(dest);
+        std::fs::File::create(&tmp).map_err(|e| {
+            ConfigError::value("--output", dest.display(), format!("a path in a writable directory: {e}"))
+        })?;
+        Ok(Staged { dest: dest.to_path_buf(), tmp, keep: false })
+    }
+
+    /// Where to write now.
+    pub fn tmp(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// The final path.
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Move the finished file into place (atomically replacing any file there).
+    pub fn commit(mut self) -> std::io::Result<()> {
+        self.keep = true;
+        std::fs::rename(&self.tmp, &self.dest)
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Write `bytes` to `path` atomically: a partial file in the same directory, synced, then renamed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = partial_path(path);
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Value of [`Progress::stop`] that stops a run because its output failed (a signal stores 1).
+pub const STOP_IO_ERROR: u64 = 2;
+
+/// Stops a run (through [`Progress::stop`]) on SIGINT or SIGTERM, and exits at once on a second one,
+/// or on the first one while the model is still being built (nothing simulated yet, so nothing to
+/// save: setup of a large faulty network can take longer than Slurm's grace period). Before exiting
+/// it removes the partial file registered with [`StopOnSignal::discard_on_exit`]. Dropping it stops
+/// listening.
 pub struct StopOnSignal {
     handle: signal_hook::iterator::Handle,
     thread: Option<std::thread::JoinHandle<()>>,
     caught: Arc<AtomicI32>,
+    partial: Arc<std::sync::Mutex<Option<PathBuf>>>,
+}
+
+/// Print a line on stderr, ignoring a closed stderr (a message must never turn into a panic).
+pub fn note(msg: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{msg}");
 }
 
 impl StopOnSignal {
@@ -132,23 +217,48 @@ impl StopOnSignal {
             signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).context("installing signal handlers")?;
         let handle = signals.handle();
         let caught = Arc::new(AtomicI32::new(0));
-        let c = caught.clone();
+        let partial: Arc<std::sync::Mutex<Option<PathBuf>>> = Arc::default();
+        let (c, part) = (caught.clone(), partial.clone());
         let thread = std::thread::spawn(move || {
             for sig in signals.forever() {
                 let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
-                if c.swap(sig, Ordering::SeqCst) == 0 {
+                let first = c.swap(sig, Ordering::SeqCst) == 0;
+                // No window finished yet: the model is still being built (or the first window runs).
+                let setup = progress.cycle.load(Ordering::SeqCst) == 0;
+                if first && !setup {
                     progress.stop.store(1, Ordering::SeqCst);
-                    eprintln!(
+                    note(&format!(
                         "hxsim: {name} received: stopping at the next window and writing what was gathered \
                          (send it again to exit at once)"
-                    );
-                } else {
-                    eprintln!("hxsim: second {name}: exiting now");
-                    std::process::exit(128 + sig);
+                    ));
+                    continue;
                 }
+                let left = part.lock().ok().and_then(|mut p| p.take());
+                if let Some(p) = &left {
+                    let _ = std::fs::remove_file(p);
+                }
+                note(&format!(
+                    "hxsim: {}{name}: exiting now{}",
+                    if first { "" } else { "second " },
+                    match (&left, setup) {
+                        (_, true) =>
+                            " (nothing simulated yet; no results file written, any existing file left as it was)",
+                        (Some(_), false) =>
+                            " (the unfinished results file was removed; any existing file left as it was)",
+                        (None, false) => "",
+                    }
+                ));
+                std::process::exit(128 + sig);
             }
         });
-        Ok(StopOnSignal { handle, thread: Some(thread), caught })
+        Ok(StopOnSignal { handle, thread: Some(thread), caught, partial })
+    }
+
+    /// Remove `path` if the process has to exit at once (setup or a second signal).
+    pub fn discard_on_exit(&self, path: Option<&Path>) {
+        if let Ok(mut p) = self.partial.lock() {
+            *p = path.map(Path::to_path_buf);
+        }
     }
 
     /// The signal that stopped the run, if any.
@@ -178,10 +288,37 @@ pub fn signal_name(sig: i32) -> String {
     }
 }
 
-/// `hxsim run`: simulate, print the summary, and (unless `output` is `None`) write the results file,
-/// streaming the time series while the run goes on. Returns the exit code: 0 when complete,
-/// 128 + signal when stopped by a signal.
-pub fn run_command(cfg: &Config, threads: usize, json: bool, quiet: bool, output: Option<&Path>) -> Result<u8> {
+/// Where `hxsim run` writes besides stdout.
+#[derive(Debug, Default, Clone)]
+pub struct RunOutputs {
+    /// The HDF5 results file (`None`: `--no-output`).
+    pub h5: Option<PathBuf>,
+    /// `--json-out`: the JSON record of the run (see [`json_record`]).
+    pub json: Option<PathBuf>,
+}
+
+/// The JSON record `--json-out` writes: what identifies the run (`name`, `seed`, `complete`,
+/// `status`), the summary's keys, and the full config, so that `hxsim merge` can tell points apart
+/// and find the ones that did not complete.
+pub fn json_record(cfg: &Config, summary: &crate::metrics::Summary, complete: bool, status: &str) -> String {
+    let mut m = serde_json::Map::new();
+    m.insert("name".into(), cfg.name.clone().into());
+    m.insert("seed".into(), cfg.seed.into());
+    m.insert("complete".into(), complete.into());
+    m.insert("status".into(), status.into());
+    if let Ok(serde_json::Value::Object(s)) = serde_json::to_value(summary) {
+        m.extend(s);
+    }
+    m.insert("config".into(), serde_json::to_value(cfg).unwrap_or_default());
+    serde_json::Value::Object(m).to_string() + "\n"
+}
+
+/// `hxsim run`: simulate, print the summary, and (unless `outputs.h5` is `None`) write the results
+/// file, streaming the time series while the run goes on. Files are written under
+/// [`partial_path`] and moved into place at the end, so an existing file is replaced only by a
+/// finished (or validly interrupted) one. Returns the exit code: 0 when complete, 128 + signal when
+/// stopped by a signal, 1 (with the summary printed anyway) when an output could not be written.
+pub fn run_command(cfg: &Config, threads: usize, json: bool, quiet: bool, outputs: &RunOutputs) -> Result<u8> {
     // One process, or every rank of the MPI world this process was started into: rank 0 prints and
     // writes the one results file; the other ranks simulate their partitions and stay silent.
     let world = World::from_env()?;
@@ -190,7 +327,21 @@ pub fn run_command(cfg: &Config, threads: usize, json: bool, quiet: bool, output
     let progress = Arc::new(Progress::default());
     let signals = StopOnSignal::install(progress.clone())?;
     let opts = RunOptions { threads };
-    let Some(path) = output.filter(|_| root) else {
+    if root {
+        warn_threads(threads);
+    }
+    // Checked before anything runs: a path that cannot be written is bad input.
+    let staged_json = match outputs.json.as_deref().filter(|_| root) {
+        Some(p) => {
+            let s = Staged::new(p)?;
+            if outputs.h5.as_deref().is_some_and(|h| same_file(h, p)) {
+                return Err(ConfigError::value("--json-out", p.display(), "a different file than --output").into());
+            }
+            Some(s)
+        }
+        None => None,
+    };
+    let Some(path) = outputs.h5.as_deref().filter(|_| root) else {
         let res = match cli::run_with_progress_on(&world, cfg, &opts, quiet, progress, None) {
             Ok(Some(res)) => res,
             Ok(None) => return Ok(0),
@@ -198,19 +349,29 @@ pub fn run_command(cfg: &Config, threads: usize, json: bool, quiet: bool, output
             Err(e) if !root => return Ok(cli::exit_code(&e.into())),
             Err(e) => return Err(e.into()),
         };
+        let status = status_of(&res, signals.caught());
+        let io = staged_json.map(|s| commit_json(s, cfg, &res, &status)).transpose().err();
         cli::print_summary_with(cfg, &res.summary, layout, json)?;
-        return Ok(exit_status(res.complete, signals.caught()));
+        return finish_code(io, exit_status(res.complete, signals.caught()));
     };
-    prepare_path(path)?;
-    let file = hdf5::create_file(path)?;
+    let staged = Staged::new(path)?;
+    signals.discard_on_exit(Some(staged.tmp()));
+    let file = hdf5::create_file(staged.tmp())?;
     hdf5::write_header(&file, cfg, &hdf5::RunMeta { ranks, ..hdf5::RunMeta::now(threads) })?;
     let mut ts = hdf5::Timeseries::create(&file, cfg)?;
     file.flush()?;
     let (result, streamed) = if ranks == 1 {
         let (tx, rx) = crossbeam::channel::unbounded();
         std::thread::scope(|s| {
-            let writer = s.spawn(|| hdf5::stream_timeseries(rx, threads as u32, &mut ts, &file, FLUSH_EVERY));
-            let result = cli::run_with_progress_observed(cfg, &opts, quiet, progress, Some(tx));
+            let writer = s.spawn(|| {
+                let r = hdf5::stream_timeseries(rx, threads as u32, &mut ts, &file, FLUSH_EVERY);
+                if r.is_err() {
+                    // The file cannot be completed: stop the run at the next window, not at its end.
+                    progress.stop.store(STOP_IO_ERROR, Ordering::SeqCst);
+                }
+                r
+            });
+            let result = cli::run_with_progress_observed(cfg, &opts, quiet, progress.clone(), Some(tx));
             let streamed = writer.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the time-series writer panicked")));
             (result, streamed)
         })
@@ -224,37 +385,104 @@ pub fn run_command(cfg: &Config, threads: usize, json: bool, quiet: bool, output
     let res = match result {
         Ok(res) => res,
         Err(e @ SimError::Config(_)) => {
-            // Bad input found while building the model: nothing ran, so leave no file behind.
-            drop(ts);
-            drop(file);
-            let _ = std::fs::remove_file(path);
+            // Bad input found while building the model: nothing ran; dropping `staged` removes the
+            // partial file and leaves any existing file alone.
             return Err(e.into());
         }
         Err(e) => {
-            hdf5::set_str_attr(&file, "error", &e.to_string())?;
-            hdf5::finish(&file, false, &format!("failed: {e}"))?;
-            file.flush()?;
-            eprintln!("hxsim: partial results written to {}", path.display());
+            // The run failed: an existing file at the path stays as it was; a new path gets the
+            // partial results with the error.
+            let written = (|| {
+                hdf5::set_str_attr(&file, "error", &e.to_string())?;
+                hdf5::finish(&file, false, &format!("failed: {e}"))?;
+                file.flush()?;
+                anyhow::Ok(())
+            })();
+            drop(ts);
+            drop(file);
+            if written.is_ok() && !staged.dest().exists() && staged.commit().is_ok() {
+                note(&format!("hxsim: partial results written to {}", path.display()));
+            }
             return Err(e.into());
         }
     };
-    streamed.with_context(|| format!("writing the time series to {}", path.display()))?;
-    hdf5::write_results(&file, cfg, &res, &mut ts)?;
-    let status = match (res.complete, signals.caught()) {
+    let status = status_of(&res, signals.caught());
+    let written = streamed.with_context(|| format!("writing the time series to {}", path.display())).and_then(|()| {
+        hdf5::write_results(&file, cfg, &res, &mut ts)?;
+        hdf5::finish(&file, res.complete, &status)?;
+        file.flush()?;
+        drop(ts);
+        drop(file);
+        signals.discard_on_exit(None);
+        staged.commit().with_context(|| format!("moving the results file into place at {}", path.display()))
+    });
+    let io = written.err().or_else(|| staged_json.map(|s| commit_json(s, cfg, &res, &status)).transpose().err());
+    cli::print_summary_with(cfg, &res.summary, layout, json)?;
+    if io.is_none() {
+        if json {
+            note(&format!("results: {}", path.display()));
+        } else {
+            cli::out(&format!("  {:<18} {}\n", "results", path.display()))?;
+        }
+    }
+    finish_code(io, exit_status(res.complete, signals.caught()))
+}
+
+/// Whether `a` and `b` name the same file (or would: same absolute path before either exists).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let abs = |p: &Path| {
+        let p = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        match (p.parent().and_then(|d| d.canonicalize().ok()), p.file_name()) {
+            (Some(d), Some(n)) => d.join(n),
+            _ => p,
+        }
+    };
+    abs(a) == abs(b)
+}
+
+fn status_of(res: &crate::sim::RunResult, caught: Option<i32>) -> String {
+    match (res.complete, caught) {
         (true, _) => "complete".to_string(),
         (false, Some(sig)) => format!("interrupted by {} at cycle {}", signal_name(sig), res.summary.cycles),
         (false, None) => format!("interrupted at cycle {}", res.summary.cycles),
-    };
-    hdf5::finish(&file, res.complete, &status)?;
-    file.flush()?;
-    drop(file);
-    cli::print_summary_with(cfg, &res.summary, layout, json)?;
-    if json {
-        eprintln!("results: {}", path.display());
-    } else {
-        println!("  {:<18} {}", "results", path.display());
     }
-    Ok(exit_status(res.complete, signals.caught()))
+}
+
+fn commit_json(s: Staged, cfg: &Config, res: &crate::sim::RunResult, status: &str) -> Result<()> {
+    use std::io::Write;
+    let dest = s.dest().to_path_buf();
+    (|| {
+        let mut f = std::fs::File::create(s.tmp())?;
+        f.write_all(json_record(cfg, &res.summary, res.complete, status).as_bytes())?;
+        f.sync_all()?;
+        s.commit()
+    })()
+    .with_context(|| format!("writing the JSON summary to {}", dest.display()))
+}
+
+/// Exit code 1 with the I/O error reported (after the summary was printed), else `code`.
+fn finish_code(io: Option<anyhow::Error>, code: u8) -> Result<u8> {
+    match io {
+        Some(e) => {
+            note(&format!("error: {e:#}"));
+            note("hxsim: the run stopped because its results could not be written; the summary above is all it kept (any existing results file was left as it was)");
+            Ok(1)
+        }
+        None => Ok(code),
+    }
+}
+
+/// Warn when more threads than cores are asked for: each partition spins at window ends, so
+/// oversubscribed threads wait for each other's time slices (a run can be 100x slower).
+pub fn warn_threads(threads: usize) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads > cores {
+        note(&format!(
+            "warning: --threads {threads} is more than the {cores} cores this process may use; partitions wait \
+             for each other at every window, so the run will be much slower than with --threads {cores} (results \
+             are the same)"
+        ));
+    }
 }
 
 /// 0 for a complete run, 128 + signal for one stopped by a signal, 1 otherwise.

@@ -4,7 +4,7 @@
 //! port numbering (down, then up), the servers on the leaves and the closed-form distances are
 //! HyperZ's. Routings: `nca` (nearest-common-ancestor up/down) and `dmodk` (D-mod-K).
 
-use super::hyperz::{check_size, config_error, counts, HyperZ};
+use super::hyperz::{check_size, config_error, counts, router_ports, HyperZ};
 use super::registry::TopologySpec;
 use super::Topology;
 use crate::config::ConfigError;
@@ -45,5 +45,8 @@ impl TopologySpec for FatTreeConfig {
     }
     fn size(&self) -> (u128, u128) {
         counts(&[], &self.zones, &self.roots)
+    }
+    fn router_ports(&self) -> u128 {
+        router_ports(&[], &self.zones, &self.roots, &self.internal_links, 0)
     }
 }

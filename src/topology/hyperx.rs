@@ -87,6 +87,11 @@ impl TopologySpec for HyperXConfig {
         let switches: u128 = self.sides.iter().map(|&s| s as u128).product();
         (switches, switches * self.servers_per_switch as u128)
     }
+    fn router_ports(&self) -> u128 {
+        let trunk = self.trunking();
+        let per: u128 = self.sides.iter().zip(&trunk).map(|(&s, &k)| (s as u128).saturating_sub(1) * k as u128).sum();
+        self.size().0 * (per + self.servers_per_switch as u128)
+    }
 }
 
 /// A HyperX network, general form (sides and trunking may differ per dimension).

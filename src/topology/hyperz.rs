@@ -926,6 +926,24 @@ pub(super) fn counts(sides: &[usize], zones: &[usize], roots: &[usize]) -> (u128
     (switches, servers)
 }
 
+/// Router ports summed over all switches from the parameters alone (SPEC §1 radix per level), with
+/// `side` side ports per switch (an upper bound when they differ per level); saturating.
+pub(super) fn router_ports(sides: &[usize], zones: &[usize], roots: &[usize], internal: &[usize], side: u128) -> u128 {
+    let nz: u128 = sides.iter().map(|&s| s as u128).product();
+    let h = zones.len();
+    let g = |i: usize| internal.get(i).copied().unwrap_or(1).max(1) as u128;
+    let r = |i: usize| if i == 0 { 1 } else { roots.get(i - 1).copied().unwrap_or(1).max(1) as u128 };
+    let mut total = 0u128;
+    for i in 1..=h {
+        let above: u128 = zones[i..].iter().map(|&z| z as u128).product();
+        let n = nz.saturating_mul(r(i)).saturating_mul(above);
+        let up = if i < h { (r(i + 1) / r(i)).max(1) * g(i) } else { 0 };
+        let radix = zones[i - 1] as u128 * g(i - 1) + up + side;
+        total = total.saturating_add(n.saturating_mul(radix));
+    }
+    total
+}
+
 /// Refuse networks beyond the simulator's id ranges before building them.
 pub(super) fn check_size(sides: &[usize], zones: &[usize], roots: &[usize]) -> Result<(), ConfigError> {
     let (switches, servers) = counts(sides, zones, roots);
@@ -992,6 +1010,18 @@ impl TopologySpec for HyperZConfig {
     }
     fn size(&self) -> (u128, u128) {
         counts(&self.sides, &self.zones, &self.roots)
+    }
+    fn router_ports(&self) -> u128 {
+        let side = match &self.side_links {
+            SideLinks::Uniform(q) => self.sides.iter().map(|&s| (*q * s.saturating_sub(1)) as u128).sum(),
+            SideLinks::PerDim(q) => self.sides.iter().zip(q).map(|(&s, &q)| (q * s.saturating_sub(1)) as u128).sum(),
+            SideLinks::PerLevel(m) => m
+                .iter()
+                .flat_map(|row| self.sides.iter().zip(row).map(|(&s, &q)| (q * s.saturating_sub(1)) as u128))
+                .max()
+                .unwrap_or(0),
+        };
+        router_ports(&self.sides, &self.zones, &self.roots, &self.internal_links, side)
     }
 }
 

@@ -15,12 +15,15 @@ pub trait TopologySpec {
     fn build(&self) -> Result<Arc<dyn Topology>, ConfigError>;
     /// Number of switches and of servers, computed without building (for size checks).
     fn size(&self) -> (u128, u128);
+    /// Router ports (servers plus switch-to-switch ports) summed over all switches, computed
+    /// without building (for the memory estimate).
+    fn router_ports(&self) -> u128;
 }
 
 macro_rules! registry {
     ($($name:literal => $variant:ident($spec:ty),)*) => {
         /// `[topology]`: a family chosen by `kind`, with that family's keys (unknown keys are errors).
-        #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+        #[derive(Debug, Clone, Serialize, PartialEq)]
         #[serde(tag = "kind")]
         pub enum TopologyConfig {
             $(
@@ -39,6 +42,17 @@ macro_rules! registry {
                     $(TopologyConfig::$variant(s) => s,)*
                 }
             }
+            /// Read the family's keys from `table` (without `kind`); errors name the key.
+            fn from_table(kind: &str, table: toml::Table) -> Result<Self, String> {
+                let value = toml::Value::Table(table);
+                match kind {
+                    $($name => <$spec>::deserialize(value).map(TopologyConfig::$variant).map_err(|e| e.to_string()),)*
+                    other => Err(format!(
+                        "unknown topology kind `{other}`, expected one of: {}",
+                        KINDS.join(", ")
+                    )),
+                }
+            }
             /// The family name (`topology.kind`).
             pub fn kind(&self) -> &'static str {
                 match self {
@@ -55,6 +69,28 @@ registry! {
     "fattree" => FatTree(super::fattree::FatTreeConfig),
 }
 
+impl<'de> Deserialize<'de> for TopologyConfig {
+    /// `kind` picks the family (default `"hyperx"`, for configs written before other families
+    /// existed); the other keys are that family's, read with their names in every error.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut table = toml::Table::deserialize(d)?;
+        let kind = match table.remove("kind") {
+            None => "hyperx".to_string(),
+            Some(toml::Value::String(s)) => s,
+            Some(other) => return Err(D::Error::custom(format!("`topology.kind` must be a string, got {other}"))),
+        };
+        TopologyConfig::from_table(&kind, table).map_err(|e| {
+            let e = e.trim().replace('\n', " ");
+            D::Error::custom(if e.contains("topology.kind") {
+                e
+            } else {
+                format!("{e} (in `[topology]`, kind = \"{kind}\")")
+            })
+        })
+    }
+}
+
 impl TopologyConfig {
     /// See [`TopologySpec::validate`].
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -67,5 +103,9 @@ impl TopologyConfig {
     /// See [`TopologySpec::size`].
     pub fn size(&self) -> (u128, u128) {
         self.spec().size()
+    }
+    /// See [`TopologySpec::router_ports`].
+    pub fn router_ports(&self) -> u128 {
+        self.spec().router_ports()
     }
 }
