@@ -86,7 +86,9 @@ fn clipped(points: impl Iterator<Item = (f64, f64)>, y_min: f64, y_max: f64) -> 
     let mut runs: Vec<Vec<(f64, f64)>> = vec![vec![]];
     for (x, y) in points {
         if y.is_finite() && y <= y_max && y >= y_min {
-            runs.last_mut().map(|r| r.push((x, y)));
+            if let Some(r) = runs.last_mut() {
+                r.push((x, y));
+            }
         } else if runs.last().is_some_and(|r| !r.is_empty()) {
             runs.push(vec![]);
         }
@@ -246,11 +248,11 @@ pub struct Fig8Point {
 /// The radices of Fig. 8.
 pub const FIG8_RADICES: [u64; 4] = [32, 64, 128, 256];
 
-/// Fig. 8's data: for each radix and beta, `N = 2^(j/4)` for `j = 24..=4 max_log2` (a quarter
-/// octave apart), the best general HyperX and the folded Clos.
+/// Fig. 8's data: for each radix and beta, `N = 2^(j/4)` for `j = 40..=4 max_log2` (from 1024, a
+/// quarter octave apart), the best general HyperX and the folded Clos.
 pub fn fig8_points(max_log2: u32) -> Vec<Fig8Point> {
     let betas: Vec<Ratio> = PAPER_BETAS.iter().filter_map(|b| b.parse().ok()).collect();
-    let sizes: Vec<u64> = (24..=4 * max_log2).map(|j| 2f64.powf(j as f64 / 4.0).round() as u64).collect();
+    let sizes: Vec<u64> = (40..=4 * max_log2).map(|j| 2f64.powf(j as f64 / 4.0).round() as u64).collect();
     let mut jobs: Vec<(u64, Ratio, u64)> = Vec::new();
     for &r in &FIG8_RADICES {
         for &b in &betas {
@@ -268,7 +270,7 @@ pub fn fig8_points(max_log2: u32) -> Vec<Fig8Point> {
                 dims: None,
                 top: 1,
             };
-            let h = hyperx::search(&p).into_iter().next();
+            let h = hyperx::search(&p).ok().and_then(|v| v.into_iter().next());
             let c = folded_clos(n, radix, b);
             Fig8Point {
                 radix,
@@ -305,9 +307,10 @@ fn draw_fig8_panel<DB: DrawingBackend>(
     let mut chart = ChartBuilder::on(area)
         .caption(format!("({letter}) radix {radix}"), (FONT, TITLE_PX).into_font().style(FontStyle::Bold))
         .margin(16)
+        .margin_right(40)
         .x_label_area_size(72)
         .y_label_area_size(96)
-        .build_cartesian_2d(x0..x1, 0.0..y1 * 1.05)
+        .build_cartesian_2d(x0..x1, 0.0..y1 * if legend { 1.4 } else { 1.05 })
         .map_err(err)?;
     chart
         .configure_mesh()
@@ -348,11 +351,10 @@ fn draw_fig8_panel<DB: DrawingBackend>(
         }
         for (j, run) in of(&|p| p.clos_switches).into_iter().enumerate() {
             for w in run.windows(2) {
-                chart.draw_series(dashes(w[0], w[1], 2).map(|d| PathElement::new(d, thin))).map_err(err)?;
+                chart.draw_series(dashes(w[0], w[1], 3).map(|d| PathElement::new(d, thin))).map_err(err)?;
             }
-            let s = chart
-                .draw_series(run.iter().map(|&q| EmptyElement::at(q) + Rectangle::new([(-3, -3), (3, 3)], c.filled())))
-                .map_err(err)?;
+            // An empty series, for the legend entry.
+            let s = chart.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>()).map_err(err)?;
             if j == 0 && legend {
                 s.label(format!("folded Clos beta {b}")).legend(move |(x, y)| {
                     EmptyElement::at((x, y))
@@ -381,15 +383,14 @@ fn draw_fig8_all<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, points: &[Fig
     root.fill(&WHITE).map_err(err)?;
     let areas = root.split_evenly((2, 2));
     for (i, (area, &r)) in areas.iter().zip(FIG8_RADICES.iter()).enumerate() {
-        draw_fig8_panel(area, points, r, (b'a' + i as u8) as char, i == 0)?;
+        draw_fig8_panel(area, points, r, (b'a' + i as u8) as char, i == 1)?;
     }
     root.present().map_err(err)?;
     Ok(())
 }
 
 /// Draw Fig. 8 from `points` into `out` (`.svg` or `.png`): four panels (radix 32, 64, 128, 256),
-/// switches per endpoint against `log2 N`; HyperX solid, folded Clos dashed with square markers,
-/// one colour per beta.
+/// switches per endpoint against `log2 N`; HyperX solid, folded Clos dashed, one colour per beta.
 pub fn draw_fig8(points: &[Fig8Point], out: &Path) -> Result<()> {
     register_fonts()?;
     let size = (1600, 1300);

@@ -20,6 +20,12 @@
 //!   dimensions, `T * prod_rest S_j <= ((b + m) / (m + 1))^(m + 1)` (arithmetic-geometric mean), so
 //!   a prefix whose product times that bound is below `N` cannot be completed.
 //!
+//! The regular designs are searched first (a few thousand shapes at most): they are general designs
+//! too, so the best of them is the first incumbent of the general search. A general search that
+//! would visit more than [`SHAPE_LIMIT`] partial shapes stops with [`TooLarge`] instead of
+//! answering (huge `N` for the radix, e.g. `N = 2^40` on radix 256); the paper's cases visit far
+//! fewer and take milliseconds.
+//!
 //! For a complete shape `S` the trunking and `T` are not enumerated one by one: constraint (3)
 //! gives the smallest `T`, `T_lo = ceil(N / P)`, and constraint (4) at `T_lo` the smallest
 //! trunking, `K_k = max(1, ceil(2 B T_lo / S_k))`. Any other feasible `(K', T')` for the same shape
@@ -205,6 +211,9 @@ impl Best {
     }
 
     fn offer(&mut self, d: Design) {
+        if self.list.contains(&d) {
+            return;
+        }
         let at = self.list.partition_point(|x| x.rank_key() <= d.rank_key());
         if at < self.cap {
             self.list.insert(at, d);
@@ -218,32 +227,58 @@ struct Search<'a> {
     best: Best,
     /// Smallest `K_k` any dimension can have.
     k_min: u64,
+    /// Partial shapes visited, against [`SHAPE_LIMIT`].
+    visited: u64,
 }
+
+/// Most partial shapes one general search visits before giving up with [`TooLarge`] (about a
+/// second in a release build).
+pub const SHAPE_LIMIT: u64 = 20_000_000;
+
+/// A general search that would visit more than [`SHAPE_LIMIT`] partial shapes: a huge `N` for
+/// the radix, where no incumbent bound (8) is found early. Restricting `L` or asking for a regular
+/// design makes it small.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge;
 
 /// The best `p.top` designs of problem `p`, best first (ranking in the module doc). Empty when no
 /// HyperX meets the constraints.
-pub fn search(p: &Problem) -> Vec<Design> {
-    let mut s = Search { p, best: Best { cap: p.top.max(1), list: Vec::new() }, k_min: p.trunking.unwrap_or(1) };
-    let dims = match p.dims {
-        Some(l) => l..=l,
-        None => 1..=p.radix.saturating_sub(1),
-    };
-    for l in dims {
-        // Constraint (8) with S_k >= 2, and (2) with S_k >= 2, K_k >= 1, T >= T_min.
-        let o = s.best.bound();
-        if l >= 64 || 1u64 << l > o || s.t_min() + l * s.k_min > p.radix {
-            break;
-        }
-        let mut prefix = Vec::with_capacity(l as usize);
-        match p.family {
-            Family::General => s.shapes(l as usize, &mut prefix, 1, 0, 2),
-            Family::Regular => s.regular(l as usize),
-        }
+pub fn search(p: &Problem) -> Result<Vec<Design>, TooLarge> {
+    let mut s =
+        Search { p, best: Best { cap: p.top.max(1), list: Vec::new() }, k_min: p.trunking.unwrap_or(1), visited: 0 };
+    // Regular designs first (a few thousand shapes at most): they are general designs too, and
+    // the incumbent they give prunes the general search from its start.
+    s.each_dims(Family::Regular);
+    if p.family == Family::General {
+        s.each_dims(Family::General);
     }
-    s.best.list
+    if s.visited > SHAPE_LIMIT {
+        return Err(TooLarge);
+    }
+    Ok(s.best.list)
 }
 
 impl Search<'_> {
+    fn each_dims(&mut self, family: Family) {
+        let p = self.p;
+        let dims = match p.dims {
+            Some(l) => l..=l,
+            None => 1..=p.radix.saturating_sub(1),
+        };
+        for l in dims {
+            // Constraint (8) with S_k >= 2, and (2) with S_k >= 2, K_k >= 1, T >= T_min.
+            let o = self.best.bound();
+            if l >= 64 || 1u64 << l > o || self.t_min() + l * self.k_min > p.radix || self.visited > SHAPE_LIMIT {
+                break;
+            }
+            let mut prefix = Vec::with_capacity(l as usize);
+            match family {
+                Family::General => self.shapes(l as usize, &mut prefix, 1, 0, 2),
+                Family::Regular => self.regular(l as usize),
+            }
+        }
+    }
+
     /// `T_min` of constraint (9).
     fn t_min(&self) -> u64 {
         match self.best.bound() {
@@ -264,6 +299,10 @@ impl Search<'_> {
     /// Choose `S_k` for `k = prefix.len()` and the dimensions after it, `S_k >= lo` (6).
     fn shapes(&mut self, l: usize, prefix: &mut Vec<u64>, prod: u128, used: u64, lo: u64) {
         let k = prefix.len();
+        self.visited += 1;
+        if self.visited > SHAPE_LIMIT {
+            return;
+        }
         if k == l {
             self.complete(prefix);
             return;
@@ -337,6 +376,10 @@ impl Search<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn search_ok(p: &Problem) -> Vec<Design> {
+        search(p).expect("small search")
+    }
 
     fn problem(n: u64, r: u64, b: &str, family: Family) -> Problem {
         Problem { endpoints: n, radix: r, bisection: b.parse().unwrap(), family, trunking: None, dims: None, top: 1 }
@@ -437,7 +480,7 @@ mod tests {
                             p.trunking = trunking;
                             p.dims = dims;
                             p.top = 6;
-                            let fast = search(&p);
+                            let fast = search_ok(&p);
                             let slow = brute_force(&p);
                             assert_eq!(fast, slow, "{p:?}");
                             checked += fast.len();
@@ -447,5 +490,164 @@ mod tests {
             }
         }
         assert!(checked > 1000, "the grid must hold many feasible designs, found {checked}");
+    }
+
+    fn paper(b: &str, family: Family) -> Problem {
+        problem(1 << 17, 128, b, family)
+    }
+
+    /// Ahn et al., SC09, Table 1 (`N = 2^17`, `R = 128`): the paper's general designs, each
+    /// `(B, S, K, T as printed)`.
+    const TABLE1_GENERAL: [(&str, [u64; 3], [u64; 3], u64); 4] = [
+        ("0.125", [5, 19, 19], [4, 1, 1], 76),
+        ("0.25", [3, 27, 30], [9, 1, 1], 54),
+        ("0.5", [3, 35, 36], [12, 1, 1], 35),
+        ("1", [5, 38, 38], [8, 1, 1], 19),
+    ];
+
+    /// Table 1's regular designs, `(B, L, S, K, T as printed)`.
+    const TABLE1_REGULAR: [(&str, usize, u64, u64, u64); 4] =
+        [("0.125", 4, 7, 2, 55), ("0.25", 3, 14, 2, 48), ("0.5", 3, 16, 2, 32), ("1", 4, 10, 3, 14)];
+
+    #[test]
+    fn table1_general_designs() {
+        for (b, sides, trunking, t) in TABLE1_GENERAL {
+            let p = paper(b, Family::General);
+            // The paper's design meets every constraint as printed ...
+            assert_eq!(check(&p, &sides, &trunking, t), Ok(()), "B = {b}");
+            // ... and the search finds it (no design with fewer switches exists).
+            let best = &search_ok(&p)[0];
+            assert_eq!(best.sides, sides, "B = {b}");
+            assert_eq!(best.trunking, trunking, "B = {b}");
+            assert_eq!(best.switches(), sides.iter().product::<u64>());
+            let (lo, hi) = (best.servers_per_switch, best.servers_per_switch_max);
+            assert!((lo..=hi).contains(&t), "B = {b}: the paper's T = {t} is in the range {lo}..{hi}");
+            // Every T of the range is feasible and the ones just outside are not.
+            for x in lo..=hi {
+                assert_eq!(check(&p, &sides, &trunking, x), Ok(()));
+            }
+            assert!(check(&p, &sides, &trunking, lo - 1).is_err());
+            assert!(check(&p, &sides, &trunking, hi + 1).is_err());
+        }
+        // The issue's note: for the first design every T from 73 to 76 fits, and the paper prints 76.
+        let first = &search_ok(&paper("0.125", Family::General))[0];
+        assert_eq!((first.servers_per_switch, first.servers_per_switch_max), (73, 76));
+    }
+
+    #[test]
+    fn table1_general_switch_counts_and_ties() {
+        let counts: Vec<u64> =
+            ["0.125", "0.25", "0.5", "1"].iter().map(|b| search_ok(&paper(b, Family::General))[0].switches()).collect();
+        assert_eq!(counts, [1805, 2430, 3780, 7220]);
+        // At B = 1 another shape also has 7220 switches in 3 dimensions; the paper's has fewer links.
+        let mut p = paper("1", Family::General);
+        p.top = 2;
+        let two = search_ok(&p);
+        assert_eq!(two[1].sides, [10, 19, 38]);
+        assert_eq!(two[1].trunking, [4, 2, 1]);
+        assert_eq!(check(&p, &two[1].sides, &two[1].trunking, 19), Ok(()));
+        assert_eq!(two[0].switches(), two[1].switches());
+        assert!(two[0].links() < two[1].links());
+    }
+
+    #[test]
+    fn table1_regular_designs() {
+        for (b, l, s, k, t) in TABLE1_REGULAR {
+            let p = paper(b, Family::Regular);
+            assert_eq!(check(&p, &vec![s; l], &vec![k; l], t), Ok(()), "B = {b}");
+            let best = &search_ok(&p)[0];
+            assert_eq!(best.sides, vec![s; l], "B = {b}");
+            assert_eq!(best.trunking, vec![k; l], "B = {b}");
+            assert!((best.servers_per_switch..=best.servers_per_switch_max).contains(&t));
+        }
+        // The paper prints the smallest T for the first regular design.
+        assert_eq!(search_ok(&paper("0.125", Family::Regular))[0].servers_per_switch, 55);
+    }
+
+    #[test]
+    fn flattened_butterfly_section_3_2() {
+        // A regular HyperX with K = 2 at full bisection: L = 4, S = 11, T = 9, 14,641 switches.
+        let mut p = paper("1", Family::Regular);
+        p.trunking = Some(2);
+        let best = &search_ok(&p)[0];
+        assert_eq!((best.dims(), best.sides[0], best.servers_per_switch), (4, 11, 9));
+        assert_eq!(best.switches(), 14641);
+        // With T = S as well it would need 11^5 = 161,051 endpoints, 29,979 more than N.
+        assert_eq!(11u64.pow(5) - (1 << 17), 29979);
+    }
+
+    #[test]
+    fn general_beats_regular_by_8_to_28_percent() {
+        let savings: Vec<f64> = ["0.125", "0.25", "0.5", "1"]
+            .iter()
+            .map(|b| {
+                let g = search_ok(&paper(b, Family::General))[0].switches() as f64;
+                let r = search_ok(&paper(b, Family::Regular))[0].switches() as f64;
+                100.0 * (r - g) / r
+            })
+            .collect();
+        let lo = savings.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = savings.iter().copied().fold(0.0, f64::max);
+        assert_eq!((lo.round(), hi.round()), (8.0, 28.0), "{savings:?}");
+        // "The best results were always three dimensional in the general case, whereas the best
+        // regular designs were four dimensional in two cases."
+        let dims = |f| ["0.125", "0.25", "0.5", "1"].map(|b| search_ok(&paper(b, f))[0].dims());
+        assert_eq!(dims(Family::General), [3, 3, 3, 3]);
+        assert_eq!(dims(Family::Regular).iter().filter(|&&l| l == 4).count(), 2);
+    }
+
+    #[test]
+    fn two_dimensions_without_trunking_cannot_reach_2_17_endpoints() {
+        // Fig. 4: L = 2, K = 1, R = 128, N = 2^17 has no solution, regular or not, whatever the
+        // bisection asked for.
+        for b in ["0.001", "0.125", "0.5", "1"] {
+            for family in [Family::Regular, Family::General] {
+                let mut p = paper(b, family);
+                p.dims = Some(2);
+                p.trunking = Some(1);
+                assert!(search_ok(&p).is_empty(), "B = {b} {family:?}");
+            }
+        }
+        // ... while three dimensions do (Fig. 5).
+        let mut p = paper("0.5", Family::Regular);
+        p.dims = Some(3);
+        p.trunking = Some(1);
+        assert!(!search_ok(&p).is_empty());
+    }
+
+    #[test]
+    fn table1_cases_list_ten_designs_within_seconds() {
+        let start = std::time::Instant::now();
+        for b in ["0.125", "0.25", "0.5", "1"] {
+            for f in [Family::General, Family::Regular] {
+                let mut p = paper(b, f);
+                p.top = 10;
+                assert_eq!(search_ok(&p).len(), 10);
+            }
+        }
+        assert!(start.elapsed().as_secs_f64() < 20.0, "{:?}", start.elapsed());
+    }
+
+    #[test]
+    fn design_metrics() {
+        // SurePath Table 3's 8x8x8 HyperX: diameter 3, average distance 2.625 (as hxsim analyze).
+        let d =
+            Design { sides: vec![8, 8, 8], trunking: vec![1, 1, 1], servers_per_switch: 8, servers_per_switch_max: 8 };
+        assert_eq!(d.diameter(), 3);
+        assert!((d.average_distance() - 2.625).abs() < 1e-12);
+        assert_eq!(d.links(), 512 * 21 / 2);
+        assert_eq!(d.beta_at(8), 0.5);
+    }
+
+    #[test]
+    fn ratios_are_exact() {
+        let r: Ratio = "0.1".parse().unwrap();
+        // 0.1 as a float is a little above 1/10: the exact test still accepts K S = 2 T / 10.
+        assert!(r.le_ratio(2, 20));
+        assert!(!r.le_ratio(19, 200));
+        assert_eq!("1/3".parse::<Ratio>().unwrap().max_t(2), 3);
+        for bad in ["0", "-1", "x", "", ".", "1/0", "0.1234567891"] {
+            assert!(bad.parse::<Ratio>().is_err(), "{bad}");
+        }
     }
 }

@@ -146,7 +146,7 @@ struct VsClosArgs {
     /// Figure file (SVG or PNG by extension).
     #[arg(long, value_name = "FILE")]
     plot: PathBuf,
-    /// Largest network size, as a power of two (N runs from 2^6 up to 2^MAX).
+    /// Largest network size, as a power of two (N runs from 2^10 up to 2^MAX).
     #[arg(long, value_name = "MAX", default_value_t = 20)]
     max_log2_endpoints: u32,
     /// Print the points as JSON lines as well.
@@ -303,8 +303,10 @@ pub fn run(args: &DesignArgs) -> Result<u8> {
         DesignCommand::Hyperx(a) => run_hyperx(a),
         DesignCommand::HyperxVsClos(a) => {
             figure_path("--plot", &a.plot)?;
-            if !(6..=30).contains(&a.max_log2_endpoints) {
-                return Err(ConfigError::value("--max-log2-endpoints", a.max_log2_endpoints, "between 6 and 30").into());
+            if !(10..=30).contains(&a.max_log2_endpoints) {
+                return Err(
+                    ConfigError::value("--max-log2-endpoints", a.max_log2_endpoints, "between 10 and 30").into()
+                );
             }
             let points = figures::fig8_points(a.max_log2_endpoints);
             if a.json {
@@ -322,12 +324,23 @@ pub fn run(args: &DesignArgs) -> Result<u8> {
 fn run_hyperx(a: &HyperxArgs) -> Result<u8> {
     let p = a.problem()?;
     let start = std::time::Instant::now();
-    let designs = hyperx::search(&p);
+    let designs = hyperx::search(&p).map_err(|_| {
+        ConfigError::value(
+            "--endpoints",
+            a.endpoints,
+            format!(
+                "the general search for this many endpoints on radix {} would visit more than {} partial shapes; \
+                 restrict it with --dims L or --regular",
+                a.radix,
+                hyperx::SHAPE_LIMIT
+            ),
+        )
+    })?;
     let seconds = start.elapsed().as_secs_f64();
     if let Some(path) = &a.plot {
         // L and K of the figure: given, or those of the best regular design.
         let regular = Problem { family: Family::Regular, top: 1, ..p.clone() };
-        let best_regular = hyperx::search(&regular).into_iter().next();
+        let best_regular = hyperx::search(&regular).ok().and_then(|v| v.into_iter().next());
         let l = a.dims.or(best_regular.as_ref().map(|d| d.dims() as u64));
         let k = p.trunking.or(best_regular.as_ref().map(|d| d.trunking[0]));
         let (Some(l), Some(k)) = (l, k) else {
