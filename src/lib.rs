@@ -10,10 +10,12 @@
 //! - [`network`]: the router/link/server model, run as engine partitions. Knows nothing of threads.
 //! - [`metrics`], [`sim`]: statistics, summaries, and building a run from a [`config::Config`].
 //! - [`output`], [`sweep`], [`plot`]: HDF5 results files, parameter sweeps, figures.
+//! - [`design`]: design-space search (the cheapest HyperX for a size, radix and bisection).
 #![warn(missing_docs)]
 
 pub mod cli;
 pub mod config;
+pub mod design;
 pub mod engine;
 pub mod merge;
 pub mod metrics;

@@ -164,6 +164,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Find a network before simulating it: the cheapest HyperX for a size, radix and bisection
+    /// (Ahn et al., SC09, section 3.1.2), its design space, and HyperX against the folded Clos.
+    Design(hxsim::design::DesignArgs),
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -243,5 +246,6 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
             cli::check_deadlock(&config, json)
         }
+        Command::Design(args) => hxsim::design::run(&args),
     }
 }

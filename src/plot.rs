@@ -35,14 +35,14 @@ pub enum Figure {
 
 /// Pixel size of one panel.
 pub const PANEL: (u32, u32) = (640, 540);
-const FONT: &str = "sans-serif";
-const TITLE_PX: u32 = 30;
-const DESC_PX: u32 = 28;
-const LABEL_PX: u32 = 24;
-const LEGEND_PX: u32 = 24;
+pub(crate) const FONT: &str = "sans-serif";
+pub(crate) const TITLE_PX: u32 = 30;
+pub(crate) const DESC_PX: u32 = 28;
+pub(crate) const LABEL_PX: u32 = 24;
+pub(crate) const LEGEND_PX: u32 = 24;
 
 /// Tableau 10 colours, distinguishable in print and by most colour-blind readers.
-const PALETTE: [RGBColor; 10] = [
+pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -85,7 +85,7 @@ pub struct Panel {
     pub y_from_zero: bool,
 }
 
-fn register_fonts() -> Result<()> {
+pub(crate) fn register_fonts() -> Result<()> {
     static ONCE: Once = Once::new();
     let mut ok = true;
     ONCE.call_once(|| {
@@ -203,14 +203,14 @@ fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Pa
 }
 
 /// `n` dashes (every other piece of `n * 2 - 1` equal pieces) along the segment from `a` to `b`.
-fn dashes(a: (f64, f64), b: (f64, f64), n: usize) -> impl Iterator<Item = Vec<(f64, f64)>> {
+pub(crate) fn dashes(a: (f64, f64), b: (f64, f64), n: usize) -> impl Iterator<Item = Vec<(f64, f64)>> {
     let k = (2 * n - 1) as f64;
     let at = move |t: f64| (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
     (0..n).map(move |i| vec![at(2.0 * i as f64 / k), at((2 * i + 1) as f64 / k)])
 }
 
 /// Tick label: at most three decimals, trailing zeros dropped; exponent notation for large values.
-fn tick(v: &f64) -> String {
+pub(crate) fn tick(v: &f64) -> String {
     let a = v.abs();
     if a >= 1e6 {
         return format!("{v:.1e}");
