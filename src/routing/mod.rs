@@ -198,6 +198,26 @@ pub fn minimal_ports(net: &Fabric, at: SwitchId, to: SwitchId, mut f: impl FnMut
         h.for_each_minimal_port(at, to, f);
         return;
     }
+    if let Some(h) = net.fault_free_hyperz() {
+        if h.for_each_minimal_port(at, to, &mut f) {
+            debug_assert!(
+                {
+                    let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                    h.for_each_minimal_port(at, to, |p| fast.push(p));
+                    minimal_ports_by_distance(net, at, to, |p| slow.push(p));
+                    fast == slow
+                },
+                "closed-form HyperZ minimal ports differ from the distance-based ones at {at} towards {to}"
+            );
+            return;
+        }
+    }
+    minimal_ports_by_distance(net, at, to, f);
+}
+
+/// [`minimal_ports`] from distances: every live port whose far end is closer to `to`.
+#[inline]
+fn minimal_ports_by_distance(net: &Fabric, at: SwitchId, to: SwitchId, mut f: impl FnMut(PortId)) {
     let here = net.distance(at, to);
     for p in 0..net.switch_ports(at) as PortId {
         if let Some((n, _)) = net.neighbour(at, p) {

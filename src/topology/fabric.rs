@@ -6,7 +6,7 @@
 //! distances are computed by BFS on what remains and stored as one byte per ordered pair, row per
 //! destination.
 
-use super::{HyperX, PortId, SwitchId, Topology, View};
+use super::{HyperX, HyperZ, PortId, SwitchId, Topology, View};
 use crate::rng::{self, Purpose};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -70,6 +70,8 @@ pub struct Fabric {
     /// The topology's HyperX view when it is one and has no faults: minimal ports and distances
     /// then come from coordinates, read without a virtual call (taken once, from [`View`]).
     fault_free_hyperx: Option<HyperX>,
+    /// Likewise for a HyperZ or fat tree without faults.
+    fault_free_hyperz: Option<HyperZ>,
 }
 
 impl Fabric {
@@ -94,6 +96,10 @@ impl Fabric {
             View::HyperX(h) if dead.is_empty() => Some(h.clone()),
             _ => None,
         };
+        let fault_free_hyperz = match topo.view() {
+            View::HyperZ(h) if dead.is_empty() => Some(h.clone()),
+            _ => None,
+        };
         let mut net = Fabric {
             topo,
             dead,
@@ -103,6 +109,7 @@ impl Fabric {
             n,
             failed_links: faults.links.len(),
             fault_free_hyperx,
+            fault_free_hyperz,
         };
         if net.is_faulty() {
             net.dist = net.all_pairs_bfs();
@@ -123,6 +130,11 @@ impl Fabric {
     #[inline]
     pub fn fault_free_hyperx(&self) -> Option<&HyperX> {
         self.fault_free_hyperx.as_ref()
+    }
+    /// The HyperZ (or fat tree) when the network is one and has no faults.
+    #[inline]
+    pub fn fault_free_hyperz(&self) -> Option<&HyperZ> {
+        self.fault_free_hyperz.as_ref()
     }
     /// Whether any link has failed.
     pub fn is_faulty(&self) -> bool {

@@ -651,6 +651,38 @@ impl HyperZ {
         let first = self.side_base[i][k] as usize + (if b < a { b } else { b - 1 }) * q;
         first as PortId..(first + q) as PortId
     }
+    /// Calls `f` with every port of `at` on a shortest path to the level-1 switch `to`, in increasing
+    /// port order, and returns true; returns false (calling nothing) where this closed form does not
+    /// apply: `to` above level 1, or a level without side links in some dimension. The minimal next
+    /// hops follow from [`Self::switch_distance`] with `lo = 1` (`r_1 = 1`): if `at`'s zone does not
+    /// hold `to`, every parent is one hop closer (the zone to reach stays the same), else the one child
+    /// whose zone holds `to` (all `g_i` links); and every side hop in an offset dimension (`|O|` falls by
+    /// one, the tree part is unchanged). This is the inner loop of minimal routing on a HyperZ.
+    #[inline]
+    pub fn for_each_minimal_port(&self, at: SwitchId, to: SwitchId, mut f: impl FnMut(PortId)) -> bool {
+        let lt = self.loc[to as usize];
+        if lt.level != 1 || !self.full_side {
+            return false;
+        }
+        let la = self.loc[at as usize];
+        let dst = self.first_server(to);
+        if self.ancestor_contains(at, dst) {
+            if let Some(r) = self.down_port_to(at, dst) {
+                r.for_each(&mut f);
+            }
+        } else {
+            self.up_ports(at).for_each(&mut f);
+        }
+        let d = self.sides.len();
+        let (ca, cb) = (&self.coord_tab[la.znode as usize * d..][..d], &self.coord_tab[lt.znode as usize * d..][..d]);
+        for (k, (&x, &y)) in ca.iter().zip(cb).enumerate() {
+            if x != y {
+                self.side_ports(at, k, y as usize).for_each(&mut f);
+            }
+        }
+        true
+    }
+
     /// All side ports of `sw` in dimension `k` (0-based): `q_ik (s_k - 1)` of them (SPEC §2.3).
     #[inline]
     pub fn side_dim_ports(&self, sw: SwitchId, k: usize) -> Range<PortId> {
