@@ -9,7 +9,7 @@ use super::{build, Candidate, RouteState, Routing};
 use crate::config::{parse_str, Config};
 use crate::sim;
 use crate::topology::hyperz::PortKind;
-use crate::topology::{Fabric, HyperZ, SwitchId, Topology, View};
+use crate::topology::{Fabric, HyperZ, SwitchId, View};
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
@@ -315,7 +315,7 @@ fn dmodk_gives_every_destination_leaf_its_own_root() {
     // reaches the top does so at one root, and distinct leaves use distinct roots.
     let (net, r) = routing_for(&tree_config(&[4, 4, 4], &[1, 4, 16], &[1, 1, 1], &["routing.algorithm=dmodk"]));
     let hz = hyperz(&net);
-    let mut root_of = vec![None; 16];
+    let mut root_of = [None; 16];
     for &s in &leaves(hz) {
         for &t in &leaves(hz) {
             if s / 4 == t / 4 || s == t {
