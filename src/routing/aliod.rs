@@ -6,17 +6,18 @@
 //! 4. else, above level 1: the shortest queue among the Down ports and the ODim side;
 //! 5. else (level 1, LCL reached): the ODim side.
 //!
-//! As router penalties (see [`super::hyperz_moves`] on idle ports): every Side(k), `k in O`, at 0 and
-//! the Up or Down ports of rules 3-4 at [`FALLBACK_PENALTY`], so an idle side hop beats every Up or
-//! Down port and otherwise the shortest queue wins (a busy non-ODim side can win on a shorter queue
-//! too, where the paper would only weigh the ODim side).
+//! As router penalties (see [`super::hyperz_moves`] on idle ports): in rules 3-4 every Side(k),
+//! `k in O`, at 0 and the Up or Down ports at [`FALLBACK_PENALTY`], so an idle side hop beats every
+//! Up or Down port and otherwise the shortest queue wins (a busy non-ODim side can win on a shorter
+//! queue too, where the paper would only weigh the ODim side); in rule 5, CLIOD's step 2 (the ODim
+//! side at 0, the others at [`idle_only_penalty`]), which keeps ALIOD and CLIOD equal at `h = 1`.
 //!
 //! ALIOD never rises above `L*` and never moves in an aligned dimension, so it is minimal; side hops
 //! happen at any level `1..=L*`, going up or down. At `h = 1` it equals CLIOD. Cyclic on one VC (SPEC
 //! §5.3): VC scheme A by default (the paper's argument, "when no idle dimension is found, the message
 //! will use ... ODim, which is known to be deadlock free", made Duato-exact), scheme B selectable.
 
-use super::hyperz_moves::{self, Here, Move, Rule, FALLBACK_PENALTY};
+use super::hyperz_moves::{self, idle_only_penalty, Here, Move, Rule, FALLBACK_PENALTY};
 use super::{RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::topology::{Fabric, HyperZ};
@@ -24,7 +25,10 @@ use std::sync::Arc;
 
 /// ALIOD's per-hop rule.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Aliod;
+pub struct Aliod {
+    /// Penalty of a non-ODim side hop in rule 5 ([`idle_only_penalty`]).
+    pub idle_only: u32,
+}
 
 impl Rule for Aliod {
     const ACYCLIC: bool = false;
@@ -38,16 +42,19 @@ impl Rule for Aliod {
             }
             return;
         }
-        here.sides(hz, 0, out);
         if here.up_phase {
+            here.sides(hz, 0, out);
             here.up(hz, FALLBACK_PENALTY, out);
         } else if here.level > 1 {
+            here.sides(hz, 0, out);
             here.down(hz, FALLBACK_PENALTY, out);
+        } else {
+            here.idle_sides_else_odim(hz, self.idle_only, out);
         }
     }
 }
 
 /// `routing.algorithm = "aliod"` over `net` (a fault-free HyperZ or fat tree).
 pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
-    hyperz_moves::build(cfg, net, "aliod", Aliod, 2)
+    hyperz_moves::build(cfg, net, "aliod", Aliod { idle_only: idle_only_penalty(cfg) }, 2)
 }

@@ -3,17 +3,18 @@
 //! dimensions or use ordered dimension routing and then routes down within the destination Z-node";
 //! SPEC §5.2 CLIOD):
 //! 1. while the LCL is not reached, Up on any up port (the router's shortest queue);
-//! 2. else, while the Z-nodes differ, Side(k) for any offset dimension `k`: every one at penalty 0, so
-//!    an idle one (router `Q = 0`) wins, ties at random, as the paper's "random among the idle ones";
-//!    with none idle the paper takes the ODim side, here the shortest queue among the offset
-//!    dimensions (the ODim side included; see [`super::hyperz_moves`] on idle ports);
+//! 2. else, while the Z-nodes differ, an idle Side(k), `k` any offset dimension, else the ODim side:
+//!    the ODim side at penalty 0, the others at a packet less one phit
+//!    ([`super::hyperz_moves::idle_only_penalty`]), so an idle one beats a busy ODim port and a busy
+//!    one wins only on a queue a whole packet shorter (the paper: never); when both are idle the
+//!    ODim side wins (the paper: random);
 //! 3. else Down.
 //!
 //! Side hops happen only at level `L*`; at `h = 1` this is the minimal part of HyperX DAL and equals
 //! ALIOD. Minimal. With one VC its channel dependency graph is cyclic (SPEC §5.3), so it runs on VC
 //! scheme A by default (VC 0: the ODim escape, VC 1: adaptive) or scheme B (`vc_policy = "hyperz-b"`).
 
-use super::hyperz_moves::{self, Here, Move, Rule};
+use super::hyperz_moves::{self, idle_only_penalty, Here, Move, Rule};
 use super::{RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::topology::{Fabric, HyperZ};
@@ -21,7 +22,10 @@ use std::sync::Arc;
 
 /// CLIOD's per-hop rule.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Cliod;
+pub struct Cliod {
+    /// Penalty of a non-ODim side hop ([`idle_only_penalty`]).
+    pub idle_only: u32,
+}
 
 impl Rule for Cliod {
     const ACYCLIC: bool = false;
@@ -30,7 +34,7 @@ impl Rule for Cliod {
         if here.up_phase {
             here.up(hz, 0, out);
         } else if here.odim.is_some() {
-            here.sides(hz, 0, out);
+            here.idle_sides_else_odim(hz, self.idle_only, out);
         } else {
             here.down(hz, 0, out);
         }
@@ -39,5 +43,5 @@ impl Rule for Cliod {
 
 /// `routing.algorithm = "cliod"` over `net` (a fault-free HyperZ or fat tree).
 pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
-    hyperz_moves::build(cfg, net, "cliod", Cliod, 2)
+    hyperz_moves::build(cfg, net, "cliod", Cliod { idle_only: idle_only_penalty(cfg) }, 2)
 }

@@ -20,15 +20,18 @@
 //! else the shortest queue among the fallback ports" becomes: preferred moves penalty 0, fallback
 //! moves [`FALLBACK_PENALTY`] (1 phit, below one packet's `Q` step). An idle preferred port then
 //! always wins, a preferred port with an equal queue wins the tie, and otherwise the shortest queue
-//! wins. Where the paper restricts the no-idle fallback to a subset (CLIOD: the ODim side only;
-//! ALIOD: Up or Down plus the ODim side), busy preferred ports still compete here by their queue:
-//! the approximation is "idle first, then shortest queue over every permitted move".
+//! wins. Where the fallback is the ODim side alone (CLIOD; ALIOD at level 1 once the LCL is
+//! reached) the other offset dimensions get [`idle_only_penalty`] instead (a packet less one
+//! phit), so they win when idle against a busy ODim port and otherwise only on a queue shorter by
+//! a whole packet. Where ALIOD's fallback is Up or Down plus the ODim side, every offset dimension
+//! stays at 0: a busy non-ODim side still competes by its queue, where the paper would leave it
+//! out (the approximation there is "idle first, then shortest queue over every permitted move").
 //!
 //! **VC schemes** (SPEC §5.3, `routing.vc_policy`):
 //! - `hyperz-a` (also the default, `ladder`): for rules with a cyclic CDG on one VC (CLIOD, ALIOD),
 //!   VC 0 is the escape: only the move ODim would make from here ([`odim_moves`]), at
-//!   [`ESCAPE_PENALTY`], so it is taken only when no adaptive VC has room; VCs `1..vcs` carry every
-//!   move of the rule. Duato's condition holds (SPEC §5.3 proof: escape channels ranked Up(l) <
+//!   [`ESCAPE_PENALTY`]; VCs `1..vcs` carry every move of the rule. The escape wins only when its
+//!   VC is emptier. Duato's condition holds (SPEC §5.3 proof: escape channels ranked Up(l) <
 //!   Side(k) < Down(l)), which `hxsim check-deadlock` verifies. Default 2 VCs. Rules that are
 //!   deadlock free on one VC (ODim, Deter, NCA, D-mod-K) use every VC for every move (an acyclic
 //!   CDG stays acyclic when its channels are copied per VC), with the same default VC count so that
@@ -52,9 +55,20 @@ pub const NAMES: [&str; 6] = ["odim", "cliod", "aliod", "deter", "nca", "dmodk"]
 /// Penalty of a fallback move: below one packet of queue (`Q` steps by the packet length), so it
 /// only breaks ties in favour of the preferred moves (see the module doc).
 pub const FALLBACK_PENALTY: u32 = 1;
-/// Penalty of scheme A's escape move (VC 0): above any `Q`, so it is taken only when no adaptive
-/// candidate has room.
-pub const ESCAPE_PENALTY: u32 = 1 << 24;
+/// Penalty of a move the paper takes only when its port is idle, against a fallback at penalty 0:
+/// one phit less than a packet, the step of the router's `Q`. An idle port (`Q = 0`) then beats a
+/// fallback port holding a packet; at equal queues the fallback wins.
+pub fn idle_only_penalty(cfg: &Config) -> u32 {
+    (cfg.packet.size_phits as u32).saturating_sub(1)
+}
+
+/// Penalty of scheme A's escape move (VC 0): above the adaptive moves' penalties but below one
+/// packet of queue, so on equal queues the adaptive VC wins, and otherwise the emptier VC does.
+/// SPEC §5.3 suggests taking VC 0 only when the adaptive VC has no room; that leaves VC 0 idle
+/// until then, and on the 1024-processor h = 2 design under transpose traffic it cost CLIOD about
+/// 3% of saturation throughput against ODim, which spreads over both VCs (0.581 vs 0.597, where
+/// ODim on one VC gives 0.586). Duato's condition does not depend on when the escape is chosen.
+pub const ESCAPE_PENALTY: u32 = 2;
 
 /// One move of a rule: a topology port and its penalty, before a VC is assigned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,6 +149,17 @@ impl Here {
     pub fn sides(&self, hz: &HyperZ, penalty: u32, out: &mut Vec<Move>) {
         for k in self.offsets(hz) {
             self.side(hz, k, penalty, out);
+        }
+    }
+
+    /// "An idle Side(k), `k in O`, else the ODim side" (SPEC §5.2 CLIOD step 2, ALIOD steps 2 and 5):
+    /// the ODim side at 0 and the other offset dimensions at [`idle_only_penalty`], so one of those
+    /// wins when it is idle and the ODim port is not, or when its queue is shorter by a whole packet.
+    #[inline]
+    pub fn idle_sides_else_odim(&self, hz: &HyperZ, idle_only: u32, out: &mut Vec<Move>) {
+        let first = self.odim;
+        for k in self.offsets(hz) {
+            self.side(hz, k, if Some(k) == first { 0 } else { idle_only }, out);
         }
     }
 }

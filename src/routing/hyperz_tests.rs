@@ -212,6 +212,8 @@ fn at_height_one_deter_is_odim_and_aliod_is_cliod() {
 fn aliod_prefers_idle_sides_over_up() {
     // Adda 2023 Table 1 via penalties: at a leaf with the LCL above and an offset dimension, ALIOD
     // offers Side(k) at 0 and every up port at the fallback penalty; VC 0 carries the ODim (up) move.
+    // At level 1 with the LCL reached (rule 5) it is CLIOD's step 2: the ODim side (dimension 0) at
+    // 0, dimension 1 at a packet (16 phits) less one.
     let (net, r) = routing_for(&hz_config(CASES[2], &["routing.algorithm=aliod"]));
     let hz = hyperz(&net);
     let (s, t) = (hz.switch_at(1, 0, 0), hz.switch_at(1, 4, 1)); // Z-node 4 = (1,1): O = {0, 1}
@@ -230,6 +232,18 @@ fn aliod_prefers_idle_sides_over_up() {
     ];
     let key = |x: &(PortKind, u8, u32, bool)| format!("{x:?}");
     let mut got = kinds.clone();
+    got.sort_by_key(key);
+    expect.sort_by_key(key);
+    assert_eq!(got, expect);
+    let t = hz.switch_at(1, 4, 0);
+    let mut v = Vec::new();
+    r.candidates(s, &RouteState { src: s, dst: t, ..Default::default() }, &mut v);
+    let mut got: Vec<_> = v.iter().map(|c| (hz.port_kind(s, c.port).unwrap(), c.vc, c.penalty, c.escape)).collect();
+    let mut expect = vec![
+        (PortKind::Side { dim: 0 }, 1, 0, false),
+        (PortKind::Side { dim: 1 }, 1, 15, false),
+        (PortKind::Side { dim: 0 }, 0, ESCAPE_PENALTY, true),
+    ];
     got.sort_by_key(key);
     expect.sort_by_key(key);
     assert_eq!(got, expect);
