@@ -8,7 +8,8 @@
 # freely. Router and packets are this simulator's defaults (SurePath Table 2: VCT, 16-phit packets),
 # not the paper's 10 Gbit/s links and 3200-bit messages, so compare orderings, not latencies.
 #
-# Takes about 8 minutes on 2 cores with the defaults (144 runs of 4000 cycles each, one at a time).
+# Takes about 7.5 minutes on an otherwise idle 2-core machine with the defaults (144 runs of 4000
+# cycles each, one at a time; 13 minutes while a build ran beside it).
 #
 # Usage: configs/hyperz-fig5-8.sh [raw.tsv]
 # Environment: HXSIM (binary, default target/release/hxsim), WARMUP, MEASURE (cycles, default
