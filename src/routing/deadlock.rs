@@ -8,8 +8,8 @@
 //! be part of a cycle, and they are left out.
 //!
 //! To find every dependency the routing can produce, the analysis explores, for every ordered pair
-//! of switches `(s, t)`, every state a packet from `s` to `t` can reach: `(switch, channel held,
-//! RouteState)`, starting from every state [`Routing::init_choices`] can produce at `s`, and
+//! of switches `(s, t)` that have servers, every state a packet from `s` to `t` can reach:
+//! `(switch, channel held, RouteState)`, starting from every state [`Routing::init_choices`] can produce at `s`, and
 //! following every candidate with [`Routing::advance`]. Along the way it records the longest route,
 //! states with no candidate (the packet could never move: reported as unroutable), and candidates
 //! on dead ports or on VCs beyond [`Routing::vcs`].
@@ -19,12 +19,17 @@
 //!   acyclic; otherwise one cycle is reported.
 //! - escape-based routings ([`Routing::escape_based`]: SurePath, DAL): Duato's sufficient condition.
 //!   The escape subfunction `R1` ([`Routing::escape_subfunction`]) must (a) be offered in every
-//!   reachable state, (b) be connected (from every switch, following `R1` reaches every
-//!   destination), and (c) have an acyclic *extended* CDG over its channels `C1`: `c1 -> c2` for
+//!   reachable state, (b) be connected (from every switch, following `R1` reaches every switch
+//!   with servers), and (c) have an acyclic *extended* CDG over its channels `C1`: `c1 -> c2` for
 //!   `c1, c2` in `C1` whenever some route goes from `c1` to `c2` directly or through channels
-//!   outside `C1`. Here those indirect paths are taken in the CDG of all channels, which joins
-//!   pieces of different packets' routes, so the extended graph is a superset of Duato's (and
-//!   includes his cross dependencies): acyclicity is still sufficient, a cycle may be spurious.
+//!   outside `C1`. The exploration carries, per packet state, the last `C1` channel the packet
+//!   took, so these direct and indirect dependencies are exactly Duato's (one packet's route).
+//!   When some state uses a `C1` channel as a channel outside its own `R1` (Duato's *cross*
+//!   dependencies), the indirect paths are instead taken in the CDG of all channels, which joins
+//!   pieces of different packets' routes: a superset of Duato's graph, so acyclicity is still
+//!   sufficient but a cycle may be spurious. Routings whose packets never leave the escape once in
+//!   it (SurePath, DAL) get the same graph either way; those that may return to adaptive channels
+//!   (the HyperZ scheme A) need the exact one.
 //!
 //! Cost: the number of reachable states times the candidates per state, which grows quickly with
 //! the network (fine for 4x4, 3x3x3 and 4x4x4 HyperX; slow for the 8x8x8 of the papers).
@@ -306,6 +311,12 @@ struct Explorer<'a> {
     vcs: usize,
     used: Vec<bool>,
     edges: Edges,
+    /// Escape-based routings: whether each channel is in `C1`.
+    in_c1: Vec<bool>,
+    /// Direct and indirect dependencies between `C1` channels along single routes.
+    esc_edges: Edges,
+    /// A `C1` channel was offered outside `R1` of its state (a cross dependency).
+    cross: bool,
     problem: Option<Verdict>,
     states: u64,
     longest: u32,
@@ -329,17 +340,19 @@ impl Explorer<'_> {
     /// Explore every state of packets from `src` to `dst`.
     fn pair(&mut self, src: SwitchId, dst: SwitchId) {
         let escape = self.routing.escape_based();
-        let mut visited: FxSet<(SwitchId, u32, RouteState)> = FxSet::default();
-        let mut stack: Vec<(SwitchId, u32, RouteState)> = Vec::new();
-        self.routing
-            .init_choices(&RouteState { src, dst, ..Default::default() }, &mut |st| stack.push((src, NO_CHANNEL, st)));
+        // (switch, channel held, last escape channel taken, state)
+        let mut visited: FxSet<(SwitchId, u32, u32, RouteState)> = FxSet::default();
+        let mut stack: Vec<(SwitchId, u32, u32, RouteState)> = Vec::new();
+        self.routing.init_choices(&RouteState { src, dst, ..Default::default() }, &mut |st| {
+            stack.push((src, NO_CHANNEL, NO_CHANNEL, st))
+        });
         let mut cands: Vec<Candidate> = Vec::new();
         let mut r1: Vec<Candidate> = Vec::new();
         while let Some(key) = stack.pop() {
             if !visited.insert(key) {
                 continue;
             }
-            let (at, held, st) = key;
+            let (at, held, last_esc, st) = key;
             self.states += 1;
             let place = Place { src, dst, at, hops: st.hops as u32 };
             if st.hops as u32 > self.hop_limit {
@@ -372,13 +385,24 @@ impl Explorer<'_> {
                 if held != NO_CHANNEL {
                     self.edges.insert(held, ch);
                 }
+                let mut esc = last_esc;
+                if escape {
+                    if r1.iter().any(|e| e.port == c.port && e.vc == c.vc) {
+                        if last_esc != NO_CHANNEL {
+                            self.esc_edges.insert(last_esc, ch);
+                        }
+                        esc = ch;
+                    } else if self.in_c1[ch as usize] {
+                        self.cross = true;
+                    }
+                }
                 if next == dst {
                     self.longest = self.longest.max(st.hops as u32 + 1);
                     continue;
                 }
                 let mut s2 = st;
                 self.routing.advance(&mut s2, at, next, c);
-                stack.push((next, ch, s2));
+                stack.push((next, ch, esc, s2));
             }
         }
     }
@@ -404,14 +428,23 @@ pub fn check(net: &Fabric, routing: &dyn Routing) -> Report {
         vcs,
         used: vec![false; channels],
         edges: Edges::new(channels),
+        in_c1: Vec::new(),
+        esc_edges: Edges::Hash(FxSet::default()),
+        cross: false,
         problem: None,
         states: 0,
         longest: 0,
         hop_limit: (4 * n as u32).max(64).min(u16::MAX as u32 - 1),
     };
+    if routing.escape_based() {
+        ex.in_c1 = escape_channels(&ex);
+    }
     let mut pairs = 0u64;
-    for src in 0..n as SwitchId {
-        for dst in 0..n as SwitchId {
+    // Packets only travel between switches that have servers (all of them on a HyperX; the leaves
+    // of trees and HyperZ).
+    let ends: Vec<SwitchId> = (0..n as SwitchId).filter(|&s| net.servers_at(s) > 0).collect();
+    for &src in &ends {
+        for &dst in &ends {
             if src != dst {
                 ex.pair(src, dst);
                 pairs += 1;
@@ -444,13 +477,34 @@ pub fn check(net: &Fabric, routing: &dyn Routing) -> Report {
 }
 
 /// Duato's condition for the escape subfunction of an escape-based routing.
+/// Whether each channel is in `C1`, the channels of the escape subfunction over all switches and
+/// destinations.
+fn escape_channels(ex: &Explorer<'_>) -> Vec<bool> {
+    let net = ex.net;
+    let n = net.num_switches();
+    let mut in_c1 = vec![false; n * ex.ports * ex.vcs];
+    let mut r1 = Vec::new();
+    for t in (0..n as SwitchId).filter(|&t| net.servers_at(t) > 0) {
+        for x in (0..n as SwitchId).filter(|&x| x != t) {
+            r1.clear();
+            ex.routing.escape_subfunction(x, t, &mut r1);
+            for c in &r1 {
+                if (c.vc as usize) < ex.vcs && net.neighbour(x, c.port).is_some() {
+                    in_c1[ex.id(x, c.port, c.vc) as usize] = true;
+                }
+            }
+        }
+    }
+    in_c1
+}
+
 fn duato(ex: &Explorer<'_>, adj: &[Vec<u32>], full_cdg_acyclic: bool) -> Verdict {
     let net = ex.net;
     let n = net.num_switches();
-    let mut in_c1 = vec![false; adj.len()];
+    let in_c1 = &ex.in_c1;
     let mut r1 = Vec::new();
     // R1 as next-switch lists, per destination, for the connectivity check.
-    for t in 0..n as SwitchId {
+    for t in (0..n as SwitchId).filter(|&t| net.servers_at(t) > 0) {
         let mut next: Vec<Vec<SwitchId>> = vec![Vec::new(); n];
         for x in 0..n as SwitchId {
             if x == t {
@@ -461,7 +515,6 @@ fn duato(ex: &Explorer<'_>, adj: &[Vec<u32>], full_cdg_acyclic: bool) -> Verdict
             for c in &r1 {
                 if (c.vc as usize) < ex.vcs {
                     if let Some((y, _)) = net.neighbour(x, c.port) {
-                        in_c1[ex.id(x, c.port, c.vc) as usize] = true;
                         next[x as usize].push(y);
                     }
                 }
@@ -484,7 +537,19 @@ fn duato(ex: &Explorer<'_>, adj: &[Vec<u32>], full_cdg_acyclic: bool) -> Verdict
             return Verdict::EscapeDisconnected { from: x as SwitchId, to: t };
         }
     }
-    // Extended CDG over C1: from each C1 channel, walk through non-C1 channels to C1 channels.
+    if !ex.cross {
+        // Exact: the dependencies recorded along single routes.
+        let ext = ex.esc_edges.adjacency(adj.len());
+        return match find_cycle(&ext, &|i| in_c1[i]) {
+            Some(c) => Verdict::EscapeCycle { channels: c.iter().map(|&i| ex.channel(i)).collect() },
+            None => Verdict::Duato {
+                escape_channels: in_c1.iter().filter(|&&b| b).count(),
+                extended_dependencies: ex.esc_edges.len(),
+                full_cdg_acyclic,
+            },
+        };
+    }
+    // Superset: from each C1 channel, walk through non-C1 channels (of any route) to C1 channels.
     let mut ext: Vec<Vec<u32>> = vec![Vec::new(); adj.len()];
     let mut count = 0usize;
     let mut seen = vec![u32::MAX; adj.len()];

@@ -10,11 +10,18 @@
 //!
 //! Routing state travels in the packet ([`RouteState`]); algorithms update it in [`Routing::advance`].
 
+pub mod aliod;
+pub mod cliod;
 pub mod dal;
 pub mod davc;
 pub mod deadlock;
+pub mod deter;
+pub mod dmodk;
 pub mod dor;
+pub mod hyperz_moves;
 pub mod minimal;
+pub mod nca;
+pub mod odim;
 pub mod omnidimensional;
 pub mod polarized;
 pub mod surepath;
@@ -23,6 +30,8 @@ pub mod updown;
 pub mod valiant;
 pub mod vc;
 
+#[cfg(test)]
+mod hyperz_tests;
 #[cfg(test)]
 mod tests;
 
@@ -170,6 +179,12 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
         doc: "AllPath(k) (DAVC section 7.3)",
     },
+    Entry { name: "odim", build: odim::build, doc: "ordered-dimension HyperZ routing (Adda 2023 section 4.1)" },
+    Entry { name: "cliod", build: cliod::build, doc: "common-level idle offset dimension (HyperZ, Adda 2023 Table 1)" },
+    Entry { name: "aliod", build: aliod::build, doc: "any-level idle offset dimension (HyperZ, Adda 2023 Table 1)" },
+    Entry { name: "deter", build: deter::build, doc: "deterministic HyperZ routing, D-mod-K for DRR (SPEC 5.2)" },
+    Entry { name: "nca", build: nca::build, doc: "nearest-common-ancestor up/down (fat trees; ODim on HyperZ)" },
+    Entry { name: "dmodk", build: dmodk::build, doc: "D-mod-K (fat trees; Deter on HyperZ)" },
 ];
 
 /// Every `routing.algorithm` name, in registry order.

@@ -28,6 +28,8 @@ pub const POLICIES: &[(&str, &str)] = &[
     ("davc-p", "DAVC F_P (DAVC section 5)"),
     ("davc-np", "DAVC F_NP (DAVC section 5)"),
     ("none", "any VC on any hop: not deadlock free, for check-deadlock"),
+    ("hyperz-a", "HyperZ scheme A: VC 0 ODim escape, others adaptive (SPEC 5.3; hyperz_moves)"),
+    ("hyperz-b", "HyperZ scheme B: VC = side hops taken (SPEC 5.3; hyperz_moves)"),
 ];
 
 /// Every `routing.vc_policy` name.

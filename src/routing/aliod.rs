@@ -1,0 +1,60 @@
+//! ALIOD, "Any Level Idle Offset Dimension" routing on HyperZ (Adda 2023, section 4.1 and Table 1;
+//! SPEC §5.2 ALIOD, the table made explicit). At switch `(a, i, X)`:
+//! 1. if the Z-nodes are equal: Up (any up port) while the LCL is not reached, else Down;
+//! 2. else an idle Side(k), `k` any offset dimension, at the current level (random among the idle);
+//! 3. else, while the LCL is not reached: the shortest queue among every Up port and the ODim side;
+//! 4. else, above level 1: the shortest queue among the Down ports and the ODim side;
+//! 5. else (level 1, LCL reached): the ODim side.
+//!
+//! As router penalties (see [`super::hyperz_moves`] on idle ports): in rules 3-4 every Side(k),
+//! `k in O`, at 0 and the Up or Down ports at [`FALLBACK_PENALTY`], so an idle side hop beats every
+//! Up or Down port and otherwise the shortest queue wins (a busy non-ODim side can win on a shorter
+//! queue too, where the paper would only weigh the ODim side); in rule 5, CLIOD's step 2 (the ODim
+//! side at 0, the others at [`idle_only_penalty`]), which keeps ALIOD and CLIOD equal at `h = 1`.
+//!
+//! ALIOD never rises above `L*` and never moves in an aligned dimension, so it is minimal; side hops
+//! happen at any level `1..=L*`, going up or down. At `h = 1` it equals CLIOD. Cyclic on one VC (SPEC
+//! §5.3): VC scheme A by default (the paper's argument, "when no idle dimension is found, the message
+//! will use ... ODim, which is known to be deadlock free", made Duato-exact), scheme B selectable.
+
+use super::hyperz_moves::{self, idle_only_penalty, Here, Move, Rule, FALLBACK_PENALTY};
+use super::{RouteState, Routing};
+use crate::config::{Config, ConfigError};
+use crate::topology::{Fabric, HyperZ};
+use std::sync::Arc;
+
+/// ALIOD's per-hop rule.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Aliod {
+    /// Penalty of a non-ODim side hop in rule 5 ([`idle_only_penalty`]).
+    pub idle_only: u32,
+}
+
+impl Rule for Aliod {
+    const ACYCLIC: bool = false;
+    #[inline]
+    fn moves(&self, hz: &HyperZ, here: &Here, _st: &RouteState, out: &mut Vec<Move>) {
+        if here.odim.is_none() {
+            if here.up_phase {
+                here.up(hz, 0, out);
+            } else {
+                here.down(hz, 0, out);
+            }
+            return;
+        }
+        if here.up_phase {
+            here.sides(hz, 0, out);
+            here.up(hz, FALLBACK_PENALTY, out);
+        } else if here.level > 1 {
+            here.sides(hz, 0, out);
+            here.down(hz, FALLBACK_PENALTY, out);
+        } else {
+            here.idle_sides_else_odim(hz, self.idle_only, out);
+        }
+    }
+}
+
+/// `routing.algorithm = "aliod"` over `net` (a fault-free HyperZ or fat tree).
+pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
+    hyperz_moves::build(cfg, net, "aliod", Aliod { idle_only: idle_only_penalty(cfg) }, 2)
+}

@@ -1,0 +1,42 @@
+//! Deter, the deterministic HyperZ routing of Adda 2023, section 5.1 ("deterministic routing based on
+//! DRR"; section 4.1 and Table 1 for the move types). DRR is defined in the paper's ref. [21], which is
+//! not available, so (SPEC §5.2 Deter) D-mod-K stands in for it:
+//! 1. while the LCL is not reached, Up on the single up port
+//!    `floor(dst / prod_{j<=i} w_j g_j) mod (w_{i+1} g_{i+1})` ([`dmodk_up`]);
+//! 2. else the ODim side hops at level `L*` (any parallel link, as ODim: at `h = 1` Deter and ODim
+//!    coincide, SPEC §5.2);
+//! 3. else Down, on the parallel link D-mod-K assigns ([`dmodk_down`]).
+//!
+//! `dst` is the destination's level-1 switch (global processor id divided by `z_1`): routing knows
+//! the destination switch, not the processor, so D-mod-K spreads destinations leaf by leaf rather
+//! than processor by processor. Minimal and deadlock free on one VC (SPEC §5.3). On a fat tree it is
+//! D-mod-K ([`super::dmodk`]).
+
+use super::hyperz_moves::{self, dmodk_down, dmodk_up, Here, Move, Rule};
+use super::{RouteState, Routing};
+use crate::config::{Config, ConfigError};
+use crate::topology::{Fabric, HyperZ};
+use std::sync::Arc;
+
+/// Deter's per-hop rule.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Deter;
+
+impl Rule for Deter {
+    const ACYCLIC: bool = true;
+    #[inline]
+    fn moves(&self, hz: &HyperZ, here: &Here, st: &RouteState, out: &mut Vec<Move>) {
+        if here.up_phase {
+            out.extend(dmodk_up(hz, here, st.dst).map(|port| Move { port, penalty: 0 }));
+        } else if let Some(k) = here.odim {
+            here.side(hz, k, 0, out);
+        } else {
+            out.extend(dmodk_down(hz, here, st.dst).map(|port| Move { port, penalty: 0 }));
+        }
+    }
+}
+
+/// `routing.algorithm = "deter"` over `net` (a fault-free HyperZ or fat tree).
+pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
+    hyperz_moves::build(cfg, net, "deter", Deter, 2)
+}

@@ -1,0 +1,22 @@
+//! D-mod-K on fat trees (Zahavi, "D-Mod-K Routing Providing Non-Blocking Traffic for Shift
+//! Permutations on Real Life Fat Trees", 2010; the stand-in for DRR of SPEC §5.2):
+//! rise on the single up port `floor(dst / prod_{j<=i} w_j g_j) mod (w_{i+1} g_{i+1})` at level `i`
+//! until the switch's zone holds the destination, then go down the unique path, on the parallel link
+//! whose index a rising packet for the same destination uses. Fully deterministic: one route per
+//! pair, all routes to one destination form a tree. `dst` is the destination's level-1 switch (see
+//! [`super::deter`]).
+//!
+//! This is Deter's rule ([`super::deter`]; Adda 2023, section 4.1, Table 1; SPEC §5.2) without offset
+//! dimensions; on a HyperZ with dimensions `dmodk` is Deter (ODim side hops at the LCL). Deadlock free
+//! on one VC (up*/down*); default one VC, every VC usable on every hop.
+
+use super::deter::Deter;
+use super::{hyperz_moves, Routing};
+use crate::config::{Config, ConfigError};
+use crate::topology::Fabric;
+use std::sync::Arc;
+
+/// `routing.algorithm = "dmodk"` over `net` (a fault-free fat tree or HyperZ).
+pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
+    hyperz_moves::build(cfg, net, "dmodk", Deter, 1)
+}

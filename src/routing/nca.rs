@@ -1,0 +1,22 @@
+//! NCA, nearest-common-ancestor up*/down* routing on fat trees (k-ary n-trees, Petrini and Vanneschi;
+//! XGFT/PGFT, Öhring et al., Zahavi), `topology.kind = "fattree"` (a HyperZ without dimensions, SPEC
+//! §2.1): rise while the switch's zone does not hold the destination, on any up port (all of them are
+//! minimal: every parent is an ancestor-to-be; the router picks by queue), then go down the unique
+//! path to the destination (adaptive only among its `g_i` parallel links).
+//!
+//! This is exactly ODim's rule ([`super::odim`]; Adda 2023, section 4.1, Table 1; SPEC §5.2) with no
+//! offset dimension. On a HyperZ with dimensions `nca` is therefore ODim (up*, dimension-ordered side
+//! hops at the LCL, down*), which is the natural extension and stays deadlock free on one VC; the
+//! difference from `odim` is only the default VC count: one here (`routing.vcs` sets more; every VC
+//! is usable on every hop, SPEC §5.3).
+
+use super::odim::Odim;
+use super::{hyperz_moves, Routing};
+use crate::config::{Config, ConfigError};
+use crate::topology::Fabric;
+use std::sync::Arc;
+
+/// `routing.algorithm = "nca"` over `net` (a fault-free fat tree or HyperZ).
+pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
+    hyperz_moves::build(cfg, net, "nca", Odim, 1)
+}

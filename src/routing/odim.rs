@@ -1,0 +1,33 @@
+//! ODim, ordered-dimension routing on HyperZ (Adda 2023, section 4.1 and Table 1; section 5.2: "ODim
+//! improves ... by using the adaptive up direction ... based on the tree routing"; SPEC §5.2 ODim):
+//! 1. while the LCL is not reached (`up_phase`), Up on any up port, chosen by the router's queue term;
+//! 2. else, while the Z-nodes differ, the ODim side: Side(min O), on any of its parallel links;
+//! 3. else Down to the child holding the destination.
+//!
+//! All side hops are taken at level `L* = max(LCL, 1)`, in ascending dimension order. Minimal
+//! (`2 L* + |O|` processor hops). Deadlock free on one VC (SPEC §5.3: up* then dimension-ordered side
+//! hops then down*); every VC is usable on every hop, default 2 as for CLIOD and ALIOD (see
+//! [`super::hyperz_moves`] for `routing.vc_policy`). On a fat tree (`d = 0`) it is NCA ([`super::nca`]).
+
+use super::hyperz_moves::{self, odim_moves, Here, Move, Rule};
+use super::{RouteState, Routing};
+use crate::config::{Config, ConfigError};
+use crate::topology::{Fabric, HyperZ};
+use std::sync::Arc;
+
+/// ODim's per-hop rule.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Odim;
+
+impl Rule for Odim {
+    const ACYCLIC: bool = true;
+    #[inline]
+    fn moves(&self, hz: &HyperZ, here: &Here, _st: &RouteState, out: &mut Vec<Move>) {
+        odim_moves(hz, here, out);
+    }
+}
+
+/// `routing.algorithm = "odim"` over `net` (a fault-free HyperZ or fat tree).
+pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
+    hyperz_moves::build(cfg, net, "odim", Odim, 2)
+}
