@@ -92,7 +92,7 @@ pub struct RunResult {
 
 /// The topology described by the config.
 pub fn build_topology(cfg: &Config) -> Result<Arc<dyn Topology>, ConfigError> {
-    cfg.topology.build()
+    cfg.topology.build(cfg.seed)
 }
 
 /// The topology with the config's faults applied.
