@@ -14,15 +14,21 @@ pub mod dal;
 pub mod davc;
 pub mod deadlock;
 pub mod dor;
+pub mod dragonfly_min;
+pub mod dragonfly_valiant;
 pub mod minimal;
 pub mod omnidimensional;
 pub mod polarized;
 pub mod surepath;
 pub mod table;
+pub mod torus_dor;
+pub mod ugal;
 pub mod updown;
 pub mod valiant;
 pub mod vc;
 
+#[cfg(test)]
+mod family_tests;
 #[cfg(test)]
 mod tests;
 
@@ -169,6 +175,26 @@ pub const REGISTRY: &[Entry] = &[
         name: "allpath",
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
         doc: "AllPath(k) (DAVC section 7.3)",
+    },
+    Entry {
+        name: "dragonfly-min",
+        build: |c, n| Ok(Box::new(dragonfly_min::DragonflyMin::new(c, n)?)),
+        doc: "dragonfly minimal l-g-l, Dally's VCs (Kim et al. 2008)",
+    },
+    Entry {
+        name: "dragonfly-valiant",
+        build: |c, n| Ok(Box::new(dragonfly_valiant::DragonflyValiant::new(c, n)?)),
+        doc: "dragonfly Valiant via a random group, Dally's VCs (Kim et al. 2008)",
+    },
+    Entry {
+        name: "ugal",
+        build: |c, n| Ok(Box::new(ugal::Ugal::new(c, n)?)),
+        doc: "dragonfly UGAL-L (Kim et al. 2008)",
+    },
+    Entry {
+        name: "torus-dor",
+        build: |c, n| Ok(Box::new(torus_dor::TorusDor::new(c, n)?)),
+        doc: "torus/mesh dimension order, dateline VCs (Dally and Seitz 1987)",
     },
 ];
 
