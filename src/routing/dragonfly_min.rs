@@ -37,8 +37,14 @@ pub fn dragonfly<'a>(net: &'a Fabric, routing: &str) -> Result<&'a Dragonfly, Co
 /// How a dragonfly routing assigns VCs: Dally's scheme, or a shared policy.
 #[derive(Debug, Clone, Copy)]
 pub enum DragonflyVcs {
-    /// Dally's scheme: the ladder over global hops crossed.
-    Dally(Ladder),
+    /// Dally's scheme: the ladder over global hops crossed; ports from `first_global` on are
+    /// global links (on every router).
+    Dally {
+        /// The ladder over global-hop levels.
+        ladder: Ladder,
+        /// First global port, `a - 1`.
+        first_global: PortId,
+    },
     /// A [`VcPolicy`] (DAVC or `none`).
     Policy(VcPolicy),
 }
@@ -46,12 +52,21 @@ pub enum DragonflyVcs {
 impl DragonflyVcs {
     /// The scheme named by `routing.vc_policy` for routes of `levels` global-hop levels (2 for
     /// minimal, 3 for Valiant) and at most `max_hops` hops; `why` explains the route for errors.
-    pub fn from_config(cfg: &Config, levels: usize, max_hops: usize, why: &str) -> Result<Self, ConfigError> {
+    pub fn from_config(
+        cfg: &Config,
+        df: &Dragonfly,
+        levels: usize,
+        max_hops: usize,
+        why: &str,
+    ) -> Result<Self, ConfigError> {
         match cfg.routing.vc_policy.as_str() {
             "ladder" | "dally" => {
                 let vcs = configured_vcs(cfg, levels);
                 let why = format!("Dally's scheme uses one VC level per global hop crossed: {why}");
-                Ok(DragonflyVcs::Dally(Ladder::new(vcs, levels, &why)?))
+                Ok(DragonflyVcs::Dally {
+                    ladder: Ladder::new(vcs, levels, &why)?,
+                    first_global: (df.a() - 1) as PortId,
+                })
             }
             _ => Ok(DragonflyVcs::Policy(VcPolicy::from_config(cfg, max_hops, max_hops, why)?)),
         }
@@ -59,19 +74,19 @@ impl DragonflyVcs {
     /// VCs per port.
     pub fn vcs(&self) -> usize {
         match self {
-            DragonflyVcs::Dally(l) => l.used_vcs(),
+            DragonflyVcs::Dally { ladder, .. } => ladder.used_vcs(),
             DragonflyVcs::Policy(p) => p.vcs(),
         }
     }
     /// The VCs a packet in state `st` at `at` may request through `port`.
     #[inline]
-    pub fn vcs_for(&self, df: &Dragonfly, net: &Fabric, at: SwitchId, st: &RouteState, port: PortId) -> Range<u8> {
+    pub fn vcs_for(&self, net: &Fabric, at: SwitchId, st: &RouteState, port: PortId) -> Range<u8> {
         match self {
-            DragonflyVcs::Dally(l) => {
+            DragonflyVcs::Dally { ladder, first_global } => {
                 // Global hops crossed so far: the level of the VC held, plus one if the link just
                 // taken was global (ports are numbered alike on every router).
-                let level = st.vc as usize / l.per_step + (st.hops > 0 && df.is_global(st.last_port)) as usize;
-                l.vcs_for_hop(level as u16)
+                let global = st.hops > 0 && st.last_port >= *first_global;
+                ladder.vcs_for_hop((st.vc as usize / ladder.per_step + global as usize) as u16)
             }
             DragonflyVcs::Policy(p) => p.vcs_for(net, at, st, port),
         }
@@ -80,7 +95,6 @@ impl DragonflyVcs {
     #[inline]
     pub fn push(
         &self,
-        df: &Dragonfly,
         net: &Fabric,
         at: SwitchId,
         st: &RouteState,
@@ -89,7 +103,7 @@ impl DragonflyVcs {
         out: &mut Vec<Candidate>,
     ) {
         if net.alive(at, port) {
-            for vc in self.vcs_for(df, net, at, st, port) {
+            for vc in self.vcs_for(net, at, st, port) {
                 out.push(Candidate { port, vc, penalty, escape: false });
             }
         }
@@ -107,7 +121,7 @@ impl DragonflyMin {
     /// Minimal routing over `net`, which must be a dragonfly.
     pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let df = dragonfly(&net, "dragonfly-min")?.clone();
-        let vcs = DragonflyVcs::from_config(cfg, 2, 3, "minimal routes are l g l, up to 3 hops and 1 global")?;
+        let vcs = DragonflyVcs::from_config(cfg, &df, 2, 3, "minimal routes are l g l, up to 3 hops and 1 global")?;
         Ok(DragonflyMin { net, df, vcs })
     }
 }
@@ -121,6 +135,6 @@ impl Routing for DragonflyMin {
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
         let port = self.df.minimal_port(at, st.dst);
-        self.vcs.push(&self.df, &self.net, at, st, port, 0, out);
+        self.vcs.push(&self.net, at, st, port, 0, out);
     }
 }

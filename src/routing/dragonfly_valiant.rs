@@ -53,7 +53,8 @@ impl DragonflyValiant {
     /// Valiant routing over `net`, which must be a dragonfly.
     pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let df = dragonfly(&net, "dragonfly-valiant")?.clone();
-        let vcs = DragonflyVcs::from_config(cfg, 3, 5, "Valiant routes are l g l g l, up to 5 hops and 2 globals")?;
+        let vcs =
+            DragonflyVcs::from_config(cfg, &df, 3, 5, "Valiant routes are l g l g l, up to 5 hops and 2 globals")?;
         Ok(DragonflyValiant { net, df, vcs })
     }
 }
@@ -81,7 +82,7 @@ impl Routing for DragonflyValiant {
         } else {
             self.df.minimal_port(at, st.dst)
         };
-        self.vcs.push(&self.df, &self.net, at, st, port, 0, out);
+        self.vcs.push(&self.net, at, st, port, 0, out);
     }
     fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, c: &Candidate) {
         step(st, c);

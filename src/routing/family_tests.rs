@@ -5,7 +5,7 @@
 use super::deadlock::{self, Verdict};
 use super::{build, Candidate, RouteState, Routing};
 use crate::config::{parse_str, Config};
-use crate::topology::{Fabric, SwitchId, Topology};
+use crate::topology::{Fabric, SwitchId};
 use std::sync::Arc;
 
 fn config(topology: &str, sets: &[&str]) -> Config {

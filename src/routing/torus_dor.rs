@@ -95,7 +95,7 @@ impl Routing for TorusDor {
             return;
         }
         let range = match &self.vcs {
-            Vcs::Dateline(l) => l.vcs_for_hop((st.dim_mask >> d & 1) as u16),
+            Vcs::Dateline(l) => l.vcs_for_hop(st.dim_mask >> d & 1),
             Vcs::Policy(p) => p.vcs_for(&self.net, at, st, port),
         };
         for vc in range {

@@ -35,8 +35,13 @@ impl Ugal {
     /// UGAL over `net`, which must be a dragonfly.
     pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let df = dragonfly(&net, "ugal")?.clone();
-        let vcs =
-            DragonflyVcs::from_config(cfg, 3, 5, "UGAL's Valiant routes are l g l g l, up to 5 hops and 2 globals")?;
+        let vcs = DragonflyVcs::from_config(
+            cfg,
+            &df,
+            3,
+            5,
+            "UGAL's Valiant routes are l g l g l, up to 5 hops and 2 globals",
+        )?;
         Ok(Ugal { net, df, vcs, packet_phits: cfg.packet.size_phits as u32 })
     }
 
@@ -70,12 +75,12 @@ impl Routing for Ugal {
         match st.phase {
             TO_INTERMEDIATE => {
                 let port = port_to_group(df, at, st.intermediate as usize);
-                self.vcs.push(df, &self.net, at, st, port, 0, out);
+                self.vcs.push(&self.net, at, st, port, 0, out);
             }
-            TO_DESTINATION => self.vcs.push(df, &self.net, at, st, df.minimal_port(at, st.dst), 0, out),
+            TO_DESTINATION => self.vcs.push(&self.net, at, st, df.minimal_port(at, st.dst), 0, out),
             _ => {
                 let min = df.minimal_port(at, st.dst);
-                self.vcs.push(df, &self.net, at, st, min, 0, out);
+                self.vcs.push(&self.net, at, st, min, 0, out);
                 let grp = st.intermediate as usize;
                 let port = port_to_group(df, at, grp);
                 if port != min {
@@ -85,7 +90,7 @@ impl Routing for Ugal {
                     let h_nm = (gw != at) as u32 + 1 + df.minimal_hops(landing, st.dst);
                     let h_m = df.minimal_hops(at, st.dst);
                     let penalty = self.packet_phits * h_nm.saturating_sub(h_m);
-                    self.vcs.push(df, &self.net, at, st, port, penalty, out);
+                    self.vcs.push(&self.net, at, st, port, penalty, out);
                 }
             }
         }

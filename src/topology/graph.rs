@@ -49,7 +49,7 @@ pub(super) fn check_servers(servers: usize) -> Result<(), ConfigError> {
 
 impl GraphConfig {
     /// Read and check the file: `(switches, links)`.
-    pub fn read(&self) -> Result<(usize, Vec<(SwitchId, SwitchId)>), ConfigError> {
+    pub fn read(&self) -> Result<(usize, Links), ConfigError> {
         let text = std::fs::read_to_string(&self.file).map_err(|e| {
             ConfigError::value(
                 "topology.file",
@@ -62,8 +62,11 @@ impl GraphConfig {
     }
 }
 
-/// Parse an edge list; errors are `(line number, what is wrong)`.
-pub fn parse_edge_list(text: &str) -> Result<(usize, Vec<(SwitchId, SwitchId)>), (usize, String)> {
+/// Switch-to-switch links as `(switch, switch)` pairs.
+pub type Links = Vec<(SwitchId, SwitchId)>;
+
+/// Parse an edge list into `(switches, links)`; errors are `(line number, what is wrong)`.
+pub fn parse_edge_list(text: &str) -> Result<(usize, Links), (usize, String)> {
     let mut links = Vec::new();
     let mut n = 0usize;
     for (i, raw) in text.lines().enumerate() {

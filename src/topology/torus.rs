@@ -137,7 +137,7 @@ impl Torus {
     pub fn crosses_dateline(&self, sw: SwitchId, port: PortId) -> bool {
         let d = port as usize / 2;
         let x = self.coord(sw, d);
-        if port % 2 == 0 {
+        if port.is_multiple_of(2) {
             x + 1 == self.sides[d]
         } else {
             x == 0
@@ -187,7 +187,7 @@ impl Topology for Torus {
             return None;
         }
         let (k, x) = (self.sides[d], self.coord(sw, d));
-        let v = if port % 2 == 0 {
+        let v = if port.is_multiple_of(2) {
             if x + 1 == k && !self.wrap {
                 return None;
             }
