@@ -92,7 +92,7 @@ pub struct RunResult {
 
 /// The topology described by the config.
 pub fn build_topology(cfg: &Config) -> Result<Arc<dyn Topology>, ConfigError> {
-    cfg.topology.build()
+    cfg.topology.build(cfg.seed)
 }
 
 /// The topology with the config's faults applied.
@@ -115,8 +115,13 @@ pub fn build_pattern(cfg: &Config, topo: &dyn Topology) -> Result<Pattern, Confi
         .pattern
         .parse()
         .map_err(|e: String| ConfigError::value("traffic.pattern", format!("\"{}\"", cfg.traffic.pattern), e))?;
-    let built = match topo.view() {
-        View::HyperX(h) => Pattern::new(kind, h.sides(), topo.servers_at(0), cfg.seed),
+    let built = match (kind, topo.view()) {
+        // Groups are consecutive switches with the same number of servers each.
+        (PatternKind::AdversarialGroup, _) if topo.group_size().is_some() && topo.uniform_servers().is_some() => {
+            let per = topo.group_size().unwrap_or(1) * topo.uniform_servers().unwrap_or(1);
+            Pattern::next_group(topo.num_servers() as u64, per as u64)
+        }
+        (_, View::HyperX(h)) => Pattern::new(kind, h.sides(), topo.servers_at(0), cfg.seed),
         _ => Pattern::on_servers(kind, topo.num_servers() as u64, &topo.name(), cfg.seed),
     };
     built.map_err(|e| ConfigError::value("traffic.pattern", format!("\"{}\"", cfg.traffic.pattern), e))

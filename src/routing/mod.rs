@@ -19,6 +19,8 @@ pub mod deter;
 pub mod dmodk;
 pub mod dor;
 pub mod hyperz_moves;
+pub mod dragonfly_min;
+pub mod dragonfly_valiant;
 pub mod minimal;
 pub mod nca;
 pub mod odim;
@@ -26,12 +28,16 @@ pub mod omnidimensional;
 pub mod polarized;
 pub mod surepath;
 pub mod table;
+pub mod torus_dor;
+pub mod ugal;
 pub mod updown;
 pub mod valiant;
 pub mod vc;
 
 #[cfg(test)]
 mod hyperz_tests;
+#[cfg(test)]
+mod family_tests;
 #[cfg(test)]
 mod tests;
 
@@ -185,6 +191,26 @@ pub const REGISTRY: &[Entry] = &[
     Entry { name: "deter", build: deter::build, doc: "deterministic HyperZ routing, D-mod-K for DRR (SPEC 5.2)" },
     Entry { name: "nca", build: nca::build, doc: "nearest-common-ancestor up/down (fat trees; ODim on HyperZ)" },
     Entry { name: "dmodk", build: dmodk::build, doc: "D-mod-K (fat trees; Deter on HyperZ)" },
+    Entry {
+        name: "dragonfly-min",
+        build: |c, n| Ok(Box::new(dragonfly_min::DragonflyMin::new(c, n)?)),
+        doc: "dragonfly minimal l-g-l, Dally's VCs (Kim et al. 2008)",
+    },
+    Entry {
+        name: "dragonfly-valiant",
+        build: |c, n| Ok(Box::new(dragonfly_valiant::DragonflyValiant::new(c, n)?)),
+        doc: "dragonfly Valiant via a random group, Dally's VCs (Kim et al. 2008)",
+    },
+    Entry {
+        name: "ugal",
+        build: |c, n| Ok(Box::new(ugal::Ugal::new(c, n)?)),
+        doc: "dragonfly UGAL-L (Kim et al. 2008)",
+    },
+    Entry {
+        name: "torus-dor",
+        build: |c, n| Ok(Box::new(torus_dor::TorusDor::new(c, n)?)),
+        doc: "torus/mesh dimension order, dateline VCs (Dally and Seitz 1987)",
+    },
 ];
 
 /// Every `routing.algorithm` name, in registry order.

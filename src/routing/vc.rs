@@ -30,6 +30,8 @@ pub const POLICIES: &[(&str, &str)] = &[
     ("none", "any VC on any hop: not deadlock free, for check-deadlock"),
     ("hyperz-a", "HyperZ scheme A: VC 0 ODim escape, others adaptive (SPEC 5.3; hyperz_moves)"),
     ("hyperz-b", "HyperZ scheme B: VC = side hops taken (SPEC 5.3; hyperz_moves)"),
+    ("dally", "Dally's dragonfly scheme, a VC level per global hop (dragonfly-min, dragonfly-valiant, ugal)"),
+    ("dateline", "dateline VCs on torus rings (torus-dor)"),
 ];
 
 /// Every `routing.vc_policy` name.
@@ -109,6 +111,12 @@ impl VcPolicy {
         match name {
             "ladder" => Ok(VcPolicy::Ladder(Ladder::new(vcs, max_hops, why)?)),
             "none" => Ok(VcPolicy::Any { vcs: vcs.max(1) }),
+            "dally" | "dateline" => Err(ConfigError::value(
+                "routing.vc_policy",
+                format!("\"{name}\""),
+                "dally is the scheme of dragonfly-min, dragonfly-valiant and ugal, dateline that of torus-dor; \
+                 this routing takes ladder, davc-n, davc-p, davc-np or none",
+            )),
             _ => {
                 let f = Davc::from_name(name).ok_or_else(|| {
                     ConfigError::value(

@@ -40,7 +40,7 @@ impl TopologySpec for FatTreeConfig {
     fn validate(&self) -> Result<(), ConfigError> {
         self.tree().map(|_| ())
     }
-    fn build(&self) -> Result<Arc<dyn Topology>, ConfigError> {
+    fn build(&self, _seed: u64) -> Result<Arc<dyn Topology>, ConfigError> {
         Ok(Arc::new(self.tree()?))
     }
     fn size(&self) -> (u128, u128) {

@@ -80,7 +80,7 @@ impl TopologySpec for HyperXConfig {
         }
         Ok(())
     }
-    fn build(&self) -> Result<Arc<dyn Topology>, ConfigError> {
+    fn build(&self, _seed: u64) -> Result<Arc<dyn Topology>, ConfigError> {
         Ok(Arc::new(HyperX::new(&self.sides, &self.trunking(), self.servers_per_switch)))
     }
     fn size(&self) -> (u128, u128) {

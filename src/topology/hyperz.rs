@@ -1037,7 +1037,7 @@ impl TopologySpec for HyperZConfig {
         }
         self.hyperz().map(|_| ())
     }
-    fn build(&self) -> Result<Arc<dyn Topology>, ConfigError> {
+    fn build(&self, _seed: u64) -> Result<Arc<dyn Topology>, ConfigError> {
         Ok(Arc::new(self.hyperz()?))
     }
     fn size(&self) -> (u128, u128) {

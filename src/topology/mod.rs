@@ -10,15 +10,23 @@
 //!
 //! Faults are applied on top by [`Fabric`], which is what routing algorithms and the router read.
 
+pub mod dragonfly;
 pub mod fabric;
 pub mod fattree;
+pub mod graph;
 pub mod hyperx;
 pub mod hyperz;
+pub mod kautz;
 pub mod registry;
+pub mod rrg;
+pub mod torus;
 
+pub use dragonfly::Dragonfly;
 pub use fabric::{Fabric, FaultSet};
+pub use graph::GraphTopology;
 pub use hyperx::HyperX;
 pub use hyperz::HyperZ;
+pub use torus::Torus;
 
 /// Index of a switch, `0..num_switches()`.
 pub type SwitchId = u32;
@@ -43,6 +51,10 @@ pub enum View<'a> {
     HyperX(&'a HyperX),
     /// A HyperZ or fat tree (a HyperZ without dimensions): levels, zones, Z-node coordinates.
     HyperZ(&'a HyperZ),
+    /// A dragonfly: groups, routers in a group, global-link arrangement.
+    Dragonfly(&'a Dragonfly),
+    /// A torus or mesh (k-ary n-cube): sides, wrap-around.
+    Torus(&'a Torus),
     /// Any other graph: routings use distances and ports only.
     Graph,
 }
@@ -103,6 +115,11 @@ pub trait Topology: Send + Sync {
     /// Family-specific facts for `hxsim analyze` (e.g. switches, radix and links per level).
     fn details(&self) -> serde_json::Map<String, serde_json::Value> {
         serde_json::Map::new()
+    }
+    /// Switches per group when the family has groups (the dragonfly): group `g` is switches
+    /// `g * size..(g + 1) * size`. Group traffic patterns (DAVC's adversarial) need it.
+    fn group_size(&self) -> Option<usize> {
+        None
     }
     /// The family-specific view (see [`View`]).
     fn view(&self) -> View<'_> {

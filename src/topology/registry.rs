@@ -11,8 +11,9 @@ use std::sync::Arc;
 pub trait TopologySpec {
     /// Check every value and cross-key constraint; errors name the `topology.*` key.
     fn validate(&self) -> Result<(), ConfigError>;
-    /// Build the topology (after [`TopologySpec::validate`]).
-    fn build(&self) -> Result<Arc<dyn Topology>, ConfigError>;
+    /// Build the topology (after [`TopologySpec::validate`]); `seed` is the run's master seed, which
+    /// randomly generated families (the random regular graph) draw from.
+    fn build(&self, seed: u64) -> Result<Arc<dyn Topology>, ConfigError>;
     /// Number of switches and of servers, computed without building (for size checks).
     fn size(&self) -> (u128, u128);
     /// Router ports (servers plus switch-to-switch ports) summed over all switches, computed
@@ -67,6 +68,12 @@ registry! {
     "hyperx" => HyperX(super::hyperx::HyperXConfig),
     "hyperz" => HyperZ(super::hyperz::HyperZConfig),
     "fattree" => FatTree(super::fattree::FatTreeConfig),
+    "dragonfly" => Dragonfly(super::dragonfly::DragonflyConfig),
+    "torus" => Torus(super::torus::TorusConfig),
+    "mesh" => Mesh(super::torus::MeshConfig),
+    "rrg" => Rrg(super::rrg::RrgConfig),
+    "kautz" => Kautz(super::kautz::KautzConfig),
+    "graph" => Graph(super::graph::GraphConfig),
 }
 
 impl<'de> Deserialize<'de> for TopologyConfig {
@@ -97,8 +104,8 @@ impl TopologyConfig {
         self.spec().validate()
     }
     /// See [`TopologySpec::build`].
-    pub fn build(&self) -> Result<Arc<dyn Topology>, ConfigError> {
-        self.spec().build()
+    pub fn build(&self, seed: u64) -> Result<Arc<dyn Topology>, ConfigError> {
+        self.spec().build(seed)
     }
     /// See [`TopologySpec::size`].
     pub fn size(&self) -> (u128, u128) {

@@ -1,0 +1,141 @@
+//! Tests of the dragonfly and torus routings: the papers' VC schemes checked with the channel
+//! dependency analysis (`hxsim check-deadlock`) on small instances, the route shapes, and the
+//! errors on other topologies.
+
+use super::deadlock::{self, Verdict};
+use super::{build, Candidate, RouteState, Routing};
+use crate::config::{parse_str, Config};
+use crate::topology::{Fabric, SwitchId};
+use std::sync::Arc;
+
+fn config(topology: &str, sets: &[&str]) -> Config {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    parse_str(&format!("[topology]\n{topology}\n"), "test", &sets).unwrap()
+}
+
+fn routing(topology: &str, sets: &[&str]) -> (Arc<Fabric>, Box<dyn Routing>) {
+    let cfg = config(topology, sets);
+    let net = crate::sim::build_network(&cfg).unwrap();
+    let r = build(&cfg, net.clone()).unwrap_or_else(|e| panic!("{sets:?}: {e}"));
+    (net, r)
+}
+
+const DF: &str = "kind = \"dragonfly\"\np = 1\na = 4\nh = 2";
+const DF_ABS: &str = "kind = \"dragonfly\"\np = 1\na = 3\nh = 2\narrangement = \"absolute\"";
+
+/// Largest VC any route uses, and the longest route, over every pair and every `init` choice.
+fn walk_all(net: &Fabric, r: &dyn Routing) -> (u8, u32) {
+    let (mut vc, mut longest) = (0, 0);
+    let n = net.num_switches() as SwitchId;
+    for src in 0..n {
+        for dst in (0..n).filter(|&d| d != src) {
+            r.init_choices(&RouteState { src, dst, ..Default::default() }, &mut |st| {
+                let mut stack = vec![(src, st)];
+                while let Some((at, st)) = stack.pop() {
+                    if at == dst {
+                        longest = longest.max(st.hops as u32);
+                        continue;
+                    }
+                    let mut c: Vec<Candidate> = Vec::new();
+                    r.candidates(at, &st, &mut c);
+                    assert!(!c.is_empty(), "{} stuck at {at} ({src} -> {dst})", r.name());
+                    for c in c {
+                        vc = vc.max(c.vc);
+                        let next = net.neighbour(at, c.port).unwrap().0;
+                        let mut s = st;
+                        r.advance(&mut s, at, next, &c);
+                        stack.push((next, s));
+                    }
+                }
+            });
+        }
+    }
+    (vc, longest)
+}
+
+#[test]
+fn dragonfly_routings_with_dallys_vcs_are_deadlock_free() {
+    // DAVC section 7.2 / Fig. 4: Min on 2 VCs, Valiant (and UGAL) on 3; routes l g l and l g l g l.
+    for topo in [DF, DF_ABS] {
+        for (alg, vcs, longest) in [("dragonfly-min", 2, 3), ("dragonfly-valiant", 3, 5), ("ugal", 3, 5)] {
+            let (net, r) = routing(topo, &[&format!("routing.algorithm={alg}")]);
+            assert_eq!(r.vcs(), vcs, "{alg}");
+            let rep = deadlock::check(&net, &*r);
+            assert_eq!(rep.verdict, Verdict::Acyclic, "{alg} on {topo}");
+            assert_eq!(rep.longest_route, longest, "{alg}");
+            let (top, _) = walk_all(&net, &*r);
+            assert_eq!(top as usize, vcs - 1, "{alg} uses every level");
+        }
+    }
+}
+
+#[test]
+fn dragonfly_min_on_one_vc_has_a_cycle_and_davc_fixes_it() {
+    let (net, r) = routing(DF, &["routing.algorithm=dragonfly-min", "routing.vc_policy=none", "routing.vcs=1"]);
+    assert!(matches!(deadlock::check(&net, &*r).verdict, Verdict::Cycle { .. }));
+    for f in ["davc-n", "davc-p", "davc-np"] {
+        let (net, r) = routing(DF, &["routing.algorithm=dragonfly-min", &format!("routing.vc_policy={f}")]);
+        assert_eq!(r.vcs(), 3, "DAVC sizes for the longest route, 3 hops");
+        assert_eq!(deadlock::check(&net, &*r).verdict, Verdict::Acyclic, "{f}");
+    }
+}
+
+#[test]
+fn ugal_offers_both_first_hops_with_the_extra_hops_as_penalty() {
+    // DF(1,4,2) palm tree, 9 groups: switch 0 (group 0, router 0) owns links to groups 1 and 2.
+    let (net, r) = routing(DF, &["routing.algorithm=ugal"]);
+    let dst = 4 * 4 + 1; // group 4, router 1
+    let st = RouteState { src: 0, dst, intermediate: 1, phase: super::ugal::UNDECIDED, ..Default::default() };
+    let mut c = Vec::new();
+    r.candidates(0, &st, &mut c);
+    // Minimal: group 0's link to group 4 is j = 3, router 1: a local hop (l g l: 3 hops at most).
+    // Valiant via group 1: the global link of router 0, then minimal from the landing router.
+    assert_eq!(c.len(), 2, "{c:?}");
+    let min = c.iter().find(|x| x.penalty == 0).unwrap();
+    assert_eq!(net.neighbour(0, min.port).unwrap().0, 1);
+    let val = c.iter().find(|x| x.port != min.port).unwrap();
+    assert_eq!(net.neighbour(0, val.port).unwrap().0 / 4, 1);
+    assert_eq!(val.penalty % 16, 0, "a packet (16 phits) per extra hop");
+    let mut s = st;
+    r.advance(&mut s, 0, net.neighbour(0, val.port).unwrap().0, val);
+    assert_eq!(s.phase, super::dragonfly_valiant::TO_DESTINATION, "arrived in the intermediate group");
+    let mut s = st;
+    r.advance(&mut s, 0, 1, min);
+    assert_eq!(s.phase, super::dragonfly_valiant::TO_DESTINATION, "minimal chosen");
+}
+
+#[test]
+fn torus_dor_with_dateline_vcs_is_deadlock_free_and_needs_them() {
+    for sides in ["[4, 4]", "[5, 3, 2]", "[6]"] {
+        let topo = format!("kind = \"torus\"\nsides = {sides}\nservers_per_switch = 1");
+        let (net, r) = routing(&topo, &["routing.algorithm=torus-dor"]);
+        assert_eq!(r.vcs(), 2);
+        let rep = deadlock::check(&net, &*r);
+        assert_eq!(rep.verdict, Verdict::Acyclic, "{sides}");
+        assert_eq!(rep.longest_route, net.topology().diameter(), "DOR is minimal");
+        // Without the dateline, one VC: the rings close a cycle.
+        let (net, r) = routing(&topo, &["routing.algorithm=torus-dor", "routing.vc_policy=none", "routing.vcs=1"]);
+        assert!(matches!(deadlock::check(&net, &*r).verdict, Verdict::Cycle { .. }), "{sides}");
+    }
+    let (net, r) = routing("kind = \"mesh\"\nsides = [4, 3]\nservers_per_switch = 1", &["routing.algorithm=torus-dor"]);
+    assert_eq!(r.vcs(), 1, "a mesh has no dateline");
+    assert_eq!(deadlock::check(&net, &*r).verdict, Verdict::Acyclic);
+}
+
+#[test]
+fn family_routings_refuse_other_topologies_and_schemes() {
+    let hx = "sides = [4, 4]\nservers_per_switch = 1";
+    for alg in ["dragonfly-min", "dragonfly-valiant", "ugal", "torus-dor"] {
+        let cfg = config(hx, &[&format!("routing.algorithm={alg}")]);
+        let e = build(&cfg, crate::sim::build_network(&cfg).unwrap()).err().unwrap();
+        assert!(e.to_string().contains("routing.algorithm") && e.to_string().contains(alg), "{e}");
+    }
+    let cfg = config(DF, &["routing.algorithm=torus-dor"]);
+    assert!(build(&cfg, crate::sim::build_network(&cfg).unwrap()).is_err());
+    let cfg = config(hx, &["routing.algorithm=minimal", "routing.vc_policy=dally"]);
+    let e = build(&cfg, crate::sim::build_network(&cfg).unwrap()).err().unwrap();
+    assert!(e.to_string().contains("routing.vc_policy"), "{e}");
+    let cfg = config(DF, &["routing.algorithm=dragonfly-valiant", "routing.vcs=2"]);
+    let e = build(&cfg, crate::sim::build_network(&cfg).unwrap()).err().unwrap();
+    assert!(e.to_string().contains("routing.vcs"), "{e}");
+}
