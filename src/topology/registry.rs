@@ -67,6 +67,7 @@ registry! {
     "hyperx" => HyperX(super::hyperx::HyperXConfig),
     "hyperz" => HyperZ(super::hyperz::HyperZConfig),
     "fattree" => FatTree(super::fattree::FatTreeConfig),
+    "clos" => Clos(super::clos::ClosConfig),
 }
 
 impl<'de> Deserialize<'de> for TopologyConfig {
