@@ -24,7 +24,7 @@
 # Usage: configs/hyperx-fig6-7.sh [raw.tsv]
 # Environment: HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
 # WARMUP / MEASURE (cycles; default 2000 / 2000), LOADS (default "0.2 0.4 0.6 0.8 1.0"), FIGS
-# (default "6 7"), THREADS (hxsim --threads, default 1).
+# (default "6 7"), THREADS (hxsim --threads per run, default 1), JOBS (runs at once, default 1).
 # Prints one TSV line per run (appended to raw.tsv if given), then per figure a table of accepted
 # load (and average latency in cycles) per pattern and offered load, and the saturation throughput
 # (the largest accepted load over LOADS).
@@ -37,6 +37,7 @@ MEASURE=${MEASURE:-2000}
 LOADS=${LOADS:-0.2 0.4 0.6 0.8 1.0}
 FIGS=${FIGS:-6 7}
 THREADS=${THREADS:-1}
+JOBS=${JOBS:-1}
 RAW=${1:-/dev/null}
 OUT=$(mktemp)
 trap 'rm -f "$OUT"' EXIT
@@ -49,31 +50,39 @@ run() { # figure config pattern label load sets...
         --set simulation.warmup_cycles="$WARMUP" --set simulation.measure_cycles="$MEASURE" "$@" \
         --threads "$THREADS" --json -q --no-output)
     python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("\t".join(sys.argv[2:7]+["%.4f"%d["accepted_load"],"%.1f"%d["average_latency"],"%.3f"%d["average_hops"]]))' \
-        "$json" "$fig" "$cfg" "$pat" "$label" "$load" | tee -a "$RAW" "$OUT"
+        "$json" "$fig" "$cfg" "$pat" "$label" "$load"
 }
 
-echo -e "fig\tconfig\tpattern\trouting\toffered\taccepted\tlatency\thops"
-PATTERNS="bit-complement bit-reverse transpose swap2"
-for fig in $FIGS; do
-    for load in $LOADS; do
-        if [ "$fig" = 6 ]; then
-            for pat in $PATTERNS; do
-                for alg in minimal valiant clos-ad dal; do
-                    run 6 hyperx-3d-8 "$pat" "$alg" "$load" --set routing.algorithm="$alg"
+job_list() { # one line of run's arguments per simulation
+    local PATTERNS="bit-complement bit-reverse transpose swap2"
+    for fig in $FIGS; do
+        for load in $LOADS; do
+            if [ "$fig" = 6 ]; then
+                for pat in $PATTERNS; do
+                    for alg in minimal valiant clos-ad dal; do
+                        echo "6 hyperx-3d-8 $pat $alg $load --set routing.algorithm=$alg"
+                    done
                 done
-            done
-        else
-            for pat in uniform $PATTERNS; do
-                [[ " $FIGS " == *" 6 "* && "$pat" != uniform ]] ||
-                    run 7 hyperx-3d-8 "$pat" "HyperX-b0.5" "$load" --set routing.algorithm=dal
-                [ "$pat" = swap2 ] || run 7 clos-fig7 "$pat" "Clos-b0.5" "$load"
-            done
-            for pat in uniform random-server-permutation; do
-                run 7 hyperx-3d-7-t14 "$pat" "HyperX-b0.25" "$load"
-            done
-        fi
+            else
+                for pat in uniform $PATTERNS; do
+                    # The beta = 0.5 HyperX with DAL on the four patterns is Fig. 6's DAL run.
+                    [[ " $FIGS " == *" 6 "* && "$pat" != uniform ]] ||
+                        echo "7 hyperx-3d-8 $pat HyperX-b0.5 $load --set routing.algorithm=dal"
+                    [ "$pat" = swap2 ] || echo "7 clos-fig7 $pat Clos-b0.5 $load"
+                done
+                for pat in uniform random-server-permutation; do
+                    echo "7 hyperx-3d-7-t14 $pat HyperX-b0.25 $load"
+                done
+            fi
+        done
     done
-done
+}
+
+export HXSIM WARMUP MEASURE THREADS
+export -f run
+echo -e "fig\tconfig\tpattern\trouting\toffered\taccepted\tlatency\thops"
+# shellcheck disable=SC2016
+job_list | xargs -P "$JOBS" -L 1 bash -c 'run "$@"' _ | tee -a "$RAW" "$OUT"
 
 python3 - "$OUT" <<'PY'
 import sys

@@ -409,6 +409,26 @@ mod tests {
     }
 
     #[test]
+    fn minimal_and_valiant_deliver_on_a_cut_tree() {
+        use crate::config::parse_str;
+        use crate::engine::Progress;
+        use crate::sim::{self, RunOptions};
+        let text = "[topology]\nkind = \"clos\"\nservers = 58\ndown = [4, 4, 4]\nup = [2, 4]\n";
+        for alg in ["minimal", "valiant"] {
+            let sets: Vec<String> = [
+                format!("routing.algorithm={alg}"),
+                "traffic.load=0.2".into(),
+                "simulation.warmup_cycles=200".into(),
+                "simulation.measure_cycles=600".into(),
+            ]
+            .into();
+            let cfg = parse_str(text, "test", &sets).unwrap();
+            let s = sim::run(&cfg, &RunOptions { threads: 1 }, &Progress::default()).unwrap().summary;
+            assert!((s.accepted_load - 0.2).abs() < 0.04, "{alg}: accepted {}", s.accepted_load);
+        }
+    }
+
+    #[test]
     fn bad_parameters_name_their_key() {
         let e = |servers, down: &[usize], up: &[usize]| {
             ClosConfig { servers, down: down.to_vec(), up: up.to_vec(), top_per_package: 1 }
