@@ -65,14 +65,14 @@ fn one() -> usize {
 impl ClosConfig {
     fn check(&self) -> Result<(), ConfigError> {
         let h = self.down.len();
-        if h == 0 || self.down.iter().any(|&m| m == 0) {
+        if h == 0 || self.down.contains(&0) {
             return Err(ConfigError::value(
                 "topology.down",
                 format!("{:?}", self.down),
                 "at least one level, each >= 1",
             ));
         }
-        if self.up.len() + 1 != h || self.up.iter().any(|&w| w == 0) {
+        if self.up.len() + 1 != h || self.up.contains(&0) {
             return Err(ConfigError::value(
                 "topology.up",
                 format!("{:?}", self.up),
