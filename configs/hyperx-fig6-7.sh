@@ -82,7 +82,9 @@ export HXSIM WARMUP MEASURE THREADS
 export -f run
 echo -e "fig\tconfig\tpattern\trouting\toffered\taccepted\tlatency\thops"
 # shellcheck disable=SC2016
-job_list | xargs -P "$JOBS" -L 1 bash -c 'run "$@"' _ | tee -a "$RAW" "$OUT"
+# A failed run leaves its cells "n/a" in the tables and the script's exit status non-zero.
+status=0
+job_list | xargs -P "$JOBS" -L 1 bash -c 'run "$@"' _ | tee -a "$RAW" "$OUT" || status=$?
 
 python3 - "$OUT" <<'PY'
 import sys
@@ -103,20 +105,21 @@ for fig in sorted(res):
     r = res[fig]
     loads = sorted({k[2] for k in r})
     print(f"\nFig. {fig}: accepted load / average latency (cycles) / average hops")
-    print("pattern    offered  " + "  ".join(f"{c:>20}" for c in cols[fig]))
+    print("pattern         offered  " + "  ".join(f"{c:>20}" for c in cols[fig]))
     for pat in pats[fig]:
         for load in loads:
             cells = []
             for c in cols[fig]:
                 v = r.get((pat, c, load))
                 cells.append(f"{v[0]:.3f} /{v[1]:6.0f} /{v[2]:.2f}" if v else "n/a")
-            print(f"{short.get(pat, pat):<10} {load:7.2f}  " + "  ".join(f"{x:>20}" for x in cells))
+            print(f"{short.get(pat, pat):<15} {load:7.2f}  " + "  ".join(f"{x:>20}" for x in cells))
     print(f"\nFig. {fig}: saturation throughput (largest accepted load over the offered loads)")
-    print("pattern    " + "  ".join(f"{c:>12}" for c in cols[fig]))
+    print("pattern         " + "  ".join(f"{c:>12}" for c in cols[fig]))
     for pat in pats[fig]:
         cells = []
         for c in cols[fig]:
             v = [r[(pat, c, l)][0] for l in loads if (pat, c, l) in r]
             cells.append(f"{max(v):.3f}" if v else "n/a")
-        print(f"{short.get(pat, pat):<10} " + "  ".join(f"{x:>12}" for x in cells))
+        print(f"{short.get(pat, pat):<15} " + "  ".join(f"{x:>12}" for x in cells))
 PY
+exit $status
