@@ -127,6 +127,7 @@ fn tiny_config() -> impl Strategy<Value = Vec<String>> {
             "polarized",
             "surepath-omni",
             "dal",
+            "clos-ad",
             "sp",
             "ecmp",
         ]),

@@ -37,7 +37,7 @@ pub fn hyperx(net: &Fabric) -> Result<&HyperX, ConfigError> {
         _ => Err(ConfigError::value(
             "routing.algorithm",
             format!("a HyperX-only routing on {}", net.topology().name()),
-            "dor, dal, omniwar and surepath-omni need topology.kind = \"hyperx\"; on other topologies use \
+            "dor, dal, clos-ad, omniwar and surepath-omni need topology.kind = \"hyperx\"; on other topologies use \
              minimal, valiant, polarized, surepath-polarized, sp, ecmp or allpath, or the family's own routings",
         )),
     }

@@ -12,6 +12,7 @@
 
 pub mod aliod;
 pub mod cliod;
+pub mod clos_ad;
 pub mod dal;
 pub mod davc;
 pub mod deadlock;
@@ -170,6 +171,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(dal::Dal::new(c, n)?)),
         doc: "dimensionally-adaptive load-balanced (HyperX)",
     },
+    Entry { name: "clos-ad", build: |c, n| Ok(Box::new(clos_ad::ClosAd::new(c, n)?)), doc: "Clos-AD (HyperX)" },
     Entry {
         name: "sp",
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),

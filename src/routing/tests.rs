@@ -403,6 +403,88 @@ fn dal_candidates_follow_section_3_3() {
     );
 }
 
+// ---------------------------------------------------------------- Clos-AD
+
+#[test]
+fn clos_ad_ancestors_are_the_folded_clos_lowest_common_ancestors() {
+    // 4x4x4, dimension 0 the top level of the folded Clos: (0,0,0) -> (0,2,0) first differs in
+    // dimension 1, so its ancestors keep x_0 = 0 and take any x_1, x_2 (16, among them (0,1,3),
+    // off the destination in the aligned dimension 2); (0,0,0) -> (1,0,0) may go anywhere (64).
+    let h = hx(&[4, 4, 4]);
+    let (_, r) = routing(&[4, 4, 4], &["routing.algorithm=clos-ad"]);
+    let ancestors = |s: SwitchId, t: SwitchId| {
+        let mut v = Vec::new();
+        r.init_choices(&state(s, t), &mut |st| v.push((st.intermediate, st.phase)));
+        v
+    };
+    let o = at(&h, &[0, 0, 0]);
+    let (t1, t0) = (at(&h, &[0, 2, 0]), at(&h, &[1, 0, 0]));
+    let a = ancestors(o, t1);
+    assert_eq!(a.len(), 16);
+    assert!(a.iter().all(|&(i, _)| h.coord(i, 0) == 0 || i == t1));
+    assert!(a.contains(&(at(&h, &[0, 1, 3]), 0)));
+    // The source and the destination themselves make the route minimal (phase 1 from the start).
+    assert_eq!(a.iter().filter(|&&(i, p)| i == t1 && p == 1).count(), 2);
+    assert_eq!(ancestors(o, t0).len(), 64);
+    // Drawn ancestors are among them.
+    let mut rng = crate::rng::stream(7, 0, crate::rng::Purpose::Router);
+    for _ in 0..50 {
+        let mut st = state(o, t1);
+        r.init(&mut st, &mut rng);
+        assert!(a.contains(&(st.intermediate, st.phase)), "{st:?}");
+    }
+}
+
+#[test]
+fn clos_ad_decides_at_the_source_and_never_deroutes_twice() {
+    // 4x4x4 with 3 sets, 16-phit packets: (0,0,0) -> (0,2,1) through the ancestor (0,3,3).
+    // H_min = 2, H_nm = 2 + 2, so the non-minimal first hop costs 2 packets = 32 phits more.
+    // At the source: the DOR hop to the destination, (0,2,0), on the odd VCs with penalty 0, and
+    // the DOR hop to the ancestor, (0,3,0), on the even VCs with penalty 32.
+    let h = hx(&[4, 4, 4]);
+    let (net, r) = routing(&[4, 4, 4], &["routing.algorithm=clos-ad"]);
+    let (s, t, anc) = (at(&h, &[0, 0, 0]), at(&h, &[0, 2, 1]), at(&h, &[0, 3, 3]));
+    let st0 = RouteState { intermediate: anc, ..state(s, t) };
+    let mut want = Vec::new();
+    for set in 0..3u8 {
+        want.push((at(&h, &[0, 2, 0]), 2 * set + 1, 0, false));
+        want.push((at(&h, &[0, 3, 0]), 2 * set, 32, false));
+    }
+    assert_eq!(cands(&net, &*r, s, &st0), sorted(want));
+    // Non-minimal chosen: DOR to the ancestor on the even VCs, no more minimal option.
+    let mut st = st0;
+    let y = at(&h, &[0, 3, 0]);
+    r.advance(&mut st, s, y, &Candidate { port: h.port_to(s, 1, 3, 0), vc: 2, penalty: 32, escape: false });
+    assert_eq!((st.phase, st.hops), (0, 1));
+    assert_eq!(cands(&net, &*r, y, &st), vec![(anc, 0, 0, false), (anc, 2, 0, false), (anc, 4, 0, false)]);
+    // At the ancestor: DOR to the destination on the odd VCs, dimension 1 first.
+    r.advance(&mut st, y, anc, &Candidate { port: h.port_to(y, 2, 3, 0), vc: 4, penalty: 0, escape: false });
+    assert_eq!(st.phase, 1);
+    let z = at(&h, &[0, 2, 3]);
+    assert_eq!(cands(&net, &*r, anc, &st), vec![(z, 1, 0, false), (z, 3, 0, false), (z, 5, 0, false)]);
+    // Minimal chosen at the source: DOR to the destination from then on, whatever the ancestor was.
+    let mut st = st0;
+    let m = at(&h, &[0, 2, 0]);
+    r.advance(&mut st, s, m, &Candidate { port: h.port_to(s, 1, 2, 0), vc: 1, penalty: 0, escape: false });
+    assert_eq!((st.phase, st.intermediate), (1, t));
+    assert_eq!(cands(&net, &*r, m, &st), vec![(t, 1, 0, false), (t, 3, 0, false), (t, 5, 0, false)]);
+}
+
+#[test]
+fn clos_ad_is_deadlock_free_on_one_set_of_two_vcs() {
+    // Even VCs towards the ancestor, odd towards the destination, DOR on each: acyclic with one set.
+    for sides in [&[4usize, 4][..], &[3, 3, 3], &[2, 3, 4]] {
+        let rep = check(sides, &["routing.algorithm=clos-ad", "routing.vcs=2"]);
+        assert_eq!(rep.verdict, Verdict::Acyclic, "{sides:?}");
+        // DOR to the ancestor, then DOR on: up to 2n hops (5 on 2x3x4, where an ancestor off the
+        // source in dimension 0 is the destination's value there).
+        let longest = if sides[0] == 2 { 2 * sides.len() - 1 } else { 2 * sides.len() };
+        assert_eq!(rep.longest_route as usize, longest, "{sides:?}");
+    }
+    let e = build(&config(&[3, 3], &["routing.algorithm=clos-ad", "routing.vcs=3"]), routing(&[3, 3], &[]).0);
+    assert!(e.is_err_and(|e| e.to_string().contains("routing.vcs")));
+}
+
 // ---------------------------------------------------------------- SP / ECMP / AllPath, DAVC
 
 #[test]
@@ -495,7 +577,7 @@ fn check(sides: &[usize], sets: &[&str]) -> deadlock::Report {
 #[test]
 fn ladder_routings_are_acyclic() {
     for sides in [&[4usize, 4][..], &[3, 3, 3]] {
-        for alg in ["dor", "minimal", "valiant", "omniwar", "polarized"] {
+        for alg in ["dor", "minimal", "valiant", "omniwar", "polarized", "clos-ad"] {
             let rep = check(sides, &[&format!("routing.algorithm={alg}")]);
             assert_eq!(rep.verdict, Verdict::Acyclic, "{alg} on {sides:?}");
             assert!(rep.longest_route as usize <= rep.vcs, "{alg}: route longer than its ladder");
@@ -660,6 +742,7 @@ fn saturated_runs_do_not_deadlock() {
         &["routing.algorithm=surepath-omni", "routing.vcs=2"][..],
         &["routing.algorithm=surepath-polarized", "routing.vcs=2"],
         &["routing.algorithm=dal"],
+        &["routing.algorithm=clos-ad", "routing.vcs=2"],
         &["routing.algorithm=polarized"],
         &["routing.algorithm=omniwar"],
         &["routing.algorithm=allpath", "routing.vc_policy=davc-np"],

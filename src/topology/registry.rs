@@ -74,6 +74,7 @@ registry! {
     "rrg" => Rrg(super::rrg::RrgConfig),
     "kautz" => Kautz(super::kautz::KautzConfig),
     "graph" => Graph(super::graph::GraphConfig),
+    "clos" => Clos(super::clos::ClosConfig),
 }
 
 impl<'de> Deserialize<'de> for TopologyConfig {
