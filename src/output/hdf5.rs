@@ -38,6 +38,17 @@ pub const SUMMARY_UNITS: &[(&str, &str, &str)] = &[
     ("packets_generated", "packets", "packets generated over the whole run"),
     ("packets_suppressed", "packets", "generations skipped because a source queue was full"),
     ("peak_memory_bytes", "bytes", "peak resident memory of the process"),
+    (
+        "packets_dropped",
+        "packets",
+        "faults.unreachable = \"drop\": generations to an unreachable destination, not made",
+    ),
+    (
+        "unreachable_pairs",
+        "pairs",
+        "ordered pairs of live servers that faults disconnected (their traffic is not generated)",
+    ),
+    ("servers_lost", "servers", "servers of failed switches (accepted load is per live server)"),
 ];
 
 /// Summary keys that measure the machine rather than the model: they differ between identical runs.

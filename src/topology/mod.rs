@@ -12,6 +12,7 @@
 
 pub mod fabric;
 pub mod fattree;
+pub mod faults;
 pub mod hyperx;
 pub mod hyperz;
 pub mod registry;
