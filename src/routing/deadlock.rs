@@ -412,7 +412,8 @@ pub fn check(net: &Fabric, routing: &dyn Routing) -> Report {
     let mut pairs = 0u64;
     for src in 0..n as SwitchId {
         for dst in 0..n as SwitchId {
-            if src != dst {
+            // Failed switches send and receive nothing.
+            if src != dst && net.switch_alive(src) && net.switch_alive(dst) {
                 ex.pair(src, dst);
                 pairs += 1;
             }
@@ -450,10 +451,10 @@ fn duato(ex: &Explorer<'_>, adj: &[Vec<u32>], full_cdg_acyclic: bool) -> Verdict
     let mut in_c1 = vec![false; adj.len()];
     let mut r1 = Vec::new();
     // R1 as next-switch lists, per destination, for the connectivity check.
-    for t in 0..n as SwitchId {
+    for t in (0..n as SwitchId).filter(|&t| net.switch_alive(t)) {
         let mut next: Vec<Vec<SwitchId>> = vec![Vec::new(); n];
         for x in 0..n as SwitchId {
-            if x == t {
+            if x == t || !net.switch_alive(x) {
                 continue;
             }
             r1.clear();
@@ -480,7 +481,7 @@ fn duato(ex: &Explorer<'_>, adj: &[Vec<u32>], full_cdg_acyclic: bool) -> Verdict
                 }
             }
         }
-        if let Some(x) = reach.iter().position(|&r| !r) {
+        if let Some(x) = (0..n).find(|&x| !reach[x] && net.switch_alive(x as SwitchId)) {
             return Verdict::EscapeDisconnected { from: x as SwitchId, to: t };
         }
     }
