@@ -172,6 +172,20 @@ pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Re
     if let Some(c) = s.completion_cycles {
         writeln!(t, "  {:<18} {:>14}  cycles", "completion time", c)?;
     }
+    if s.servers_lost > 0 {
+        writeln!(
+            t,
+            "  note: {} servers were lost with failed switches; accepted load and Jain's index are over the live servers",
+            s.servers_lost
+        )?;
+    }
+    if s.unreachable_pairs > 0 {
+        writeln!(
+            t,
+            "  note: faults split the network: {} ordered pairs of live servers cannot communicate, and {} packets to them were not generated (faults.unreachable = \"drop\")",
+            s.unreachable_pairs, s.packets_dropped
+        )?;
+    }
     if s.packets_delivered == 0 {
         writeln!(
             t,
@@ -232,6 +246,16 @@ pub fn analysis(cfg: &Config) -> Result<Analysis, ConfigError> {
     let topo = sim::build_topology(cfg)?;
     let faults = cfg.faults.build(&*topo, cfg.seed)?;
     let comps = LiveGraph::new(&*topo, &faults).components();
+    if comps.live_servers == 0 {
+        return Err(ConfigError::value(
+            "faults",
+            cfg.faults.describe(),
+            format!(
+                "a fault set that leaves some of the {} servers alive (failed switches take their servers with them)",
+                topo.num_servers()
+            ),
+        ));
+    }
     let net = crate::topology::Fabric::new(topo, &faults);
     let d = net.distance_stats();
     Ok(Analysis {

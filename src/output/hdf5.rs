@@ -502,6 +502,17 @@ pub fn write_results(parent: &Group, cfg: &Config, res: &RunResult, ts: &mut Tim
     )?;
     column(&g, "injected_phits", &res.server_injected, "phits", "phits injected into the network")?;
     column(&g, "accepted_phits", &res.server_accepted, "phits", "phits of packets delivered to this server")?;
+    if res.net.failed_switches() > 0 {
+        let live: Vec<u8> = (0..res.server_injected.len() as u32).map(|v| res.net.server_alive(v) as u8).collect();
+        column(
+            &g,
+            "live",
+            &live,
+            "1",
+            "1 for a server of a live switch, 0 for one lost with a failed switch (it neither sends nor receives; \
+             accepted load and Jain's index are over live servers)",
+        )?;
+    }
 
     let g = new_group(parent, "latency")?;
     let hist = &res.stats.latency_hist;
