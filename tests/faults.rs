@@ -153,7 +153,7 @@ fn bad_fault_specs_exit_2_naming_the_key() {
         ("faults.links=[[16,0]]".into(), &["faults.links[0]", "below 16"]),
         (
             "faults.switches=[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]".into(),
-            &["faults", "16 listed switches", "servers alive"],
+            &["faults", "faults.switches (16 switches)", "servers alive"],
         ),
         ("faults.random_switches=17".into(), &["faults.random_switches", "at most the number of switches (16)"]),
         ("faults.random_links=49".into(), &["faults.random_links", "48"]),

@@ -315,7 +315,7 @@ pub struct DistanceStats {
     pub diameter: u32,
     /// Mean distance over all ordered pairs of switches, self pairs included (reachable pairs only).
     pub average_distance: f64,
-    /// Whether every switch reaches every other.
+    /// Whether every live switch with servers reaches every other.
     pub connected: bool,
     /// Fault-free networks with one distance source (vertex-transitive ones, e.g. HyperX): how many
     /// server-bearing switches are at each distance from a switch.

@@ -116,25 +116,25 @@ impl FaultConfig {
     pub fn describe(&self) -> String {
         let mut keys = Vec::new();
         if self.random_links > 0 {
-            keys.push(format!("random_links = {}", self.random_links));
+            keys.push(format!("faults.random_links = {}", self.random_links));
         }
         if self.random_switches > 0 {
-            keys.push(format!("random_switches = {}", self.random_switches));
+            keys.push(format!("faults.random_switches = {}", self.random_switches));
         }
         if !self.links.is_empty() {
-            keys.push(format!("{} listed links", self.links.len()));
+            keys.push(format!("faults.links ({} links)", self.links.len()));
         }
         if !self.switches.is_empty() {
-            keys.push(format!("{} listed switches", self.switches.len()));
+            keys.push(format!("faults.switches ({} switches)", self.switches.len()));
         }
         if let Some(f) = &self.file {
-            keys.push(format!("file = \"{f}\""));
+            keys.push(format!("faults.file = \"{f}\""));
         }
         if !self.shapes.is_empty() {
-            keys.push(format!("{} shapes", self.shapes.len()));
+            keys.push(format!("faults.shapes ({} shapes)", self.shapes.len()));
         }
         if let Some(l) = &self.lifetime {
-            keys.push(format!("lifetime step {}", l.step()));
+            keys.push(format!("faults.lifetime.step = {}", l.step()));
         }
         keys.join(", ")
     }
@@ -269,7 +269,7 @@ impl FaultSet {
     pub fn random_links(topo: &dyn Topology, n: usize, seed: u64) -> Result<Self, String> {
         let all = super::fabric::all_links(topo);
         if n > all.len() {
-            return Err(format!("at most the number of links of the network ({})", all.len()));
+            return Err(format!("at most the {} links of the network", all.len()));
         }
         Ok(FaultSet { links: link_sequence(&all, n, seed), switches: Vec::new() })
     }
