@@ -225,13 +225,7 @@ impl Default for TrafficConfig {
     }
 }
 
-/// Faults applied before the run.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct FaultConfig {
-    /// Number of switch-to-switch links removed, chosen by the seed.
-    pub random_links: usize,
-}
+pub use crate::topology::faults::FaultConfig;
 
 /// Run length and watchdog.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -564,15 +558,16 @@ impl Config {
             return Err(ConfigError::value("output.sample_cycles", 0, "at least 1 cycle"));
         }
         one_of("partition.method", &self.partition.method, &partitioning::Method::ALL.map(|m| m.name()))?;
-        if self.faults.random_links > 0 && FAULT_INTOLERANT.contains(&ro.algorithm.as_str()) {
+        self.faults.validate()?;
+        if self.faults.any() && FAULT_INTOLERANT.contains(&ro.algorithm.as_str()) {
             return Err(ConfigError::value(
                 "routing.algorithm",
                 format!("\"{}\"", ro.algorithm),
                 format!(
                     "{} cannot route around a failed link (a packet whose only hop is dead fails the run); with \
-                     faults.random_links = {} use one of: {}",
+                     faults ({}) use one of: {}",
                     ro.algorithm,
-                    self.faults.random_links,
+                    self.faults.describe(),
                     crate::routing::names()
                         .into_iter()
                         .filter(|a| !FAULT_INTOLERANT.contains(a))
@@ -605,12 +600,12 @@ impl Config {
         let ports = self.topology.router_ports();
         let vcs = if self.routing.vcs == 0 { 2 } else { self.routing.vcs as u128 };
         let state = (ports * (vcs * 32 + 48) + servers * 48) / ranks.max(1) as u128;
-        let table = if self.faults.random_links > 0 { switches * switches } else { 0 };
+        let table = if self.faults.any() { switches * switches } else { 0 };
         let total = (state + table).min(u64::MAX as u128) as u64;
         let why = format!(
             "{switches} switches with {ports} router ports x {vcs} VCs of router state{}",
             if table > 0 {
-                format!(", plus a {switches} x {switches} distance table because faults.random_links > 0")
+                format!(", plus a {switches} x {switches} distance table because [faults] has faults")
             } else {
                 String::new()
             }

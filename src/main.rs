@@ -145,11 +145,26 @@ enum Command {
         #[arg(long, value_name = "N")]
         expect: Option<usize>,
     },
-    /// Topology properties after faults: switches, servers, links, radix, diameter, distances.
+    /// Topology properties after faults: switches, servers, links, radix, diameter, distances,
+    /// failed and live elements, unreachable pairs.
     Analyze {
         #[command(flatten)]
         cfg: ConfigArgs,
         /// Print as one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// Instead: diameter and connectivity along the nested random link sequence of the fault
+        /// seed, at 0, STEP, 2 STEP, ... N failed links on top of the config's other faults
+        /// (SurePath Fig. 1), updating one graph rather than rebuilding it.
+        #[arg(long, value_name = "0:N:STEP")]
+        sequence: Option<String>,
+    },
+    /// The config's fault set, and with [faults.lifetime] its state at every step: failed links and
+    /// switches, new failures, critical failures repaired, servers lost, diameter, unreachable pairs.
+    Faults {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// Print one JSON object per step.
         #[arg(long)]
         json: bool,
     },
@@ -238,9 +253,16 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Merge { inputs, output, format, expect } => {
             hxsim::merge::run(&inputs, output.as_deref(), format.as_deref(), expect)
         }
-        Command::Analyze { cfg, json } => {
+        Command::Analyze { cfg, json, sequence } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
-            cli::analyze(&config, json)
+            match sequence {
+                Some(s) => cli::analyze_sequence(&config, &s, json),
+                None => cli::analyze(&config, json),
+            }
+        }
+        Command::Faults { cfg, json } => {
+            let config = cli::load_config(&cfg.config, &cfg.set)?;
+            cli::faults(&config, json)
         }
         Command::CheckDeadlock { cfg, json } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;

@@ -6,7 +6,7 @@ use crate::engine::{Cycle, Outcome, Progress, RunSpec, World};
 use crate::metrics::{jain_index, peak_memory_bytes, SampleSender, SampleSink, Stats, Summary};
 use crate::network::{ModelParams, NetPartition};
 use crate::routing::{self, Routing};
-use crate::topology::{Fabric, FaultSet, SwitchId, Topology, View};
+use crate::topology::{Fabric, SwitchId, Topology, View};
 use crate::traffic::{Injection, Pattern, PatternKind};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -95,15 +95,10 @@ pub fn build_topology(cfg: &Config) -> Result<Arc<dyn Topology>, ConfigError> {
     cfg.topology.build(cfg.seed)
 }
 
-/// The topology with the config's faults applied.
+/// The topology with the config's faults applied (`[faults]`, see [`crate::topology::faults`]).
 pub fn build_network(cfg: &Config) -> Result<Arc<Fabric>, ConfigError> {
     let topo = build_topology(cfg)?;
-    let faults = if cfg.faults.random_links > 0 {
-        FaultSet::random_links(&*topo, cfg.faults.random_links, cfg.seed)
-            .map_err(|e| ConfigError::value("faults.random_links", cfg.faults.random_links, e))?
-    } else {
-        FaultSet::default()
-    };
+    let faults = cfg.faults.build(&*topo, cfg.seed)?;
     Ok(Arc::new(Fabric::new(topo, &faults)))
 }
 
@@ -181,10 +176,51 @@ pub fn class_latencies(cfg: &Config, topo: &dyn Topology) -> Result<Vec<u64>, Co
     Ok(classes.iter().map(|c| cfg.link.class_latency.get(*c).copied().unwrap_or(cfg.link.latency)).collect())
 }
 
-/// Everything derived from the config that partitions share.
+/// Everything derived from the config that partitions share. Checks first that the live servers
+/// can reach each other ([`crate::preflight::check_connected`]).
+///
+/// **Dead servers and unreachable destinations.** The servers of failed switches never generate
+/// and are never destinations: uniform traffic picks among the other *live* servers, and the random
+/// server permutation permutes the live servers only (dead ones map to themselves and never send).
+/// The other permutations keep their fixed map; a live server whose image is dead (or, with
+/// `faults.unreachable = "drop"`, unreachable) never generates. With `"drop"`, uniform traffic draws
+/// as usual and a packet to an unreachable destination is not generated (counted in
+/// `packets_dropped`). These servers get no generation event at all ([`ModelParams::silent`]);
+/// only uniform traffic on a split network reads a per-packet component check.
 pub fn build_params(cfg: &Config, net: Arc<Fabric>) -> Result<ModelParams, ConfigError> {
+    let reach = crate::preflight::check_connected(cfg, &net)?;
     let routing: Arc<dyn Routing> = Arc::from(routing::build(cfg, net.clone())?);
-    let pattern = Arc::new(build_pattern(cfg, net.topology())?);
+    let mut pattern = build_pattern(cfg, net.topology())?;
+    let topo = net.topology();
+    let ns = net.num_servers();
+    let mut silent = None;
+    let mut component = None;
+    if net.failed_switches() > 0 || reach.component.is_some() {
+        let live: Vec<bool> = (0..ns as u32).map(|v| net.server_alive(v)).collect();
+        if net.failed_switches() > 0 {
+            pattern.restrict_to_live(&live, cfg.seed);
+        }
+        let mut quiet = vec![false; ns];
+        let mut any_rng = crate::rng::stream(0, 0, crate::rng::Purpose::Global);
+        for v in 0..ns as u32 {
+            let sw = topo.server_switch(v);
+            quiet[v as usize] = if !live[v as usize] {
+                true
+            } else if pattern.is_permutation() {
+                // Fixed maps draw nothing.
+                let d = pattern.destination(v, &mut any_rng);
+                let dsw = topo.server_switch(d);
+                !live[d as usize] || reach.component.as_ref().is_some_and(|c| c[sw as usize] != c[dsw as usize])
+            } else {
+                false
+            };
+        }
+        silent = Some(Arc::new(quiet));
+        if !pattern.is_permutation() {
+            component = reach.component.map(Arc::new);
+        }
+    }
+    let pattern = Arc::new(pattern);
     let class_latency = class_latencies(cfg, net.topology())?;
     let plen = cfg.packet.size_phits as u64;
     let injection = match cfg.traffic.mode.as_str() {
@@ -214,6 +250,10 @@ pub fn build_params(cfg: &Config, net: Arc<Fabric>) -> Result<ModelParams, Confi
         intransit_priority: cfg.router.intransit_priority,
         window,
         sample_cycles: cfg.output.sample_cycles,
+        silent,
+        component,
+        unreachable_pairs: reach.unreachable_pairs,
+        live_servers: reach.live_servers,
     })
 }
 
@@ -249,7 +289,6 @@ pub fn run_on(
 ) -> Result<Option<RunResult>, SimError> {
     let (ranks, rank, threads) = (world.size(), world.rank(), opts.threads);
     let net = build_network(cfg)?;
-    crate::preflight::check_connected(cfg, &net)?;
     let params = Arc::new(build_params(cfg, net.clone())?);
     let n = net.num_switches();
     let total = ranks * threads;
@@ -364,7 +403,7 @@ pub fn run_on(
         return Ok(None);
     }
     let layout = Layout { ranks, threads };
-    Ok(Some(collect(cfg, net, &results, layout, cycles, wall, complete, fixed)))
+    Ok(Some(collect(cfg, &params, &results, layout, cycles, wall, complete, fixed)))
 }
 
 /// Stands for "drained; report the completion cycle" between [`run_on`] and [`collect`].
@@ -419,7 +458,7 @@ pub struct Layout {
 #[allow(clippy::too_many_arguments)]
 fn collect(
     cfg: &Config,
-    net: Arc<Fabric>,
+    params: &ModelParams,
     ranks: &[RankResult],
     layout: Layout,
     cycles: Cycle,
@@ -427,6 +466,7 @@ fn collect(
     complete: bool,
     fixed: bool,
 ) -> RunResult {
+    let net = params.net.clone();
     let topo = net.topology();
     let r = net.max_switch_ports();
     let n = net.num_switches();
@@ -459,7 +499,8 @@ fn collect(
         inflight += s.injected_phits as i64 / plen - s.delivered_packets as i64;
         s.in_flight = inflight;
     }
-    let servers = ns as f64;
+    // Accepted load per live server; Jain's index over the servers that send.
+    let servers = params.live_servers as f64;
     // An interrupted run measured only the cycles it reached.
     let window_cycles = if fixed {
         stats.last_delivery.max(1)
@@ -475,7 +516,12 @@ fn collect(
         average_latency: if stats.delivered_packets == 0 { f64::NAN } else { stats.latency_sum as f64 / dp },
         latency_p99: stats.latency_quantile(0.99),
         average_hops: if stats.delivered_packets == 0 { f64::NAN } else { stats.hops_sum as f64 / dp },
-        jain_index: jain_index(&server_injected),
+        jain_index: match &params.silent {
+            None => jain_index(&server_injected),
+            Some(q) => jain_index(
+                &server_injected.iter().zip(q.iter()).filter(|(_, &q)| !q).map(|(&x, _)| x).collect::<Vec<_>>(),
+            ),
+        },
         packets_delivered: stats.delivered_packets,
         cycles,
         wall_seconds: wall,
@@ -484,6 +530,9 @@ fn collect(
         packets_generated: stats.generated_packets,
         packets_suppressed: stats.suppressed_packets,
         peak_memory_bytes: peak_memory_total,
+        packets_dropped: stats.dropped_packets,
+        unreachable_pairs: params.unreachable_pairs,
+        servers_lost: (ns as u64).saturating_sub(params.live_servers),
     };
     RunResult {
         summary,

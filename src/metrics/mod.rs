@@ -90,6 +90,9 @@ pub struct Stats {
     pub generated_packets: u64,
     /// Generation attempts skipped because the source queue was full.
     pub suppressed_packets: u64,
+    /// Generations whose destination was unreachable (`faults.unreachable = "drop"`).
+    #[serde(default)]
+    pub dropped_packets: u64,
     /// Cycle at which the last tail arrived (fixed workloads: completion time).
     pub last_delivery: u64,
     /// Time series, one entry per sample interval.
@@ -122,6 +125,7 @@ impl Stats {
         self.traversals += o.traversals;
         self.generated_packets += o.generated_packets;
         self.suppressed_packets += o.suppressed_packets;
+        self.dropped_packets += o.dropped_packets;
         self.last_delivery = self.last_delivery.max(o.last_delivery);
         if self.samples.len() < o.samples.len() {
             self.samples.resize(o.samples.len(), Sample::default());
@@ -202,6 +206,21 @@ pub struct Summary {
     pub packets_suppressed: u64,
     /// Peak resident memory of the process, bytes.
     pub peak_memory_bytes: u64,
+    /// `faults.unreachable = "drop"`: packets not generated because their destination was
+    /// unreachable (absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub packets_dropped: u64,
+    /// Ordered pairs of live servers that faults left unable to communicate (their traffic is not
+    /// generated; absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreachable_pairs: u64,
+    /// Servers lost with failed switches (absent when 0); accepted load is per live server.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub servers_lost: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 /// Peak resident set size of this process in bytes (Linux `VmHWM`), or 0 if unknown.

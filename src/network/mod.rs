@@ -113,6 +113,18 @@ pub struct ModelParams {
     pub window: (Cycle, Cycle),
     /// Sample interval, cycles.
     pub sample_cycles: Cycle,
+    /// Servers that never generate (indexed by global server id): those of failed switches, and
+    /// under a permutation those whose destination is dead or unreachable. `None`: every server
+    /// generates. They get no generation event at all.
+    pub silent: Option<Arc<Vec<bool>>>,
+    /// Component of each switch when faults split the live servers and traffic is uniform
+    /// (`faults.unreachable = "drop"`): a packet whose destination is in another component is not
+    /// generated. `None` otherwise (no per-packet check).
+    pub component: Option<Arc<Vec<u32>>>,
+    /// Ordered pairs of live servers that cannot reach each other (their traffic is dropped).
+    pub unreachable_pairs: u64,
+    /// Servers of live switches (the denominator of the accepted load).
+    pub live_servers: u64,
 }
 
 impl ModelParams {
@@ -387,8 +399,23 @@ impl NetPartition {
         let mut servers = Vec::with_capacity(ns);
         let mut next_gen = Vec::with_capacity(ns);
         let mut next_gen_min = vec![Cycle::MAX; n];
+        let mut senders = 0u64;
         for li in 0..n {
-            for _ in 0..t_of[li] {
+            for s in 0..t_of[li] {
+                // A silent server (dead, or with no reachable destination) never generates.
+                if let Some(q) = &p.silent {
+                    if q[(first_server[li] + s as u32) as usize] {
+                        next_gen.push(Cycle::MAX);
+                        servers.push(Server {
+                            queue: Queue::default(),
+                            link_free: 0,
+                            credits: p.input_buffer,
+                            remaining: 0,
+                        });
+                        continue;
+                    }
+                }
+                senders += 1;
                 let first = match p.injection {
                     Injection::Fixed { .. } => 0,
                     Injection::Bernoulli { .. } => geometric_gap(&mut rng_traffic[li], rate) - 1,
@@ -398,7 +425,7 @@ impl NetPartition {
                 servers.push(Server { queue: Queue::default(), link_free: 0, credits: p.input_buffer, remaining });
             }
         }
-        let undrained_servers = if remaining > 0 { ns as u64 } else { 0 };
+        let undrained_servers = if remaining > 0 { senders } else { 0 };
         NetPartition {
             t_of,
             srv_base,

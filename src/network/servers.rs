@@ -107,7 +107,15 @@ impl NetPartition {
         }
         let src = self.first_server[li] + s as u32;
         let dst = self.p.pattern.destination(src, &mut self.rng_traffic[li]);
-        let mut route = RouteState { src: sw, dst: self.server_switch(dst), ..Default::default() };
+        let dst_sw = self.server_switch(dst);
+        if let Some(c) = &self.p.component {
+            // `faults.unreachable = "drop"`: no packet to another part of a split network.
+            if c[sw as usize] != c[dst_sw as usize] {
+                self.stats.dropped_packets += 1;
+                return;
+            }
+        }
+        let mut route = RouteState { src: sw, dst: dst_sw, ..Default::default() };
         self.p.routing.init(&mut route, &mut self.rng_router[li]);
         let idx = self.slab.insert(Packet { src, dst, created: now, ready_at: now, route });
         self.servers[si].queue.push(&mut self.slab, idx);

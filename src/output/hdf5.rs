@@ -38,6 +38,17 @@ pub const SUMMARY_UNITS: &[(&str, &str, &str)] = &[
     ("packets_generated", "packets", "packets generated over the whole run"),
     ("packets_suppressed", "packets", "generations skipped because a source queue was full"),
     ("peak_memory_bytes", "bytes", "peak resident memory of the process"),
+    (
+        "packets_dropped",
+        "packets",
+        "faults.unreachable = \"drop\": generations to an unreachable destination, not made",
+    ),
+    (
+        "unreachable_pairs",
+        "pairs",
+        "ordered pairs of live servers that faults disconnected (their traffic is not generated)",
+    ),
+    ("servers_lost", "servers", "servers of failed switches (accepted load is per live server)"),
 ];
 
 /// Summary keys that measure the machine rather than the model: they differ between identical runs.
@@ -491,6 +502,17 @@ pub fn write_results(parent: &Group, cfg: &Config, res: &RunResult, ts: &mut Tim
     )?;
     column(&g, "injected_phits", &res.server_injected, "phits", "phits injected into the network")?;
     column(&g, "accepted_phits", &res.server_accepted, "phits", "phits of packets delivered to this server")?;
+    if res.net.failed_switches() > 0 {
+        let live: Vec<u8> = (0..res.server_injected.len() as u32).map(|v| res.net.server_alive(v) as u8).collect();
+        column(
+            &g,
+            "live",
+            &live,
+            "1",
+            "1 for a server of a live switch, 0 for one lost with a failed switch (it neither sends nor receives; \
+             accepted load and Jain's index are over live servers)",
+        )?;
+    }
 
     let g = new_group(parent, "latency")?;
     let hist = &res.stats.latency_hist;

@@ -440,9 +440,10 @@ pub fn check(net: &Fabric, routing: &dyn Routing) -> Report {
         ex.in_c1 = escape_channels(&ex);
     }
     let mut pairs = 0u64;
-    // Packets only travel between switches that have servers (all of them on a HyperX; the leaves
-    // of trees and HyperZ).
-    let ends: Vec<SwitchId> = (0..n as SwitchId).filter(|&s| net.servers_at(s) > 0).collect();
+    // Packets only travel between live switches that have servers (all of them on a HyperX; the
+    // leaves of trees and HyperZ); failed switches send and receive nothing.
+    let ends: Vec<SwitchId> =
+        (0..n as SwitchId).filter(|&s| net.servers_at(s) > 0 && net.switch_alive(s)).collect();
     for &src in &ends {
         for &dst in &ends {
             if src != dst {
@@ -504,10 +505,10 @@ fn duato(ex: &Explorer<'_>, adj: &[Vec<u32>], full_cdg_acyclic: bool) -> Verdict
     let in_c1 = &ex.in_c1;
     let mut r1 = Vec::new();
     // R1 as next-switch lists, per destination, for the connectivity check.
-    for t in (0..n as SwitchId).filter(|&t| net.servers_at(t) > 0) {
+    for t in (0..n as SwitchId).filter(|&t| net.servers_at(t) > 0 && net.switch_alive(t)) {
         let mut next: Vec<Vec<SwitchId>> = vec![Vec::new(); n];
         for x in 0..n as SwitchId {
-            if x == t {
+            if x == t || !net.switch_alive(x) {
                 continue;
             }
             r1.clear();
@@ -533,7 +534,7 @@ fn duato(ex: &Explorer<'_>, adj: &[Vec<u32>], full_cdg_acyclic: bool) -> Verdict
                 }
             }
         }
-        if let Some(x) = reach.iter().position(|&r| !r) {
+        if let Some(x) = (0..n).find(|&x| !reach[x] && net.switch_alive(x as SwitchId)) {
             return Verdict::EscapeDisconnected { from: x as SwitchId, to: t };
         }
     }

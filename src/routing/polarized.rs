@@ -129,8 +129,12 @@ impl PolarizedRoutes {
         let mut longest = 0;
         // memo[c]: None = unvisited, Some(None) = dead end, Some(Some(l)) = longest route to t.
         let mut memo: Vec<Option<Option<u16>>> = vec![None; n];
+        if !self.net.switch_alive(s) {
+            return Ok((dead, longest));
+        }
         for t in 0..n as SwitchId {
-            if t == s {
+            // No packet starts at or goes to a failed switch.
+            if t == s || !self.net.switch_alive(t) {
                 continue;
             }
             memo.iter_mut().for_each(|m| *m = None);

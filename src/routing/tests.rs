@@ -249,7 +249,7 @@ fn polarized_moves_are_exactly_table_1_and_routes_are_at_most_twice_the_diameter
 fn corner_network() -> (HyperX, Arc<Fabric>) {
     let h = hx(&[3, 3]);
     let o = at(&h, &[0, 0]);
-    let faults = FaultSet { links: vec![(o, h.port_to(o, 0, 1, 0)), (o, h.port_to(o, 0, 2, 0))] };
+    let faults = FaultSet { links: vec![(o, h.port_to(o, 0, 1, 0)), (o, h.port_to(o, 0, 2, 0))], switches: vec![] };
     let topo: Arc<dyn Topology> = Arc::new(h.clone());
     (h, Arc::new(Fabric::new(topo, &faults)))
 }

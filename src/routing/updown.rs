@@ -81,12 +81,26 @@ impl UpDown {
         if root >= n {
             return Err(ConfigError::value("routing.escape_root", root, format!("a switch id below {n}")));
         }
-        let depth = net.bfs(root as SwitchId);
+        if !net.switch_alive(root as SwitchId) {
+            return Err(ConfigError::value(
+                "routing.escape_root",
+                root,
+                "a live switch: [faults] failed this one (choose another root)",
+            ));
+        }
+        let mut depth = net.bfs(root as SwitchId);
+        // Failed switches have no live link: no route reaches them, and depth 0 keeps them out of
+        // the way (never a parent, never below a live switch).
+        for (s, d) in depth.iter_mut().enumerate() {
+            if !net.switch_alive(s as SwitchId) {
+                *d = 0;
+            }
+        }
         if depth.contains(&UNREACHABLE) {
             return Err(ConfigError::value(
-                "faults.random_links",
-                net.failed_links(),
-                "a connected network: the Up/Down escape subnetwork must reach every switch",
+                "faults",
+                format!("{} failed links", net.failed_links()),
+                "a connected network: the Up/Down escape subnetwork must reach every live switch",
             ));
         }
         let mut u = UpDown { net, root: root as SwitchId, depth, table: Vec::new() };

@@ -40,6 +40,10 @@ impl Routing for Valiant {
     }
     fn init(&self, st: &mut RouteState, rng: &mut Rng) {
         st.intermediate = below(rng, self.net.num_switches() as u64) as SwitchId;
+        // A failed switch is no intermediate: draw again (never on a network without failed switches).
+        while !self.net.switch_alive(st.intermediate) {
+            st.intermediate = below(rng, self.net.num_switches() as u64) as SwitchId;
+        }
         st.phase = if st.intermediate == st.src { 1 } else { 0 };
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
@@ -48,7 +52,7 @@ impl Routing for Valiant {
         self.policy.push_minimal(&self.net, at, target, st, out);
     }
     fn init_choices(&self, st: &RouteState, f: &mut dyn FnMut(RouteState)) {
-        for i in 0..self.net.num_switches() as SwitchId {
+        for i in (0..self.net.num_switches() as SwitchId).filter(|&i| self.net.switch_alive(i)) {
             f(RouteState { intermediate: i, phase: if i == st.src { 1 } else { 0 }, ..*st });
         }
     }

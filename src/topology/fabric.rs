@@ -6,38 +6,13 @@
 //! distances are computed by BFS on what remains and stored as one byte per ordered pair, row per
 //! destination.
 
+pub use super::faults::FaultSet;
 use super::{HyperX, HyperZ, PortId, SwitchId, Topology, View};
-use crate::rng::{self, Purpose};
 use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Distance value for "unreachable".
 pub const UNREACHABLE: u32 = u32::MAX;
-
-/// The set of failed links, as canonical `(switch, port)` pairs (the end with the lower switch id).
-#[derive(Debug, Clone, Default)]
-pub struct FaultSet {
-    /// Failed links, each as one of its two ends.
-    pub links: Vec<(SwitchId, PortId)>,
-}
-
-impl FaultSet {
-    /// `n` distinct switch-to-switch links chosen uniformly by the seed.
-    pub fn random_links(topo: &dyn Topology, n: usize, seed: u64) -> Result<Self, String> {
-        let all = all_links(topo);
-        if n > all.len() {
-            return Err(format!("faults.random_links = {n} but the network has only {} links", all.len()));
-        }
-        let mut rng = rng::stream(seed, 0, Purpose::Faults);
-        let mut idx: Vec<usize> = (0..all.len()).collect();
-        // Partial Fisher-Yates: the first n entries are a uniform sample.
-        for i in 0..n {
-            let j = i + rng::below(&mut rng, (all.len() - i) as u64) as usize;
-            idx.swap(i, j);
-        }
-        Ok(FaultSet { links: idx[..n].iter().map(|&i| all[i]).collect() })
-    }
-}
 
 /// Every switch-to-switch link once, as the end with the lower `(switch, port)`.
 pub fn all_links(topo: &dyn Topology) -> Vec<(SwitchId, PortId)> {
@@ -59,6 +34,8 @@ pub struct Fabric {
     topo: Arc<dyn Topology>,
     /// `dead[s * ports + p]`: port `p` of switch `s` has failed. Empty when fault-free.
     dead: Vec<bool>,
+    /// `dead_switch[s]`: switch `s` has failed (its ports are dead too). Empty when none has.
+    dead_switch: Vec<bool>,
     /// All-pairs distances `dist[dst * n + src]` when faulty; empty when fault-free.
     dist: Vec<u8>,
     /// Stride of per-port arrays: the largest number of switch-to-switch ports of a switch.
@@ -67,6 +44,7 @@ pub struct Fabric {
     router_ports: usize,
     n: usize,
     failed_links: usize,
+    failed_switches: usize,
     /// The topology's HyperX view when it is one and has no faults: minimal ports and distances
     /// then come from coordinates, read without a virtual call (taken once, from [`View`]).
     fault_free_hyperx: Option<HyperX>,
@@ -84,12 +62,33 @@ impl Fabric {
             _ => (0..n as SwitchId).map(|s| topo.servers_at(s) + topo.switch_ports(s)).max().unwrap_or(0),
         };
         let mut dead = Vec::new();
-        if !faults.links.is_empty() {
+        let mut dead_switch = Vec::new();
+        let mut failed_links = 0;
+        if !faults.is_empty() {
             dead = vec![false; n * ports];
-            for &(s, p) in &faults.links {
+            let mut kill = |s: SwitchId, p: PortId| {
                 let (o, q) = topo.neighbour(s, p).expect("fault on an unwired port");
-                dead[s as usize * ports + p as usize] = true;
+                let i = s as usize * ports + p as usize;
+                failed_links += !dead[i] as usize;
+                dead[i] = true;
                 dead[o as usize * ports + q as usize] = true;
+            };
+            for &(s, p) in &faults.links {
+                kill(s, p);
+            }
+            // A failed switch takes all its links down.
+            for &s in &faults.switches {
+                for p in 0..topo.switch_ports(s) as PortId {
+                    if topo.neighbour(s, p).is_some() {
+                        kill(s, p);
+                    }
+                }
+            }
+            if !faults.switches.is_empty() {
+                dead_switch = vec![false; n];
+                for &s in &faults.switches {
+                    dead_switch[s as usize] = true;
+                }
             }
         }
         let fault_free_hyperx = match topo.view() {
@@ -107,7 +106,9 @@ impl Fabric {
             ports,
             router_ports,
             n,
-            failed_links: faults.links.len(),
+            failed_links,
+            failed_switches: dead_switch.iter().filter(|&&d| d).count(),
+            dead_switch,
             fault_free_hyperx,
             fault_free_hyperz,
         };
@@ -140,9 +141,30 @@ impl Fabric {
     pub fn is_faulty(&self) -> bool {
         !self.dead.is_empty()
     }
-    /// Number of failed links.
+    /// Number of failed links (listed, or taken down by a failed switch).
     pub fn failed_links(&self) -> usize {
         self.failed_links
+    }
+    /// Number of failed switches.
+    pub fn failed_switches(&self) -> usize {
+        self.failed_switches
+    }
+    /// Whether switch `s` is alive (a failed switch has no live port and no live server).
+    #[inline]
+    pub fn switch_alive(&self, s: SwitchId) -> bool {
+        self.dead_switch.is_empty() || !self.dead_switch[s as usize]
+    }
+    /// Servers of live switches.
+    pub fn live_servers(&self) -> usize {
+        if self.dead_switch.is_empty() {
+            return self.num_servers();
+        }
+        (0..self.n as SwitchId).filter(|&s| self.switch_alive(s)).map(|s| self.servers_at(s)).sum()
+    }
+    /// Whether server `v` is alive (its switch is).
+    #[inline]
+    pub fn server_alive(&self, v: u32) -> bool {
+        self.dead_switch.is_empty() || self.switch_alive(self.topo.server_switch(v))
     }
     /// Number of switches.
     pub fn num_switches(&self) -> usize {
@@ -243,7 +265,10 @@ impl Fabric {
     pub fn distance_stats(&self) -> DistanceStats {
         let topo = &*self.topo;
         let sources: Vec<(SwitchId, u64)> = if self.is_faulty() {
-            (0..self.n as SwitchId).filter(|&s| topo.servers_at(s) > 0).map(|s| (s, 1)).collect()
+            (0..self.n as SwitchId)
+                .filter(|&s| topo.servers_at(s) > 0 && self.switch_alive(s))
+                .map(|s| (s, 1))
+                .collect()
         } else {
             topo.distance_sources()
         };
@@ -253,7 +278,7 @@ impl Fabric {
                 let mut hist = Vec::new();
                 let mut connected = true;
                 for (s, x) in self.bfs(r).into_iter().enumerate() {
-                    if topo.servers_at(s as SwitchId) == 0 {
+                    if topo.servers_at(s as SwitchId) == 0 || !self.switch_alive(s as SwitchId) {
                         continue;
                     }
                     if x == UNREACHABLE {
@@ -302,7 +327,7 @@ pub struct DistanceStats {
     pub diameter: u32,
     /// Mean distance over all ordered pairs of switches, self pairs included (reachable pairs only).
     pub average_distance: f64,
-    /// Whether every switch reaches every other.
+    /// Whether every live switch with servers reaches every other.
     pub connected: bool,
     /// Fault-free networks with one distance source (vertex-transitive ones, e.g. HyperX): how many
     /// server-bearing switches are at each distance from a switch.

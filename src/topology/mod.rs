@@ -15,6 +15,7 @@ pub mod clos;
 pub mod fabric;
 pub mod fattree;
 pub mod graph;
+pub mod faults;
 pub mod hyperx;
 pub mod hyperz;
 pub mod kautz;

@@ -113,6 +113,9 @@ const RPN_NEXT: [u32; 8] = [1, 3, 6, 2, 0, 4, 7, 5];
 enum Map {
     /// Uniform among the other servers.
     Uniform { servers: u64 },
+    /// Uniform among the other live servers (faults killed some): `ids` are the live servers in
+    /// increasing order, `rank[v]` the position of live server `v` in `ids`.
+    UniformLive { ids: Vec<u32>, rank: Vec<u32> },
     /// Table lookup (random server permutation).
     Table(Vec<u32>),
     /// Reverse the switch coordinate vector and complement each coordinate; same local index.
@@ -366,6 +369,10 @@ impl Pattern {
                 let r = below(rng, servers - 1) as u32;
                 r + (r >= src) as u32
             }
+            Map::UniformLive { ids, rank } => {
+                let r = below(rng, ids.len() as u64 - 1) as u32;
+                ids[(r + (r >= rank[src as usize]) as u32) as usize]
+            }
             Map::Table(perm) => perm[src as usize],
             Map::NextGroup { group, groups } => {
                 let next = (src as u64 / group + 1) % groups;
@@ -447,7 +454,40 @@ impl Pattern {
     /// except Uniform. SurePath section 4 and HyperX section 4.1 define these as permutations; each map here
     /// is a bijection under the constraints checked by [`Pattern::new`].
     pub fn is_permutation(&self) -> bool {
-        !matches!(self.map, Map::Uniform { .. } | Map::NextGroup { .. })
+        !matches!(self.map, Map::Uniform { .. } | Map::UniformLive { .. } | Map::NextGroup { .. })
+    }
+
+    /// Define the pattern over the live servers only (`live[v]`; at least 2 live, checked by the
+    /// caller) when faults killed some: uniform draws among the other live servers; the random
+    /// server permutation becomes a random permutation of the live servers under the same `seed`
+    /// (dead servers map to themselves and never send). The other permutations are fixed maps and
+    /// stay as they are; the caller silences a live server whose image is dead.
+    pub fn restrict_to_live(&mut self, live: &[bool], seed: u64) {
+        if live.iter().all(|&l| l) {
+            return;
+        }
+        let ids: Vec<u32> = (0..live.len() as u32).filter(|&v| live[v as usize]).collect();
+        match &mut self.map {
+            Map::Uniform { .. } => {
+                let mut rank = vec![u32::MAX; live.len()];
+                for (i, &v) in ids.iter().enumerate() {
+                    rank[v as usize] = i as u32;
+                }
+                self.map = Map::UniformLive { ids, rank };
+            }
+            Map::Table(perm) => {
+                let mut shuffled = ids.clone();
+                let mut rng = stream(seed, 0, Purpose::Global);
+                shuffle(&mut rng, &mut shuffled);
+                for (v, p) in perm.iter_mut().enumerate() {
+                    *p = v as u32;
+                }
+                for (&v, &w) in ids.iter().zip(&shuffled) {
+                    perm[v as usize] = w;
+                }
+            }
+            _ => {}
+        }
     }
 }
 
