@@ -12,10 +12,12 @@
 //! - [`output`], [`sweep`], [`plot`]: HDF5 results files, parameter sweeps, figures.
 #![warn(missing_docs)]
 
+pub mod build_info;
 pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod merge;
+pub mod merge_hdf5;
 pub mod metrics;
 pub mod network;
 pub mod output;
