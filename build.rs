@@ -79,7 +79,7 @@ fn link_hdf5_hl() {
         dirs.push(format!("{d}/lib"));
         dirs.push(d);
     }
-    if let Some(out) = Command::new("pkg-config").args(["--libs-only-L", "hdf5"]).output().ok() {
+    if let Ok(out) = Command::new("pkg-config").args(["--libs-only-L", "hdf5"]).output() {
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         dirs.extend(text.split_whitespace().filter_map(|f| f.strip_prefix("-L")).map(str::to_string));
     }

@@ -455,6 +455,27 @@ pub fn pattern_label(name: &str) -> String {
     }
 }
 
+/// Short name of a traffic pattern, for tick labels.
+pub fn pattern_short(name: &str) -> String {
+    match name {
+        "random-server-permutation" => "RSP".to_string(),
+        "dimension-complement-reverse" => "DCR".to_string(),
+        "regular-permutation-to-neighbour" => "RPN".to_string(),
+        "bit-complement" => "Bit compl.".to_string(),
+        "bit-reverse" => "Bit rev.".to_string(),
+        other => pattern_label(other),
+    }
+}
+
+/// Readable name of a swept key, for axis labels.
+fn key_label(key: &str) -> String {
+    match key {
+        "traffic.pattern" => "Traffic pattern".into(),
+        "routing.algorithm" => "Routing".into(),
+        other => other.to_string(),
+    }
+}
+
 /// Legend text of one swept value: routing names as in the papers, other keys as `name=value`.
 fn value_label(key: &str, value: &str) -> String {
     match key {
@@ -478,7 +499,7 @@ impl Table {
         let swept = h5::str_list_attr(&table, "swept_keys")?;
         let text: Vec<(String, Vec<String>)> =
             swept.iter().map(|k| Ok((k.clone(), read_text(&table.dataset(k)?)?))).collect::<Result<_>>()?;
-        let group = table.dataset("group").and_then(|d| Ok(read_text(&d).unwrap_or_default())).unwrap_or_default();
+        let group = table.dataset("group").map(|d| read_text(&d).unwrap_or_default()).unwrap_or_default();
         let rows = table.dataset("point")?.size();
         Ok(Table { swept, text, group, rows, table })
     }
@@ -546,7 +567,8 @@ fn title_for(f: &File, t: &Table, rows: &[usize]) -> String {
     parts.join(" \u{2014} ")
 }
 
-/// The figures of a sweep: one per value of `by` (default: the traffic pattern when it varies),
+/// The figures of a sweep: one per value of `by` (default: the traffic pattern when it varies along
+/// with the load),
 /// each with a name suffix (empty for a single figure).
 pub fn sweep_figures(f: &File, figure: Figure, by: Option<&str>) -> Result<Vec<(String, Fig)>> {
     let t = Table::read(f.group("sweep")?)?;
@@ -556,16 +578,21 @@ pub fn sweep_figures(f: &File, figure: Figure, by: Option<&str>) -> Result<Vec<(
         Some(k) => {
             return Err(ConfigError::value("--by", k, format!("one of the swept keys: {}", t.swept.join(", "))).into())
         }
-        None => t.varying(&all).into_iter().find(|k| k == "traffic.pattern"),
+        // One figure per pattern when curves run along the load; a point chart shows the patterns
+        // side by side instead.
+        None if t.varying(&all).iter().any(|k| k == "traffic.load") => {
+            t.varying(&all).into_iter().find(|k| k == "traffic.pattern")
+        }
+        None => None,
     };
     let groups = match &by_key {
         Some(k) => {
             let v = t.values(k).expect("checked above");
             let mut out: Vec<(String, Vec<usize>)> = Vec::new();
-            for r in 0..t.rows {
-                match out.iter_mut().find(|(l, _)| *l == v[r]) {
+            for (r, value) in v.iter().enumerate() {
+                match out.iter_mut().find(|(l, _)| l == value) {
                     Some((_, rows)) => rows.push(r),
-                    None => out.push((v[r].clone(), vec![r])),
+                    None => out.push((value.clone(), vec![r])),
                 }
             }
             out
@@ -651,6 +678,20 @@ fn sweep_figure(f: &File, t: &Table, rows: &[usize], figure: Figure, by: Option<
         };
         let series = group_rows(t, rows, &series_key);
         let cats = group_rows(t, rows, &cat_keys);
+        let cat_label = |r: usize| {
+            cat_keys
+                .iter()
+                .map(|k| {
+                    let v = t.values(k).map(|v| v[r].clone()).unwrap_or_default();
+                    if k == "traffic.pattern" {
+                        pattern_short(&v)
+                    } else {
+                        value_label(k, &v)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         let n = series.len().max(1) as f64;
         legend = series
             .iter()
@@ -676,11 +717,14 @@ fn sweep_figure(f: &File, t: &Table, rows: &[usize], figure: Figure, by: Option<
                 .collect();
             panels.push(Panel {
                 title: name.into(),
-                x_desc: if cat_keys.is_empty() { String::new() } else { cat_keys.join(", ") },
+                x_desc: cat_keys.iter().map(|k| key_label(k)).collect::<Vec<_>>().join(", "),
                 y_desc: ydesc.into(),
                 series: s,
                 y_from_zero: zero,
-                categories: cats.iter().map(|(l, _)| if l.is_empty() { "all".into() } else { l.clone() }).collect(),
+                categories: cats
+                    .iter()
+                    .map(|(l, rs)| if l.is_empty() { "all".into() } else { cat_label(rs[0]) })
+                    .collect(),
                 ..Default::default()
             });
         }
