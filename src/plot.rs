@@ -51,7 +51,7 @@ pub enum Figure {
 /// Pixel size of one panel.
 pub const PANEL: (u32, u32) = (640, 540);
 /// Height of the title strip above the panels.
-const TITLE_H: u32 = 64;
+pub const TITLE_H: u32 = 64;
 const FONT: &str = "sans-serif";
 const TITLE_PX: u32 = 30;
 const DESC_PX: u32 = 28;
