@@ -324,11 +324,21 @@ pub fn sweep_command(config_path: &Path, sets: &[String], jobs: usize, quiet: bo
             };
             if let (Some(f), None) = (&file, &write_error) {
                 let meta = h5::RunMeta { threads: 1, ranks: 1, start_time: start, host: crate::output::hostname() };
+                let writing = std::time::Instant::now();
                 let written = f
                     .group("points")
                     .map_err(anyhow::Error::from)
                     .and_then(|g| write_point(&g, &group_name(i), p, &axes, &meta, &outcome))
                     .and_then(|_| f.flush().map_err(anyhow::Error::from));
+                if let Outcome::Done(r) = &outcome {
+                    let w = writing.elapsed().as_secs_f64();
+                    tracing::info!(
+                        point = i,
+                        "wrote the point in {w:.4} s ({:.2}% of its {:.3} s simulation)",
+                        100.0 * w / r.summary.wall_seconds.max(1e-9),
+                        r.summary.wall_seconds
+                    );
+                }
                 if let Err(e) = written {
                     // Stop the other points: the file is unusable.
                     progress.stop.store(1, Ordering::SeqCst);

@@ -217,6 +217,7 @@ pub fn run_command(cfg: &Config, threads: usize, json: bool, quiet: bool, output
         }
     };
     streamed.with_context(|| format!("writing the time series to {}", path.display()))?;
+    let writing = std::time::Instant::now();
     hdf5::write_results(&file, cfg, &res, &mut ts)?;
     let status = match (res.complete, signals.caught()) {
         (true, _) => "complete".to_string(),
@@ -226,6 +227,13 @@ pub fn run_command(cfg: &Config, threads: usize, json: bool, quiet: bool, output
     hdf5::finish(&file, res.complete, &status)?;
     file.flush()?;
     drop(file);
+    let w = writing.elapsed().as_secs_f64();
+    tracing::info!(
+        "wrote {} in {w:.4} s ({:.2}% of the simulation's {:.3} s)",
+        path.display(),
+        100.0 * w / res.summary.wall_seconds.max(1e-9),
+        res.summary.wall_seconds
+    );
     cli::print_summary_with(cfg, &res.summary, layout, json)?;
     if json {
         eprintln!("results: {}", path.display());
