@@ -24,6 +24,8 @@ pub const TIMESERIES_CHUNK: usize = 256;
 /// Deflate (gzip) level of every array dataset, after the byte shuffle filter. Level 4 is what
 /// `h5repack -f GZIP=4` and SST use; higher levels gain little on these columns and cost time.
 pub const DEFLATE_LEVEL: u8 = 4;
+/// Half the entries of a chunk-index B-tree node (HDF5's default is 32).
+pub const ISTORE_K: u32 = 2;
 /// Largest chunk of a fixed-size array dataset, bytes: a whole column up to this size is one chunk
 /// (one read), longer ones (per-server arrays of a million-endpoint network) are split.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -71,14 +73,14 @@ pub const TIMESERIES_COLUMNS: &[(&str, &str, &str)] = &[
 ];
 
 /// Create (truncate) a results file. The writer does not lock the file, so that it can be read
-/// (h5py, h5dump) while the run goes on. Objects use the HDF5 1.10 file format (readable by HDF5
-/// 1.10 and later: h5py, h5netcdf, netCDF-C): its compact chunk indexes and object headers make a
-/// file of many small compressed datasets about half as large as the 1.8 format.
+/// (h5py, h5dump) while the run goes on: the file keeps the HDF5 1.8 format, whose superblock has
+/// no "open for writing" flag (1.10's refuses readers without SWMR). Its chunk indexes are B-trees
+/// whose nodes are allocated whole: [`ISTORE_K`] keeps them small, since nearly every dataset here
+/// is one chunk (a node for 64 chunks per dataset would be most of the file).
 pub fn create_file(path: &Path) -> Result<File> {
-    use ::hdf5::file::LibraryVersion;
     let mut b = File::with_options();
-    b.with_fapl(|p| p.file_locking(false).libver_bounds(LibraryVersion::V110, LibraryVersion::latest()))
-        .with_fcpl(|p| p.link_creation_order(LinkCreationOrder::Indexed));
+    b.with_fapl(|p| p.file_locking(false))
+        .with_fcpl(|p| p.link_creation_order(LinkCreationOrder::Indexed).istore_k(ISTORE_K));
     b.create(path).with_context(|| format!("cannot create results file {}", path.display()))
 }
 
