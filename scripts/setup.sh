@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what building and testing hxsim needs, only what is missing (safe to run again):
 #   - the HDF5 C library and tools (libhdf5-dev, hdf5-tools) and pkg-config, from Debian/Ubuntu apt;
-#   - h5py, numpy and pandas for the python3 on PATH (tests/python, README examples), from apt when
+#   - h5py, numpy, pandas, xarray and h5netcdf for the python3 on PATH (tests/python, README examples), from apt when
 #     that python3 is the system one, else with pip.
 # Runs as root, or through sudo when not root. PNG plots need no system fonts (one is built in).
 set -euo pipefail
@@ -48,18 +48,18 @@ if ! command -v "$PY" >/dev/null 2>&1; then
     echo "setup.sh: installing python3"
     apt_install python3
 fi
-if ! "$PY" -c 'import h5py, numpy, pandas' >/dev/null 2>&1; then
+if ! "$PY" -c 'import h5py, numpy, pandas, xarray, h5netcdf' >/dev/null 2>&1; then
     pypath="$(command -v "$PY")"
     case "$(readlink -f "$pypath")" in
         /usr/bin/*)
-            echo "setup.sh: installing python3-h5py python3-pandas (apt, for the system $PY)"
-            apt_install python3-h5py python3-numpy python3-pandas
+            echo "setup.sh: installing python3-h5py python3-pandas python3-xarray python3-h5netcdf (apt, for the system $PY)"
+            apt_install python3-h5py python3-numpy python3-pandas python3-xarray python3-h5netcdf
             ;;
         *)
-            echo "setup.sh: installing h5py pandas with pip (for $pypath)"
-            "$PY" -m pip install --quiet --disable-pip-version-check h5py numpy pandas
+            echo "setup.sh: installing h5py pandas xarray h5netcdf with pip (for $pypath)"
+            "$PY" -m pip install --quiet --disable-pip-version-check h5py numpy pandas xarray h5netcdf
             ;;
     esac
 fi
-"$PY" -c 'import h5py, numpy, pandas' || { echo "setup.sh: h5py/pandas still missing for $PY" >&2; exit 1; }
+"$PY" -c 'import h5py, numpy, pandas, xarray, h5netcdf' || { echo "setup.sh: h5py/pandas/xarray/h5netcdf still missing for $PY" >&2; exit 1; }
 echo "setup.sh: ok (HDF5 $(pkg-config --modversion hdf5 2>/dev/null || echo '?'), h5py $("$PY" -c 'import h5py; print(h5py.__version__)'))"

@@ -78,12 +78,40 @@ pub fn run_with_progress_on(
     result
 }
 
+/// Seconds between heartbeat lines (`HXSIM_HEARTBEAT_SECS`, default 60; 0: none).
+pub const HEARTBEAT_ENV: &str = "HXSIM_HEARTBEAT_SECS";
+
+/// How often to print a heartbeat line on stderr: only when stderr is not a terminal (a batch
+/// job's log, where the progress bar does not draw), every `HXSIM_HEARTBEAT_SECS` (default 60).
+pub fn heartbeat_every() -> Option<Duration> {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        return None;
+    }
+    let secs = std::env::var(HEARTBEAT_ENV).ok().and_then(|v| v.trim().parse::<f64>().ok()).unwrap_or(60.0);
+    (secs > 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+/// `hxsim: 2026-11-22T09:59:00Z, 1m 30s: WHAT`.
+pub fn heartbeat(start: Instant, what: &str) {
+    let elapsed = humantime::format_duration(Duration::from_secs(start.elapsed().as_secs()));
+    eprintln!("hxsim: {}, {elapsed}: {what}", crate::output::iso8601_utc(std::time::SystemTime::now()));
+}
+
 fn watch(progress: &Progress, done: &std::sync::atomic::AtomicBool, end: u64) {
     let start = Instant::now();
     let mut bar: Option<indicatif::ProgressBar> = None;
     let mut last = (Instant::now(), 0u64);
+    let (beat, mut beat_last) = (heartbeat_every(), (Instant::now(), 0u64));
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(100));
+        if beat.is_some_and(|e| beat_last.0.elapsed() >= e) {
+            let c = progress.cycle.load(Ordering::Relaxed);
+            let rate = (c - beat_last.1.min(c)) as f64 / beat_last.0.elapsed().as_secs_f64();
+            let of = if end > 0 { format!("/{end} ({:.0}%)", 100.0 * c as f64 / end as f64) } else { String::new() };
+            heartbeat(start, &format!("cycle {c}{of}, {rate:.0} cycles/s"));
+            beat_last = (Instant::now(), c);
+        }
         if start.elapsed() < Duration::from_secs(1) {
             continue;
         }

@@ -13,11 +13,13 @@
 //! - [`design`]: design-space search (the cheapest HyperX for a size, radix and bisection).
 #![warn(missing_docs)]
 
+pub mod build_info;
 pub mod cli;
 pub mod config;
 pub mod design;
 pub mod engine;
 pub mod merge;
+pub mod merge_hdf5;
 pub mod metrics;
 pub mod network;
 pub mod output;

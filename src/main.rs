@@ -8,8 +8,12 @@ use std::process::ExitCode;
 
 /// Parallel discrete-event simulator for HyperX/HyperZ interconnection networks.
 #[derive(Parser, Debug)]
-#[command(name = "hxsim", version, about, long_about = None)]
+#[command(name = "hxsim", version = hxsim::build_info::LONG_VERSION, about, long_about = None)]
 struct Cli {
+    /// More log output on stderr: -v info, -vv debug, -vvv trace (RUST_LOG, e.g. `RUST_LOG=hxsim=debug`,
+    /// overrides it).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -97,14 +101,14 @@ enum Command {
         #[command(flatten)]
         out: OutputArgs,
     },
-    /// Draw the standard figures of a results file (SVG or PNG).
+    /// Draw the standard figures of a results file (SVG, PNG or PDF).
     ///
     /// For a sweep: accepted load, latency and Jain's index against offered load, one curve per
     /// combination of the other swept values. For a run: its time series.
     Plot {
         /// Results file written by `hxsim run` or `hxsim sweep`.
         file: PathBuf,
-        /// Figure file, SVG or PNG by extension (default: FILE with the extension .svg).
+        /// Figure file, SVG, PNG or PDF by extension (default: FILE with the extension .svg).
         #[arg(long, short, value_name = "PATH")]
         output: Option<PathBuf>,
         /// Which figure.
@@ -113,6 +117,10 @@ enum Command {
         /// Plot the time series of this point of a sweep.
         #[arg(long, value_name = "N")]
         point: Option<usize>,
+        /// One figure per value of this swept key (default: `traffic.pattern` when it is swept);
+        /// the files are named PATH-VALUE.EXT.
+        #[arg(long, value_name = "KEY")]
+        by: Option<String>,
     },
     /// How well the switches split into parts (cut links, balance, lookahead), without running.
     Partition {
@@ -128,10 +136,13 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Combine the JSON summaries of separate runs (e.g. a Slurm job array) into one table.
+    /// Combine the results of separate runs (e.g. a Slurm job array) into one table or sweep file.
+    ///
+    /// With `--output FILE.h5`: JSON summaries and HDF5 run files become one sweep file that
+    /// `hxsim plot` draws, missing and incomplete points marked (exit code 3 if there are any).
     Merge {
-        /// Files holding JSON objects (`hxsim run --json` output, one or more objects each), or
-        /// directories whose `*.json` files are read in natural order.
+        /// Files holding JSON objects (`hxsim run --json` output, one or more objects each), HDF5
+        /// run files (`.h5`, for an `.h5` output), or directories of them read in natural order.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
         /// Write here instead of standard output.
@@ -144,6 +155,11 @@ enum Command {
         /// `point-7.json`): report the ones missing (exit 3).
         #[arg(long, value_name = "N")]
         expect: Option<usize>,
+    },
+    /// Print a shell completion script: `hxsim completions bash > /etc/bash_completion.d/hxsim`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
     },
     /// Topology properties after faults: switches, servers, links, radix, diameter, distances,
     /// failed and live elements, unreachable pairs.
@@ -197,6 +213,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    init_logging(cli.verbose);
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -204,6 +221,19 @@ fn main() -> ExitCode {
             ExitCode::from(cli::exit_code(&e))
         }
     }
+}
+
+/// Log events to stderr: `RUST_LOG` when set, else warnings, or more with `-v`.
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
 
 fn dispatch(cli: Cli) -> Result<u8> {
@@ -242,16 +272,27 @@ fn dispatch(cli: Cli) -> Result<u8> {
             };
             hxsim::sweep::sweep_command(&config, &set, jobs, quiet, output, max_memory)
         }
-        Command::Plot { file, output, figure, point } => {
+        Command::Plot { file, output, figure, point, by } => {
             let out = output.unwrap_or_else(|| file.with_extension("svg"));
-            hxsim::plot::plot_command(&file, &out, figure, point)
+            hxsim::plot::plot_command(&file, &out, figure, point, by.as_deref())
         }
         Command::Partition { cfg, parts, method, json } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;
             cli::partition(&config, parts, method.as_deref(), json)
         }
+        Command::Merge { inputs, output, format, .. }
+            if format.is_none() && output.as_ref().is_some_and(|o| o.extension().is_some_and(|x| x == "h5")) =>
+        {
+            let files = hxsim::merge_hdf5::expand_inputs(&inputs)?;
+            hxsim::merge_hdf5::merge_to_hdf5(&files, output.as_deref().unwrap_or(std::path::Path::new("merged.h5")))
+        }
         Command::Merge { inputs, output, format, expect } => {
             hxsim::merge::run(&inputs, output.as_deref(), format.as_deref(), expect)
+        }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "hxsim", &mut std::io::stdout());
+            Ok(0)
         }
         Command::Analyze { cfg, json, sequence } => {
             let config = cli::load_config(&cfg.config, &cfg.set)?;

@@ -9,8 +9,7 @@
 //! JSON text. Every row gets a `source` column first (the file it came from); the other columns
 //! appear in the order they are first seen. Output is JSON lines (one flat object per row) or CSV.
 //!
-//! Note: this merges JSON summaries only. When HDF5 results land, merging their files belongs
-//! here too.
+//! Merging into one HDF5 sweep file (`--output FILE.h5`) is [`crate::merge_hdf5`].
 
 use serde_json::{Map, Value};
 use std::io::Write;
@@ -161,69 +160,18 @@ fn trim_zeros(d: &[u8]) -> &[u8] {
     &d[k.min(d.len().saturating_sub(1))..]
 }
 
-/// A JSON value whose objects keep their key order (serde_json's `Map` sorts keys unless its
-/// `preserve_order` feature is on, which would change every other user of it in the crate), so that
-/// columns come out in the order `hxsim run --json` writes them.
-enum Node {
-    Leaf(Value),
-    Object(Vec<(String, Node)>),
-}
-
-impl<'de> serde::Deserialize<'de> for Node {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Node;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON value")
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Node, E> {
-                Ok(Node::Leaf(Value::Bool(v)))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
-                Ok(Node::Leaf(Value::from(v)))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
-                Ok(Node::Leaf(Value::from(v)))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Node, E> {
-                Ok(Node::Leaf(Value::from(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Node, E> {
-                Ok(Node::Leaf(Value::String(v.to_string())))
-            }
-            fn visit_unit<E>(self) -> Result<Node, E> {
-                Ok(Node::Leaf(Value::Null))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Node, A::Error> {
-                let mut items = Vec::new();
-                while let Some(x) = a.next_element::<Value>()? {
-                    items.push(x);
-                }
-                Ok(Node::Leaf(Value::Array(items)))
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Node, A::Error> {
-                let mut fields = Vec::new();
-                while let Some((k, v)) = a.next_entry::<String, Node>()? {
-                    fields.push((k, v));
-                }
-                Ok(Node::Object(fields))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-fn flatten(prefix: &str, v: Node, out: &mut Vec<(String, Value)>) {
+/// Flatten nested objects into dotted keys, in the order of the file (serde_json's `preserve_order`
+/// feature keeps objects in insertion order), arrays as JSON text.
+fn flatten(prefix: &str, v: Value, out: &mut Vec<(String, Value)>) {
     match v {
-        Node::Object(fields) => {
+        Value::Object(fields) => {
             for (k, x) in fields {
                 let key = if prefix.is_empty() { k } else { format!("{prefix}.{k}") };
                 flatten(&key, x, out);
             }
         }
-        Node::Leaf(a @ Value::Array(_)) => out.push((prefix.to_string(), Value::String(a.to_string()))),
-        Node::Leaf(x) => out.push((prefix.to_string(), x)),
+        a @ Value::Array(_) => out.push((prefix.to_string(), Value::String(a.to_string()))),
+        x => out.push((prefix.to_string(), x)),
     }
 }
 
@@ -237,9 +185,10 @@ pub fn merge(files: &[PathBuf]) -> Result<Table, MergeError> {
         let path = f.display().to_string();
         let text = std::fs::read_to_string(f).map_err(|source| MergeError::Io { path: path.clone(), source })?;
         let mut count = 0;
-        for value in serde_json::Deserializer::from_str(&text).into_iter::<Node>() {
+        for value in serde_json::Deserializer::from_str(&text).into_iter::<Value>() {
             let value = value.map_err(|e| MergeError::Json { path: path.clone(), message: e.to_string() })?;
-            if let Node::Leaf(v) = &value {
+            if !value.is_object() {
+                let v = &value;
                 return Err(MergeError::Json { path: path.clone(), message: format!("found {v} at the top level") });
             }
             let mut cells = Vec::new();
@@ -270,15 +219,10 @@ pub fn merge(files: &[PathBuf]) -> Result<Table, MergeError> {
 }
 
 fn csv_field(v: &Option<Value>) -> String {
-    let s = match v {
+    match v {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
         Some(x) => x.to_string(),
-    };
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s
     }
 }
 
@@ -286,13 +230,12 @@ fn csv_field(v: &Option<Value>) -> String {
 pub fn write(table: &Table, format: Format, out: &mut dyn Write) -> std::io::Result<()> {
     match format {
         Format::Csv => {
-            let header: Vec<String> =
-                table.columns.iter().map(|c| csv_field(&Some(Value::String(c.clone())))).collect();
-            writeln!(out, "{}", header.join(","))?;
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record(&table.columns)?;
             for r in &table.rows {
-                let cells: Vec<String> = r.iter().map(csv_field).collect();
-                writeln!(out, "{}", cells.join(","))?;
+                w.write_record(r.iter().map(csv_field))?;
             }
+            w.flush()?;
         }
         Format::JsonLines => {
             for r in &table.rows {

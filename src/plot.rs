@@ -1,27 +1,42 @@
-//! `hxsim plot`: the standard figures from a results file, as SVG or PNG (by the output's extension).
+//! `hxsim plot`: the standard figures from a results file, as SVG, PNG or PDF (by the output's
+//! extension).
 //!
-//! - A sweep file: accepted load, average latency and Jain's index against offered load, one curve
-//!   per series (each combination of the swept values other than `traffic.load`).
+//! - A sweep with a `traffic.load` axis: accepted load, average latency and Jain's index against
+//!   offered load, one curve per series (each combination of the other swept values).
+//! - A sweep without a load axis: the same three metrics as a point chart, one column per value of
+//!   the other swept keys, one marker per series.
+//! - A sweep of fixed workloads (`traffic.mode = "fixed"`): the completion-time figure of SurePath
+//!   (Fig. 10): accepted load over time per series, each series' completion time marked, and the
+//!   completion times side by side.
 //! - A run file (or one point of a sweep, `--point N`): the time series (injected and accepted load,
 //!   mean latency, packets in flight against cycles), with the measurement window marked.
 //!
-//! Text is drawn with DejaVu Sans, built into the binary, so PNGs need no system fonts. Sizes are
-//! chosen so that a three-panel figure printed at text width keeps its labels above 7 pt.
+//! A sweep gives one figure per traffic pattern when the pattern is swept (or per value of any swept
+//! key with `--by KEY`), each titled with the network and the pattern, with one legend for all
+//! panels beside them. Series get readable labels (`PolSP`, `OmniSP`, ...) and a distinct colour and
+//! marker each for up to 12 series.
+//!
+//! Text is drawn with DejaVu Sans, built into the binary (and embedded into PDFs), so no system font
+//! is needed. Sizes are chosen so that a three-panel figure printed at text width keeps its labels
+//! above 7 pt.
 
 use crate::config::ConfigError;
 use crate::output::hdf5 as h5;
 use ::hdf5::types::{TypeDescriptor, VarLenUnicode};
-use ::hdf5::{Dataset, Group};
-use anyhow::{anyhow, Context, Result};
+use ::hdf5::{Dataset, File, Group};
+use anyhow::{anyhow, bail, Context, Result};
 use plotters::coord::Shift;
+use plotters::element::DynElement;
 use plotters::prelude::*;
-use std::path::Path;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 /// Which figure to draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Figure {
-    /// Sweep: throughput, latency and Jain's index side by side; run: the time series.
+    /// Sweep: throughput, latency and Jain's index side by side (or the completion-time figure for
+    /// fixed workloads); run: the time series.
     All,
     /// Sweep: accepted load against offered load.
     Throughput,
@@ -35,14 +50,17 @@ pub enum Figure {
 
 /// Pixel size of one panel.
 pub const PANEL: (u32, u32) = (640, 540);
+/// Height of the title strip above the panels.
+pub const TITLE_H: u32 = 64;
 pub(crate) const FONT: &str = "sans-serif";
 pub(crate) const TITLE_PX: u32 = 30;
 pub(crate) const DESC_PX: u32 = 28;
 pub(crate) const LABEL_PX: u32 = 24;
 pub(crate) const LEGEND_PX: u32 = 24;
 
-/// Tableau 10 colours, distinguishable in print and by most colour-blind readers.
-pub(crate) const PALETTE: [RGBColor; 10] = [
+/// Twelve colours: Tableau 10 and two darker ones, distinguishable in print and by most colour-blind
+/// readers (each series also gets its own marker).
+pub(crate) const PALETTE: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -53,7 +71,28 @@ pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
+    RGBColor(0, 0, 0),
+    RGBColor(0, 60, 130),
 ];
+
+/// Twelve markers: six shapes, filled then hollow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Circle,
+    Square,
+    TriangleUp,
+    Diamond,
+    TriangleDown,
+    Cross,
+}
+const SHAPES: [Shape; 6] =
+    [Shape::Circle, Shape::Square, Shape::TriangleUp, Shape::Diamond, Shape::TriangleDown, Shape::Cross];
+
+/// Colour and (shape, filled) of series `i`: distinct for the first 12.
+fn series_style(i: usize) -> (RGBColor, Shape, bool) {
+    let k = i % 12;
+    (PALETTE[k], SHAPES[k % 6], k < 6)
+}
 
 /// One curve.
 #[derive(Debug, Clone)]
@@ -64,10 +103,14 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Draw markers at the points (sweeps) or a plain line (time series).
     pub markers: bool,
+    /// Join the points with a line (false: markers only, for point charts).
+    pub line: bool,
+    /// Style index (colour and marker), shared by the same series in every panel.
+    pub style: usize,
 }
 
-/// One panel: axes, curves, and vertical reference lines.
-#[derive(Debug, Clone)]
+/// One panel: axes, curves, and reference lines.
+#[derive(Debug, Clone, Default)]
 pub struct Panel {
     /// Caption.
     pub title: String,
@@ -79,10 +122,25 @@ pub struct Panel {
     pub series: Vec<Series>,
     /// Dashed grey lines from `(x0, y0)` to `(x1, y1)` (e.g. the ideal throughput).
     pub guides: Vec<((f64, f64), (f64, f64))>,
-    /// Vertical dotted lines at these x values (e.g. the measurement window).
+    /// Vertical dotted grey lines at these x values (e.g. the measurement window).
     pub vlines: Vec<f64>,
+    /// Vertical dashed lines in a series' colour: `(x, style)` (e.g. completion times).
+    pub marks: Vec<(f64, usize)>,
     /// Start the y axis at 0.
     pub y_from_zero: bool,
+    /// Categorical x axis: tick `i` is labelled `categories[i]`.
+    pub categories: Vec<String>,
+}
+
+/// A whole figure: title, panels side by side, one legend beside them.
+#[derive(Debug, Clone)]
+pub struct Fig {
+    /// Title above the panels (network and pattern).
+    pub title: String,
+    /// Panels, left to right.
+    pub panels: Vec<Panel>,
+    /// Legend entries: label, style index, with markers.
+    pub legend: Vec<(String, usize, bool)>,
 }
 
 pub(crate) fn register_fonts() -> Result<()> {
@@ -120,9 +178,50 @@ fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("drawing the figure: {e:?}")
 }
 
+/// The marker of style `style` at `at`, `r` pixels in radius.
+fn marker<'b, DB: DrawingBackend + 'b, C: Clone + 'b>(style: usize, at: C, r: i32) -> DynElement<'b, DB, C> {
+    let (color, shape, filled) = series_style(style);
+    let fill: ShapeStyle = if filled { color.filled() } else { color.stroke_width(2) };
+    let e = EmptyElement::at(at);
+    let rr = r + 1;
+    match shape {
+        Shape::Circle => (e + Circle::new((0, 0), r, fill)).into_dyn(),
+        Shape::Square if filled => (e + Rectangle::new([(-r, -r), (r, r)], fill)).into_dyn(),
+        Shape::Square => (e + PathElement::new(vec![(-r, -r), (r, -r), (r, r), (-r, r), (-r, -r)], fill)).into_dyn(),
+        Shape::TriangleUp | Shape::TriangleDown | Shape::Diamond => {
+            let pts = match shape {
+                Shape::TriangleUp => vec![(0, -rr), (rr, rr * 3 / 4), (-rr, rr * 3 / 4)],
+                Shape::TriangleDown => vec![(0, rr), (rr, -rr * 3 / 4), (-rr, -rr * 3 / 4)],
+                _ => vec![(0, -rr), (rr, 0), (0, rr), (-rr, 0)],
+            };
+            if filled {
+                (e + Polygon::new(pts, fill)).into_dyn()
+            } else {
+                let mut closed = pts.clone();
+                closed.push(pts[0]);
+                (e + PathElement::new(closed, fill)).into_dyn()
+            }
+        }
+        Shape::Cross => {
+            let s = color.stroke_width(3);
+            if filled {
+                (e + PathElement::new(vec![(-r, -r), (r, r)], s) + PathElement::new(vec![(-r, r), (r, -r)], s))
+                    .into_dyn()
+            } else {
+                (e + PathElement::new(vec![(-rr, 0), (rr, 0)], s) + PathElement::new(vec![(0, -rr), (0, rr)], s))
+                    .into_dyn()
+            }
+        }
+    }
+}
+
 fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<()> {
     let pts = || p.series.iter().flat_map(|s| s.points.iter().copied()).filter(|(x, y)| x.is_finite() && y.is_finite());
-    let (x0, x1) = range_of(pts().map(|q| q.0).chain(p.vlines.iter().copied()), false);
+    let (mut x0, mut x1) =
+        range_of(pts().map(|q| q.0).chain(p.vlines.iter().copied()).chain(p.marks.iter().map(|m| m.0)), false);
+    if !p.categories.is_empty() {
+        (x0, x1) = (-0.5, p.categories.len() as f64 - 0.5);
+    }
     let guide_ys = p.guides.iter().flat_map(|g| [g.0 .1, g.1 .1]);
     let (y0, y1) = range_of(pts().map(|q| q.1).chain(guide_ys), p.y_from_zero);
     let mut chart = ChartBuilder::on(area)
@@ -132,21 +231,31 @@ fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Pa
         .y_label_area_size(96)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc(p.x_desc.as_str())
+    let cats = p.categories.clone();
+    let cat_tick = move |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 {
+            cats.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(p.x_desc.as_str())
         .y_desc(p.y_desc.as_str())
         .axis_desc_style((FONT, DESC_PX))
         .label_style((FONT, LABEL_PX))
-        .x_labels(6)
         .y_labels(6)
-        .x_label_formatter(&tick)
         .y_label_formatter(&tick)
         .bold_line_style(RGBColor(225, 225, 225))
         .light_line_style(WHITE)
-        .axis_style(BLACK.stroke_width(2))
-        .draw()
-        .map_err(err)?;
+        .axis_style(BLACK.stroke_width(2));
+    if p.categories.is_empty() {
+        mesh.x_labels(6).x_label_formatter(&tick);
+    } else {
+        mesh.x_labels(p.categories.len() + 1).x_label_formatter(&cat_tick).disable_x_mesh();
+    }
+    mesh.draw().map_err(err)?;
     let grey = RGBColor(120, 120, 120);
     for &(a, b) in &p.guides {
         chart.draw_series(dashes(a, b, 30).map(|d| PathElement::new(d, grey.stroke_width(2)))).map_err(err)?;
@@ -156,50 +265,53 @@ fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Pa
             .draw_series(dashes((x, y0), (x, y1), 40).map(|d| PathElement::new(d, grey.stroke_width(2))))
             .map_err(err)?;
     }
-    let legend = p.series.len() > 1 || p.series.iter().any(|s| !s.label.is_empty());
-    for (i, s) in p.series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let (style, filled) = (color.stroke_width(3), color.filled());
+    for &(x, style) in &p.marks {
+        let c = series_style(style).0;
+        chart.draw_series(dashes((x, y0), (x, y1), 20).map(|d| PathElement::new(d, c.stroke_width(2)))).map_err(err)?;
+    }
+    for s in &p.series {
+        let color = series_style(s.style).0;
         let data: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
-        let line = chart.draw_series(LineSeries::new(data.clone(), style)).map_err(err)?;
-        let stroke = move |c: (i32, i32)| EmptyElement::at(c) + PathElement::new(vec![(0, 0), (32, 0)], style);
-        // Marker shapes cycle circle, triangle, square, cross, in the plot and in the legend.
-        if legend {
-            line.label(s.label.clone());
-            match (s.markers, i % 4) {
-                (false, _) => line.legend(stroke),
-                (true, 0) => line.legend(move |c| stroke(c) + Circle::new((16, 0), 6, filled)),
-                (true, 1) => line.legend(move |c| stroke(c) + TriangleMarker::new((16, 0), 7, filled)),
-                (true, 2) => line.legend(move |c| stroke(c) + Rectangle::new([(11, -5), (21, 5)], filled)),
-                (true, _) => line.legend(move |c| stroke(c) + Cross::new((16, 0), 6, style)),
-            };
+        if s.line {
+            chart.draw_series(LineSeries::new(data.clone(), color.stroke_width(3))).map_err(err)?;
         }
         if s.markers {
-            let pts = data.iter().copied();
-            match i % 4 {
-                0 => chart.draw_series(pts.map(|q| Circle::new(q, 6, filled))).map(|_| ()),
-                1 => chart.draw_series(pts.map(|q| TriangleMarker::new(q, 7, filled))).map(|_| ()),
-                2 => chart
-                    .draw_series(pts.map(|q| EmptyElement::at(q) + Rectangle::new([(-5, -5), (5, 5)], filled)))
-                    .map(|_| ()),
-                _ => chart.draw_series(pts.map(|q| Cross::new(q, 6, style))).map(|_| ()),
+            // Markers are drawn in pixels of `area` (plotters' dynamic elements need a 'static
+            // backend in chart coordinates).
+            let (bx, by) = area.get_base_pixel();
+            for q in &data {
+                let (px, py) = chart.backend_coord(q);
+                area.draw(&marker::<DB, (i32, i32)>(s.style, (px - bx, py - by), 7)).map_err(err)?;
             }
-            .map_err(err)?;
         }
     }
-    if legend {
-        chart
-            .configure_series_labels()
-            .position(legend_corner(p, (x0, x1), (y0, y1)))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .label_font((FONT, LEGEND_PX))
-            .margin(12)
-            .legend_area_size(44)
-            .draw()
-            .map_err(err)?;
+    Ok(())
+}
+
+/// The legend: one row per entry, a line sample with the series' marker and its label.
+fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(String, usize, bool)]) -> Result<()> {
+    let font = (FONT, LEGEND_PX).into_font();
+    let row = 40;
+    let top = (PANEL.1 as i32 - row * entries.len() as i32).max(0) / 2;
+    for (k, (label, style, markers)) in entries.iter().enumerate() {
+        let y = top + row * k as i32 + row / 2;
+        let color = series_style(*style).0;
+        area.draw(&PathElement::new(vec![(10, y), (58, y)], color.stroke_width(3))).map_err(err)?;
+        if *markers {
+            area.draw(&marker::<DB, (i32, i32)>(*style, (34, y), 7)).map_err(err)?;
+        }
+        area.draw(&Text::new(label.clone(), (70, y - LEGEND_PX as i32 / 2 - 2), font.clone())).map_err(err)?;
     }
     Ok(())
+}
+
+/// Pixel width of the legend strip for these labels.
+fn legend_width(entries: &[(String, usize, bool)]) -> u32 {
+    if entries.is_empty() {
+        return 0;
+    }
+    let chars = entries.iter().map(|e| e.0.chars().count()).max().unwrap_or(0) as u32;
+    90 + chars * LEGEND_PX * 6 / 10
 }
 
 /// `n` dashes (every other piece of `n * 2 - 1` equal pieces) along the segment from `a` to `b`.
@@ -224,48 +336,65 @@ pub(crate) fn tick(v: &f64) -> String {
     }
 }
 
-/// The corner of the plot with the fewest data points in it, for the legend.
-fn legend_corner(p: &Panel, (x0, x1): (f64, f64), (y0, y1): (f64, f64)) -> SeriesLabelPosition {
-    let (w, h) = (x1 - x0, y1 - y0);
-    let corners = [
-        (SeriesLabelPosition::UpperLeft, false, true),
-        (SeriesLabelPosition::UpperRight, true, true),
-        (SeriesLabelPosition::LowerRight, true, false),
-        (SeriesLabelPosition::LowerLeft, false, false),
-    ];
-    let count = |right: bool, upper: bool| {
-        p.series
-            .iter()
-            .flat_map(|s| s.points.iter())
-            .filter(|(x, y)| {
-                let fx = (x - x0) / w;
-                let fy = (y - y0) / h;
-                (if right { fx > 0.55 } else { fx < 0.45 }) && (if upper { fy > 0.6 } else { fy < 0.4 })
-            })
-            .count()
-    };
-    corners.iter().min_by_key(|c| count(c.1, c.2)).map(|c| c.0.clone()).unwrap_or(SeriesLabelPosition::UpperLeft)
+/// The output formats, by extension.
+const FORMATS: &str = "a file name ending in .svg, .png or .pdf";
+
+fn extension(out: &Path) -> String {
+    out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default()
 }
 
-/// Draw `panels` side by side into `out` (`.svg` or `.png`).
-pub fn render(panels: &[Panel], out: &Path) -> Result<()> {
+/// Draw `fig` into `out` (`.svg`, `.png` or `.pdf`).
+pub fn render(fig: &Fig, out: &Path) -> Result<()> {
     register_fonts()?;
-    let n = panels.len().max(1) as u32;
-    let size = (PANEL.0 * n, PANEL.1);
-    let ext = out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
-    match ext.as_str() {
-        "svg" => draw_all(SVGBackend::new(out, size).into_drawing_area(), panels),
-        "png" => draw_all(BitMapBackend::new(out, size).into_drawing_area(), panels),
-        _ => Err(ConfigError::value("--output", out.display(), "a file name ending in .svg or .png").into()),
+    let n = fig.panels.len().max(1) as u32;
+    let size = (PANEL.0 * n + legend_width(&fig.legend), PANEL.1 + TITLE_H);
+    match extension(out).as_str() {
+        "svg" => draw_all(SVGBackend::new(out, size).into_drawing_area(), fig),
+        "png" => draw_all(BitMapBackend::new(out, size).into_drawing_area(), fig),
+        "pdf" => {
+            let mut svg = String::new();
+            draw_all(SVGBackend::with_string(&mut svg, size).into_drawing_area(), fig)?;
+            let pdf = svg_to_pdf(&svg)?;
+            std::fs::write(out, pdf).with_context(|| format!("writing {}", out.display()))
+        }
+        _ => Err(ConfigError::value("--output", out.display(), FORMATS).into()),
     }
 }
 
-fn draw_all<'a, DB: DrawingBackend + 'a>(root: DrawingArea<DB, Shift>, panels: &[Panel]) -> Result<()> {
+/// Convert the SVG plotters draws into a vector PDF, DejaVu Sans embedded (subset).
+#[cfg(feature = "pdf")]
+fn svg_to_pdf(svg: &str) -> Result<Vec<u8>> {
+    use svg2pdf::usvg;
+    let mut db = usvg::fontdb::Database::new();
+    db.load_font_data(dejavu::sans::regular().to_vec());
+    db.load_font_data(dejavu::sans::bold().to_vec());
+    db.set_sans_serif_family("DejaVu Sans");
+    let opts =
+        usvg::Options { font_family: "DejaVu Sans".into(), fontdb: std::sync::Arc::new(db), ..Default::default() };
+    let tree = usvg::Tree::from_str(svg, &opts).map_err(|e| anyhow!("reading the drawn SVG: {e}"))?;
+    svg2pdf::to_pdf(&tree, svg2pdf::ConversionOptions::default(), svg2pdf::PageOptions::default())
+        .map_err(|e| anyhow!("converting to PDF: {e}"))
+}
+
+/// Without the `pdf` feature there is no PDF output.
+#[cfg(not(feature = "pdf"))]
+fn svg_to_pdf(_svg: &str) -> Result<Vec<u8>> {
+    bail!("this hxsim was built without the `pdf` feature: write .svg or .png")
+}
+
+fn draw_all<'a, DB: DrawingBackend + 'a>(root: DrawingArea<DB, Shift>, fig: &Fig) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
-    let areas = root.split_evenly((1, panels.len().max(1)));
-    for (a, p) in areas.iter().zip(panels) {
+    let (title, body) = root.split_vertically(TITLE_H);
+    let style = TextStyle::from((FONT, TITLE_PX + 2).into_font().style(FontStyle::Bold))
+        .pos(Pos::new(HPos::Center, VPos::Center));
+    let w = title.dim_in_pixel().0 as i32;
+    title.draw(&Text::new(fig.title.clone(), (w / 2, TITLE_H as i32 / 2 + 4), style)).map_err(err)?;
+    let (panels, legend) = body.split_horizontally(PANEL.0 * fig.panels.len().max(1) as u32);
+    let areas = panels.split_evenly((1, fig.panels.len().max(1)));
+    for (a, p) in areas.iter().zip(&fig.panels) {
         draw_panel(a, p)?;
     }
+    draw_legend(&legend, &fig.legend)?;
     root.present().map_err(err)?;
     Ok(())
 }
@@ -294,164 +423,502 @@ fn read_text(ds: &Dataset) -> Result<Vec<String>> {
     }
 }
 
-/// The panels of a sweep's table.
-pub fn sweep_panels(table: &Group, figure: Figure) -> Result<Vec<Panel>> {
-    let swept = h5::str_list_attr(table, "swept_keys")?;
-    let x_key = if swept.iter().any(|k| k == "traffic.load") { "traffic.load" } else { "offered_load" };
-    let x = read_f64(&table.dataset(x_key).with_context(|| format!("sweep table column {x_key}"))?)?;
-    let others: Vec<(String, Vec<String>)> = swept
-        .iter()
-        .filter(|k| k.as_str() != "traffic.load")
-        .map(|k| Ok((k.clone(), read_text(&table.dataset(k)?)?)))
-        .collect::<Result<_>>()?;
-    // Series: each combination of the other swept values, in order of first appearance; a key
-    // that takes a single value is left out of the labels.
-    let varying: Vec<&(String, Vec<String>)> = others.iter().filter(|(_, v)| v.iter().any(|s| *s != v[0])).collect();
-    let mut keys: Vec<String> = Vec::new();
-    let mut member: Vec<usize> = Vec::new();
-    for row in 0..x.len() {
-        let label = varying
-            .iter()
-            .map(|(k, v)| format!("{}={}", k.rsplit('.').next().unwrap_or(k), v[row]))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let i = keys.iter().position(|k| *k == label).unwrap_or_else(|| {
-            keys.push(label);
-            keys.len() - 1
-        });
-        member.push(i);
+/// Readable name of a routing algorithm, as the papers write it.
+pub fn routing_label(name: &str) -> String {
+    match name {
+        "dor" => "DOR",
+        "minimal" => "Minimal",
+        "valiant" => "Valiant",
+        "omniwar" => "OmniWAR",
+        "polarized" => "Polarized",
+        "surepath-omni" => "OmniSP",
+        "surepath-polarized" => "PolSP",
+        "dal" => "DAL",
+        "sp" => "SP",
+        "ecmp" => "ECMP",
+        "allpath" => "AllPath",
+        other => return other.to_string(),
     }
-    let curve = |col: &str| -> Result<Vec<Series>> {
-        let y = read_f64(&table.dataset(col).with_context(|| format!("sweep table column {col}"))?)?;
-        Ok(keys
-            .iter()
-            .enumerate()
-            .map(|(i, label)| {
-                let mut points: Vec<(f64, f64)> =
-                    (0..x.len()).filter(|&r| member[r] == i).map(|r| (x[r], y[r])).collect();
-                points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                Series { label: label.clone(), points, markers: true }
-            })
-            .collect())
-    };
-    let xd = "Offered load (phits/cycle/server)".to_string();
-    let (xmin, xmax) =
-        x.iter().filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
-    let throughput = Panel {
-        title: "Throughput".into(),
-        x_desc: xd.clone(),
-        y_desc: "Accepted load (phits/cycle/server)".into(),
-        series: curve("accepted_load")?,
-        guides: if xmin.is_finite() { vec![((xmin, xmin), (xmax, xmax))] } else { vec![] },
-        vlines: vec![],
-        y_from_zero: true,
-    };
-    let latency = Panel {
-        title: "Latency".into(),
-        x_desc: xd.clone(),
-        y_desc: "Average latency (cycles)".into(),
-        series: curve("average_latency")?,
-        guides: vec![],
-        vlines: vec![],
-        y_from_zero: true,
-    };
-    let jain = Panel {
-        title: "Fairness".into(),
-        x_desc: xd,
-        y_desc: "Jain's index of injected load".into(),
-        series: curve("jain_index")?,
-        guides: vec![],
-        vlines: vec![],
-        y_from_zero: false,
-    };
-    Ok(match figure {
-        Figure::All => vec![throughput, latency, jain],
-        Figure::Throughput => vec![throughput],
-        Figure::Latency => vec![latency],
-        Figure::Jain => vec![jain],
-        Figure::Timeseries => {
-            return Err(ConfigError::value(
-                "--figure",
-                "timeseries",
-                "throughput, latency, jain or all for a sweep (a sweep has no single time series: choose a point \
-                 with --point N)",
-            )
-            .into())
-        }
-    })
+    .to_string()
 }
 
-/// The time-series panels of a run (a file's root, or a sweep point's group).
-pub fn timeseries_panels(run: &Group) -> Result<Vec<Panel>> {
+/// Readable name of a traffic pattern.
+pub fn pattern_label(name: &str) -> String {
+    match name {
+        "uniform" => "Uniform".to_string(),
+        "random-server-permutation" => "Random server permutation".to_string(),
+        "dimension-complement-reverse" => "Dimension Complement Reverse".to_string(),
+        "regular-permutation-to-neighbour" => "Regular permutation to neighbour".to_string(),
+        "bit-complement" => "Bit complement".to_string(),
+        "bit-reverse" => "Bit reverse".to_string(),
+        "transpose" => "Transpose".to_string(),
+        "swap2" => "Swap2".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Short name of a traffic pattern, for tick labels.
+pub fn pattern_short(name: &str) -> String {
+    match name {
+        "random-server-permutation" => "RSP".to_string(),
+        "dimension-complement-reverse" => "DCR".to_string(),
+        "regular-permutation-to-neighbour" => "RPN".to_string(),
+        "bit-complement" => "Bit compl.".to_string(),
+        "bit-reverse" => "Bit rev.".to_string(),
+        other => pattern_label(other),
+    }
+}
+
+/// Readable name of a swept key, for axis labels.
+fn key_label(key: &str) -> String {
+    match key {
+        "traffic.pattern" => "Traffic pattern".into(),
+        "routing.algorithm" => "Routing".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Legend text of one swept value: routing names as in the papers, other keys as `name=value`.
+fn value_label(key: &str, value: &str) -> String {
+    match key {
+        "routing.algorithm" => routing_label(value),
+        "traffic.pattern" => pattern_label(value),
+        _ => format!("{}={value}", key.rsplit('.').next().unwrap_or(key)),
+    }
+}
+
+/// The rows of a sweep table, read once.
+struct Table {
+    swept: Vec<String>,
+    text: Vec<(String, Vec<String>)>,
+    group: Vec<String>,
+    rows: usize,
+    table: Group,
+}
+
+impl Table {
+    fn read(table: Group) -> Result<Self> {
+        let swept = h5::str_list_attr(&table, "swept_keys")?;
+        let text: Vec<(String, Vec<String>)> =
+            swept.iter().map(|k| Ok((k.clone(), read_text(&table.dataset(k)?)?))).collect::<Result<_>>()?;
+        let group = table.dataset("group").map(|d| read_text(&d).unwrap_or_default()).unwrap_or_default();
+        let rows = table.dataset("point")?.size();
+        Ok(Table { swept, text, group, rows, table })
+    }
+
+    fn col(&self, name: &str) -> Result<Vec<f64>> {
+        read_f64(&self.table.dataset(name).with_context(|| format!("sweep table column {name}"))?)
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.table.dataset(name).is_ok()
+    }
+
+    fn values(&self, key: &str) -> Option<&Vec<String>> {
+        self.text.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Keys that take more than one value among `rows`.
+    fn varying(&self, rows: &[usize]) -> Vec<String> {
+        self.text.iter().filter(|(_, v)| rows.iter().any(|&r| v[r] != v[rows[0]])).map(|(k, _)| k.clone()).collect()
+    }
+}
+
+/// Group `rows` by the text of `keys`, in order of first appearance: (label, rows).
+fn group_rows(t: &Table, rows: &[usize], keys: &[String]) -> Vec<(String, Vec<usize>)> {
+    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+    for &r in rows {
+        let label = keys
+            .iter()
+            .map(|k| value_label(k, &t.values(k).map(|v| v[r].clone()).unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match out.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, v)) => v.push(r),
+            None => out.push((label, vec![r])),
+        }
+    }
+    out
+}
+
+/// Title of a figure: the network, and the pattern when all rows share one.
+fn title_for(f: &File, t: &Table, rows: &[usize]) -> String {
+    let config = rows
+        .iter()
+        .find_map(|&r| t.group.get(r).filter(|g| !g.is_empty()).and_then(|g| f.group(g).ok()))
+        .and_then(|g| h5::str_attr(&g, "config").ok())
+        .or_else(|| h5::str_attr(f, "config").ok())
+        .unwrap_or_default();
+    let net = crate::output::facts::from_toml(&config).label;
+    let pattern = match t.values("traffic.pattern") {
+        Some(v) if rows.iter().all(|&r| v[r] == v[rows[0]]) => Some(v[rows[0]].clone()),
+        Some(_) => None,
+        None => config
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|c| c.get("traffic")?.get("pattern")?.as_str().map(str::to_string))
+            .or(Some("uniform".into())),
+    };
+    let mut parts: Vec<String> = Vec::new();
+    if !net.is_empty() {
+        parts.push(net);
+    }
+    if let Some(p) = pattern {
+        parts.push(format!("{} traffic", pattern_label(&p)));
+    }
+    parts.join(" \u{2014} ")
+}
+
+/// The figures of a sweep: one per value of `by` (default: the traffic pattern when it varies along
+/// with the load),
+/// each with a name suffix (empty for a single figure).
+pub fn sweep_figures(f: &File, figure: Figure, by: Option<&str>) -> Result<Vec<(String, Fig)>> {
+    let t = Table::read(f.group("sweep")?)?;
+    let all: Vec<usize> = (0..t.rows).collect();
+    let by_key = match by {
+        Some(k) if t.values(k).is_some() => Some(k.to_string()),
+        Some(k) => {
+            return Err(ConfigError::value("--by", k, format!("one of the swept keys: {}", t.swept.join(", "))).into())
+        }
+        // One figure per pattern when curves run along the load; a point chart shows the patterns
+        // side by side instead.
+        None if t.varying(&all).iter().any(|k| k == "traffic.load") => {
+            t.varying(&all).into_iter().find(|k| k == "traffic.pattern")
+        }
+        None => None,
+    };
+    let groups = match &by_key {
+        Some(k) => {
+            let v = t.values(k).expect("checked above");
+            let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+            for (r, value) in v.iter().enumerate() {
+                match out.iter_mut().find(|(l, _)| l == value) {
+                    Some((_, rows)) => rows.push(r),
+                    None => out.push((value.clone(), vec![r])),
+                }
+            }
+            out
+        }
+        None => vec![(String::new(), all)],
+    };
+    let single = groups.len() == 1;
+    let mut figs = Vec::new();
+    for (value, rows) in groups {
+        let mut fig = sweep_figure(f, &t, &rows, figure, by_key.as_deref())?;
+        if let Some(k) = by_key.as_deref().filter(|k| *k != "traffic.pattern") {
+            fig.title = format!("{} \u{2014} {}", fig.title, value_label(k, &value));
+        }
+        figs.push((if single { String::new() } else { value }, fig));
+    }
+    Ok(figs)
+}
+
+fn sweep_figure(f: &File, t: &Table, rows: &[usize], figure: Figure, by: Option<&str>) -> Result<Fig> {
+    let title = title_for(f, t, rows);
+    let varying: Vec<String> = t.varying(rows).into_iter().filter(|k| Some(k.as_str()) != by).collect();
+    let has_load = varying.iter().any(|k| k == "traffic.load");
+    let fixed = t.has("completion_cycles") && t.col("completion_cycles")?.iter().any(|v| v.is_finite());
+    if fixed && !has_load && matches!(figure, Figure::All) {
+        return completion_figure(f, t, rows, &varying, title);
+    }
+    // Series: each combination of the varying keys other than the load (routing first).
+    let mut series_keys: Vec<String> = varying.iter().filter(|k| *k != "traffic.load").cloned().collect();
+    series_keys.sort_by_key(|k| k != "routing.algorithm");
+    let metrics = [
+        ("accepted_load", "Throughput", "Accepted load (phits/cycle/server)", true),
+        ("average_latency", "Latency", "Average latency (cycles)", true),
+        ("jain_index", "Fairness", "Jain's index of injected load", false),
+    ];
+    let chosen: Vec<_> = match figure {
+        Figure::All => metrics.to_vec(),
+        Figure::Throughput => vec![metrics[0]],
+        Figure::Latency => vec![metrics[1]],
+        Figure::Jain => vec![metrics[2]],
+        Figure::Timeseries => bail!("a sweep has no single time series: choose a point with --point N"),
+    };
+    let mut panels = Vec::new();
+    let legend;
+    if has_load {
+        let x = t.col("traffic.load")?;
+        let series = group_rows(t, rows, &series_keys);
+        legend = series.iter().enumerate().map(|(i, (l, _))| (l.clone(), i, true)).collect();
+        let (xmin, xmax) = rows
+            .iter()
+            .map(|&r| x[r])
+            .filter(|v| v.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+        for (col, name, ydesc, zero) in chosen {
+            let y = t.col(col)?;
+            let s = series
+                .iter()
+                .enumerate()
+                .map(|(i, (label, rs))| {
+                    let mut points: Vec<(f64, f64)> = rs.iter().map(|&r| (x[r], y[r])).collect();
+                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    Series { label: label.clone(), points, markers: true, line: true, style: i }
+                })
+                .collect();
+            panels.push(Panel {
+                title: name.into(),
+                x_desc: "Offered load (phits/cycle/server)".into(),
+                y_desc: ydesc.into(),
+                series: s,
+                guides: if col == "accepted_load" && xmin.is_finite() {
+                    vec![((xmin, xmin), (xmax, xmax))]
+                } else {
+                    vec![]
+                },
+                y_from_zero: zero,
+                ..Default::default()
+            });
+        }
+    } else {
+        // A point chart: the series key (routing when swept) as markers, the other keys as columns.
+        let (series_key, cat_keys) = match series_keys.split_first() {
+            Some((s, rest)) => (vec![s.clone()], rest.to_vec()),
+            None => (vec![], vec![]),
+        };
+        let series = group_rows(t, rows, &series_key);
+        let cats = group_rows(t, rows, &cat_keys);
+        let cat_label = |r: usize| {
+            cat_keys
+                .iter()
+                .map(|k| {
+                    let v = t.values(k).map(|v| v[r].clone()).unwrap_or_default();
+                    if k == "traffic.pattern" {
+                        pattern_short(&v)
+                    } else {
+                        value_label(k, &v)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let n = series.len().max(1) as f64;
+        legend = series
+            .iter()
+            .enumerate()
+            .map(|(i, (l, _))| (if l.is_empty() { "all points".into() } else { l.clone() }, i, true))
+            .collect();
+        for (col, name, ydesc, zero) in chosen {
+            let y = t.col(col)?;
+            let s = series
+                .iter()
+                .enumerate()
+                .map(|(i, (label, rs))| {
+                    let off = if n > 1.0 { (i as f64 - (n - 1.0) / 2.0) * 0.5 / n } else { 0.0 };
+                    let points = rs
+                        .iter()
+                        .map(|&r| {
+                            let c = cats.iter().position(|(_, cr)| cr.contains(&r)).unwrap_or(0);
+                            (c as f64 + off, y[r])
+                        })
+                        .collect();
+                    Series { label: label.clone(), points, markers: true, line: false, style: i }
+                })
+                .collect();
+            panels.push(Panel {
+                title: name.into(),
+                x_desc: cat_keys.iter().map(|k| key_label(k)).collect::<Vec<_>>().join(", "),
+                y_desc: ydesc.into(),
+                series: s,
+                y_from_zero: zero,
+                categories: cats
+                    .iter()
+                    .map(|(l, rs)| if l.is_empty() { "all".into() } else { cat_label(rs[0]) })
+                    .collect(),
+                ..Default::default()
+            });
+        }
+    }
+    Ok(Fig { title, panels, legend })
+}
+
+/// SurePath Fig. 10 for fixed workloads: accepted load over time per series with each series'
+/// completion time marked, and the completion times side by side.
+fn completion_figure(f: &File, t: &Table, rows: &[usize], varying: &[String], title: String) -> Result<Fig> {
+    let mut keys = varying.to_vec();
+    keys.sort_by_key(|k| k != "routing.algorithm");
+    let series = group_rows(t, rows, &keys);
+    let completion = t.col("completion_cycles")?;
+    let mut curves = Vec::new();
+    let mut marks = Vec::new();
+    let mut bars = Vec::new();
+    for (i, (label, rs)) in series.iter().enumerate() {
+        let r = rs[0];
+        if let Some(g) = t.group.get(r).filter(|g| !g.is_empty()).and_then(|g| f.group(g).ok()) {
+            if let Ok(ts) = g.group("timeseries") {
+                let cycle = read_f64(&ts.dataset("cycle")?)?;
+                let acc = read_f64(&ts.dataset("accepted_load")?)?;
+                curves.push(Series {
+                    label: label.clone(),
+                    points: cycle.into_iter().zip(acc).collect(),
+                    markers: false,
+                    line: true,
+                    style: i,
+                });
+            }
+        }
+        if completion[r].is_finite() {
+            marks.push((completion[r], i));
+        }
+        bars.push(Series {
+            label: label.clone(),
+            points: vec![(i as f64, completion[r])],
+            markers: true,
+            line: false,
+            style: i,
+        });
+    }
+    let mut panels = Vec::new();
+    if !curves.is_empty() {
+        panels.push(Panel {
+            title: "Accepted load over time".into(),
+            x_desc: "Cycle (dashed: completion time)".into(),
+            y_desc: "Accepted load (phits/cycle/server)".into(),
+            series: curves,
+            marks,
+            y_from_zero: true,
+            ..Default::default()
+        });
+    }
+    panels.push(Panel {
+        title: "Completion time".into(),
+        x_desc: String::new(),
+        y_desc: "Cycles to deliver the workload".into(),
+        series: bars,
+        y_from_zero: true,
+        categories: series.iter().map(|(l, _)| l.clone()).collect(),
+        ..Default::default()
+    });
+    let legend = series.iter().enumerate().map(|(i, (l, _))| (l.clone(), i, true)).collect();
+    Ok(Fig { title, panels, legend })
+}
+
+/// The time-series figure of a run (a file's root, or a sweep point's group).
+pub fn timeseries_figure(run: &Group) -> Result<Fig> {
     let ts = run.group("timeseries").context("this run has no /timeseries")?;
     let col = |n: &str| -> Result<Vec<f64>> { read_f64(&ts.dataset(n).with_context(|| format!("timeseries/{n}"))?) };
     let cycle = col("cycle")?;
     let zip = |y: Vec<f64>| -> Vec<(f64, f64)> { cycle.iter().copied().zip(y).collect() };
+    let config = h5::str_attr(run, "config").unwrap_or_default();
     let mut vlines = Vec::new();
-    if let Ok(text) = h5::str_attr(run, "config") {
-        if let Ok(cfg) = crate::config::parse_str(&text, "the file's config", &[]) {
-            if cfg.traffic.mode == "bernoulli" {
-                let w = cfg.simulation.warmup_cycles as f64;
-                vlines = vec![w, w + cfg.simulation.measure_cycles as f64];
-            }
+    let mut fixed = false;
+    if let Ok(cfg) = crate::config::parse_str(&config, "the file's config", &[]) {
+        if cfg.traffic.mode == "bernoulli" {
+            let w = cfg.simulation.warmup_cycles as f64;
+            vlines = vec![w, w + cfg.simulation.measure_cycles as f64];
+        } else {
+            fixed = true;
         }
     }
-    let xd = "Cycle (measurement window dotted)".to_string();
-    Ok(vec![
+    let mut marks = Vec::new();
+    if fixed {
+        if let Ok(c) = run.dataset("summary/completion_cycles").and_then(|d| d.read_scalar::<f64>()) {
+            marks.push((c, 1));
+        }
+    }
+    let xd = if !vlines.is_empty() {
+        "Cycle (measurement window dotted)"
+    } else if !marks.is_empty() {
+        "Cycle (dashed: completion time)"
+    } else {
+        "Cycle"
+    }
+    .to_string();
+    let net = crate::output::facts::from_toml(&config).label;
+    let pattern = config
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|c| c.get("traffic")?.get("pattern")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "uniform".into());
+    let routing = config
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|c| c.get("routing")?.get("algorithm")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "minimal".into());
+    let title = [net, format!("{} traffic", pattern_label(&pattern)), routing_label(&routing)]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" \u{2014} ");
+    let line = |label: &str, points, style| Series { label: label.into(), points, markers: false, line: true, style };
+    let panels = vec![
         Panel {
             title: "Load".into(),
             x_desc: xd.clone(),
             y_desc: "Load (phits/cycle/server)".into(),
             series: vec![
-                Series { label: "injected".into(), points: zip(col("injected_load")?), markers: false },
-                Series { label: "accepted".into(), points: zip(col("accepted_load")?), markers: false },
+                line("injected", zip(col("injected_load")?), 0),
+                line("accepted", zip(col("accepted_load")?), 1),
             ],
-            guides: vec![],
             vlines: vlines.clone(),
+            marks: marks.clone(),
             y_from_zero: true,
+            ..Default::default()
         },
         Panel {
             title: "Latency".into(),
             x_desc: xd.clone(),
-            y_desc: "Mean latency (cycles)".into(),
-            series: vec![Series { label: String::new(), points: zip(col("mean_latency")?), markers: false }],
-            guides: vec![],
+            y_desc: "Mean latency of delivered packets (cycles)".into(),
+            series: vec![line("mean latency", zip(col("mean_latency")?), 2)],
             vlines: vlines.clone(),
+            marks: marks.clone(),
             y_from_zero: true,
+            ..Default::default()
         },
         Panel {
             title: "Packets in flight".into(),
             x_desc: xd,
             y_desc: "Packets in the network".into(),
-            series: vec![Series { label: String::new(), points: zip(col("in_flight")?), markers: false }],
-            guides: vec![],
+            series: vec![line("in flight", zip(col("in_flight")?), 4)],
             vlines,
+            marks,
             y_from_zero: true,
+            ..Default::default()
         },
-    ])
+    ];
+    let legend = vec![
+        ("injected load".into(), 0, false),
+        ("accepted load".into(), 1, false),
+        ("mean latency".into(), 2, false),
+        ("packets in flight".into(), 4, false),
+    ];
+    Ok(Fig { title, panels, legend })
 }
 
-/// `hxsim plot`: draw `figure` from the results file `file` into `out`.
-pub fn plot_command(file: &Path, out: &Path, figure: Figure, point: Option<usize>) -> Result<u8> {
-    let ext = out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
-    if ext != "svg" && ext != "png" {
-        return Err(ConfigError::value("--output", out.display(), "a file name ending in .svg or .png").into());
+/// `out` with `-suffix` added to its stem (`fig.png` + `uniform` = `fig-uniform.png`).
+fn with_suffix(out: &Path, suffix: &str) -> PathBuf {
+    if suffix.is_empty() {
+        return out.to_path_buf();
+    }
+    let safe: String =
+        suffix.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    out.with_file_name(format!("{stem}-{safe}.{}", extension(out)))
+}
+
+/// `hxsim plot`: draw `figure` from the results file `file` into `out` (one file per value of `by`
+/// for a sweep that has several).
+pub fn plot_command(file: &Path, out: &Path, figure: Figure, point: Option<usize>, by: Option<&str>) -> Result<u8> {
+    if !["svg", "png", "pdf"].contains(&extension(out).as_str()) {
+        return Err(ConfigError::value("--output", out.display(), FORMATS).into());
     }
     if !file.exists() {
         return Err(ConfigError::value("FILE", file.display(), "an existing results file (.h5)").into());
     }
     let f = h5::open_file(file)?;
-    let panels = match (point, f.group("sweep")) {
+    let figs = match (point, f.group("sweep")) {
         (Some(i), _) => {
             let names = f.group("points").map(|g| g.member_names().unwrap_or_default()).unwrap_or_default();
             let name = names.iter().find(|n| n.parse::<usize>().ok() == Some(i)).ok_or_else(|| {
                 ConfigError::value("--point", i, format!("one of the {} points of this sweep", names.len()))
             })?;
-            timeseries_panels(&f.group(&format!("points/{name}"))?)?
+            vec![(String::new(), timeseries_figure(&f.group(&format!("points/{name}"))?)?)]
         }
-        (None, Ok(table)) => sweep_panels(&table, figure)?,
+        (None, Ok(_)) => sweep_figures(&f, figure, by)?,
         (None, Err(_)) => match figure {
-            Figure::All | Figure::Timeseries => timeseries_panels(&f)?,
+            Figure::All | Figure::Timeseries => vec![(String::new(), timeseries_figure(&f)?)],
             f => {
                 return Err(ConfigError::value(
                     "--figure",
@@ -467,13 +934,42 @@ pub fn plot_command(file: &Path, out: &Path, figure: Figure, point: Option<usize
             ConfigError::value("--output", out.display(), format!("a path in a writable directory: {e}"))
         })?;
     }
-    // Drawn under a temporary name and renamed, so an existing figure is replaced only by a whole one.
-    let tmp = out.with_file_name(format!(".{}.partial.{ext}", out.file_name().unwrap_or_default().to_string_lossy()));
-    let drawn = render(&panels, &tmp).and_then(|()| std::fs::rename(&tmp, out).map_err(anyhow::Error::from));
-    if drawn.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    for (suffix, fig) in figs {
+        let path = with_suffix(out, &suffix);
+        // Drawn under a temporary name and renamed, so an existing figure is replaced only by a whole one.
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("svg").to_string();
+        let tmp =
+            path.with_file_name(format!(".{}.partial.{ext}", path.file_name().unwrap_or_default().to_string_lossy()));
+        let drawn = render(&fig, &tmp).and_then(|()| std::fs::rename(&tmp, &path).map_err(anyhow::Error::from));
+        if drawn.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        drawn.with_context(|| format!("writing the figure {}", path.display()))?;
+        crate::cli::out(&format!("{}\n", path.display()))?;
     }
-    drawn.with_context(|| format!("writing the figure {}", out.display()))?;
-    crate::cli::out(&format!("{}\n", out.display()))?;
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn twelve_distinct_styles() {
+        let styles: Vec<_> = (0..12).map(series_style).collect();
+        for i in 0..12 {
+            for j in 0..i {
+                assert!(styles[i].0 != styles[j].0, "colours {i} {j}");
+                assert!((styles[i].1, styles[i].2) != (styles[j].1, styles[j].2), "markers {i} {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn labels_and_suffixes() {
+        assert_eq!(routing_label("surepath-polarized"), "PolSP");
+        assert_eq!(routing_label("surepath-omni"), "OmniSP");
+        assert_eq!(value_label("routing.vcs", "4"), "vcs=4");
+        assert_eq!(with_suffix(Path::new("a/fig.png"), "bit complement"), Path::new("a/fig-bit_complement.png"));
+    }
 }

@@ -11,9 +11,9 @@
 //! runs single-threaded; `--jobs N` runs N points at once. Results never depend on `--jobs`: every
 //! point's group holds only what that point computed. The file holds one group per point,
 //! `/points/NNN`, with the layout of a run (see [`crate::output`]), and the table `/sweep`: one 1-D
-//! dataset per column (`point`, `group`, each swept key, each summary key as `f64` with NaN where a
-//! point has no value, `complete`, `error`), one row per point, so that
-//! `pandas.DataFrame({k: v[()] for k, v in f["sweep"].items()})` loads the whole sweep.
+//! dataset per column along the dimension `point` (`point`, `group`, each swept key, each summary key
+//! as `f64` with NaN where a point has no value, `complete`, `error`), and the same values gridded
+//! over the swept keys in `/grid` (see [`crate::output::table`]).
 //!
 //! A point that fails (deadlock, unroutable packet, bad derived value) records its error in its group
 //! and in the table, and the sweep goes on; the exit code is then 3. Bad `--set` syntax, or a value
@@ -22,7 +22,6 @@
 use crate::cli;
 use crate::config::{self, Config, ConfigError};
 use crate::engine::Progress;
-use crate::metrics::Summary;
 use crate::output::hdf5 as h5;
 use crate::output::{exit_status, signal_name, Staged, StopOnSignal};
 use crate::sim::{RunOptions, RunResult, SimError};
@@ -317,6 +316,8 @@ pub fn sweep_command(
     let next = AtomicUsize::new(0);
     let (tx, rx) = crossbeam::channel::unbounded::<(usize, String, Result<RunResult, SimError>)>();
     let mut write_error: Option<anyhow::Error> = None;
+    let (beat, started) = (cli::heartbeat_every(), std::time::Instant::now());
+    let (mut beat_last, mut done) = (std::time::Instant::now(), 0usize);
     std::thread::scope(|s| {
         for _ in 0..jobs.min(n) {
             let (tx, next, points, progress) = (tx.clone(), &next, &points, progress.clone());
@@ -342,11 +343,21 @@ pub fn sweep_command(
             };
             if let (Some(f), None) = (&file, &write_error) {
                 let meta = h5::RunMeta { threads: 1, ranks: 1, start_time: start, host: crate::output::hostname() };
+                let writing = std::time::Instant::now();
                 let written = f
                     .group("points")
                     .map_err(anyhow::Error::from)
                     .and_then(|g| write_point(&g, &group_name(i), p, &axes, &meta, &outcome))
                     .and_then(|_| f.flush().map_err(anyhow::Error::from));
+                if let Outcome::Done(r) = &outcome {
+                    let w = writing.elapsed().as_secs_f64();
+                    tracing::info!(
+                        point = i,
+                        "wrote the point in {w:.4} s ({:.2}% of its {:.3} s simulation)",
+                        100.0 * w / r.summary.wall_seconds.max(1e-9),
+                        r.summary.wall_seconds
+                    );
+                }
                 if let Err(e) = written {
                     // Stop the other points: the file is unusable.
                     progress.stop.store(crate::output::STOP_IO_ERROR, Ordering::SeqCst);
@@ -359,6 +370,12 @@ pub fn sweep_command(
             outcomes[i] = outcome;
             bar.set_message(p.label(&axes));
             bar.inc(1);
+            done += 1;
+            tracing::debug!(point = i, "sweep point done: {}", p.label(&axes));
+            if !quiet && (done == n || beat.is_some_and(|e| beat_last.elapsed() >= e)) && beat.is_some() {
+                cli::heartbeat(started, &format!("{done}/{n} points done (last: {})", p.label(&axes)));
+                beat_last = std::time::Instant::now();
+            }
         }
     });
     bar.finish_and_clear();
@@ -368,7 +385,7 @@ pub fn sweep_command(
     if let (Some(f), Some(st)) = (file, staged) {
         let written = write_error.map_or_else(
             || {
-                write_table(&f, &axes, &points, &outcomes, &group_name)?;
+                crate::output::table::write(&f, &table(&axes, &points, &outcomes, &group_name))?;
                 let status = match caught {
                     Some(sig) => format!("interrupted by {}", signal_name(sig)),
                     None if failed > 0 => format!("complete; {failed} of {n} points failed"),
@@ -416,7 +433,7 @@ fn write_sweep_header(
     h5::set_attr(f, "format_version", &h5::FORMAT_VERSION)?;
     h5::set_str_attr(f, "kind", "sweep")?;
     h5::set_str_attr(f, "hxsim_version", env!("CARGO_PKG_VERSION"))?;
-    h5::set_str_attr(f, "git_commit", crate::output::GIT_COMMIT)?;
+    h5::write_build_attrs(f)?;
     h5::set_str_attr(f, "name", &base.name)?;
     h5::set_str_attr(f, "config", &text)?;
     h5::set_str_attr(f, "config_path", &config_path.display().to_string())?;
@@ -466,121 +483,35 @@ fn write_point(
     Ok(())
 }
 
-fn summary_of(o: &Outcome) -> Option<&Summary> {
-    match o {
-        Outcome::Done(r) => Some(&r.summary),
-        _ => None,
-    }
-}
-
-/// Summary keys in the order of the first point that has each, falling back to the documented list.
-fn summary_keys(outcomes: &[Outcome]) -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
-    for s in outcomes.iter().filter_map(summary_of) {
-        for (k, _) in h5::summary_pairs(s) {
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
-        }
-    }
-    if keys.is_empty() {
-        keys = h5::SUMMARY_UNITS.iter().map(|u| u.0.to_string()).collect();
-    }
-    keys
-}
-
-fn write_table(
-    f: &::hdf5::File,
+/// The table of a sweep's outcomes (see [`crate::output::table`]).
+fn table(
     axes: &[Axis],
     points: &[Point],
     outcomes: &[Outcome],
     group_name: &dyn Fn(usize) -> String,
-) -> Result<()> {
-    let g = h5::new_group(f, "sweep")?;
-    h5::set_str_attr(
-        &g,
-        "description",
-        "one row per sweep point: the swept values, the point's summary (f64, NaN where the point has none), \
-         whether it completed, and its error if it failed",
-    )?;
-    let mut columns = vec!["point".to_string(), "group".to_string()];
-    let idx: Vec<u64> = points.iter().map(|p| p.index as u64).collect();
-    h5::column(&g, "point", &idx, "", "index of the point")?;
-    let groups: Vec<String> = points
+) -> crate::output::table::SweepTable {
+    use crate::output::table::{Row, SweepTable};
+    let rows = points
         .iter()
         .zip(outcomes)
-        .map(
-            |(p, o)| {
-                if matches!(o, Outcome::NotRun) {
-                    String::new()
-                } else {
-                    format!("points/{}", group_name(p.index))
-                }
+        .map(|(p, o)| Row {
+            point: p.index as u64,
+            values: p.values.clone(),
+            group: if matches!(o, Outcome::NotRun) { String::new() } else { format!("points/{}", group_name(p.index)) },
+            summary: match o {
+                Outcome::Done(r) => Some(h5::summary_pairs(&r.summary)),
+                _ => None,
             },
-        )
-        .collect();
-    h5::str_column(&g, "group", &groups, "the point's group (empty if it was not run)")?;
-    for (k, a) in axes.iter().enumerate() {
-        let vals: Vec<toml::Value> = points.iter().map(|p| config::parse_literal(&p.values[k])).collect();
-        let desc = format!("swept value of {}", a.key);
-        match a.kind() {
-            ColumnKind::Int => {
-                let v: Vec<i64> = vals.iter().map(|v| v.as_integer().unwrap_or_default()).collect();
-                h5::column(&g, &a.key, &v, "", &desc)?;
-            }
-            ColumnKind::Float => {
-                let v: Vec<f64> = vals
-                    .iter()
-                    .map(|v| v.as_float().or(v.as_integer().map(|i| i as f64)).unwrap_or(f64::NAN))
-                    .collect();
-                h5::column(&g, &a.key, &v, "", &desc)?;
-            }
-            ColumnKind::Bool => {
-                let v: Vec<bool> = vals.iter().map(|v| v.as_bool().unwrap_or_default()).collect();
-                h5::column(&g, &a.key, &v, "", &desc)?;
-            }
-            ColumnKind::Text => {
-                let v: Vec<String> = vals
-                    .iter()
-                    .zip(points)
-                    .map(|(v, p)| v.as_str().map(str::to_string).unwrap_or_else(|| p.values[k].clone()))
-                    .collect();
-                h5::str_column(&g, &a.key, &v, &desc)?;
-            }
-        }
-        columns.push(a.key.clone());
-    }
-    for key in summary_keys(outcomes) {
-        let v: Vec<f64> = outcomes
-            .iter()
-            .map(|o| {
-                summary_of(o)
-                    .and_then(|s| h5::summary_pairs(s).into_iter().find(|(k, _)| *k == key))
-                    .and_then(|(_, v)| v.as_f64())
-                    .unwrap_or(f64::NAN)
-            })
-            .collect();
-        let (units, desc) =
-            h5::SUMMARY_UNITS.iter().find(|u| u.0 == key).map(|u| (u.1, u.2)).unwrap_or(("", "summary value"));
-        h5::column(&g, &key, &v, units, desc)?;
-        columns.push(key);
-    }
-    let complete: Vec<bool> = outcomes.iter().map(|o| matches!(o, Outcome::Done(r) if r.complete)).collect::<Vec<_>>();
-    h5::column(&g, "complete", &complete, "", "the point ran to its end")?;
-    let errors: Vec<String> = outcomes
-        .iter()
-        .map(|o| match o {
-            Outcome::Done(r) if r.complete => String::new(),
-            Outcome::Done(_) => "interrupted".into(),
-            Outcome::Failed(e) => e.clone(),
-            Outcome::NotRun => "not run (sweep interrupted)".into(),
+            complete: matches!(o, Outcome::Done(r) if r.complete),
+            error: match o {
+                Outcome::Done(r) if r.complete => String::new(),
+                Outcome::Done(_) => "interrupted".into(),
+                Outcome::Failed(e) => e.clone(),
+                Outcome::NotRun => "not run (sweep interrupted)".into(),
+            },
         })
         .collect();
-    h5::str_column(&g, "error", &errors, "why the point did not complete (empty if it did)")?;
-    columns.extend(["complete".to_string(), "error".to_string()]);
-    h5::set_str_list_attr(&g, "columns", &columns)?;
-    h5::set_str_list_attr(&g, "swept_keys", &axes.iter().map(|a| a.key.clone()).collect::<Vec<_>>())?;
-    Ok(())
+    SweepTable { axes: axes.to_vec(), rows }
 }
 
 fn table_text(axes: &[Axis], points: &[Point], outcomes: &[Outcome]) -> String {

@@ -147,7 +147,7 @@ fn rank_0_writes_the_one_results_file() {
         assert_eq!(read_u64s(&a.group("servers").unwrap(), col), read_u64s(&b.group("servers").unwrap(), col), "{col}");
     }
     assert_eq!(read_u64s(&a.group("links").unwrap(), "phits"), read_u64s(&b.group("links").unwrap(), "phits"));
-    assert_eq!(read_u64s(&a.group("latency").unwrap(), "counts"), read_u64s(&b.group("latency").unwrap(), "counts"));
+    assert_eq!(read_u64s(&a.group("latency").unwrap(), "packets"), read_u64s(&b.group("latency").unwrap(), "packets"));
 }
 
 /// Ranks on networks whose switches differ: a HyperZ (servers on level 1 only, ports per level) and

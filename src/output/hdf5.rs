@@ -21,6 +21,14 @@ pub const FORMAT: &str = "hxsim-results";
 pub const FORMAT_VERSION: u32 = 1;
 /// Chunk length (rows) of the extendable time-series datasets.
 pub const TIMESERIES_CHUNK: usize = 256;
+/// Deflate (gzip) level of every array dataset, after the byte shuffle filter. Level 4 is what
+/// `h5repack -f GZIP=4` and SST use; higher levels gain little on these columns and cost time.
+pub const DEFLATE_LEVEL: u8 = 4;
+/// Half the entries of a chunk-index B-tree node (HDF5's default is 32).
+pub const ISTORE_K: u32 = 2;
+/// Largest chunk of a fixed-size array dataset, bytes: a whole column up to this size is one chunk
+/// (one read), longer ones (per-server arrays of a million-endpoint network) are split.
+pub const CHUNK_BYTES: usize = 1 << 20;
 
 /// Units and description of each summary key (the fields of [`Summary`]); keys not listed get none.
 pub const SUMMARY_UNITS: &[(&str, &str, &str)] = &[
@@ -55,12 +63,17 @@ pub const SUMMARY_UNITS: &[(&str, &str, &str)] = &[
 pub const TIMING_KEYS: &[&str] = &["wall_seconds", "hops_per_second", "peak_memory_bytes"];
 
 /// Attributes that describe when, where or how a file was written rather than what was simulated.
-pub const NONDETERMINISTIC_ATTRS: &[&str] = &["start_time", "end_time", "host", "jobs"];
+pub const NONDETERMINISTIC_ATTRS: &[&str] = &["start_time", "end_time", "host", "jobs", "argv"];
 
 /// Time-series columns: name, units, description.
 pub const TIMESERIES_COLUMNS: &[(&str, &str, &str)] = &[
     ("cycle", "cycles", "end of the interval (a last, shorter interval ends at the run's last cycle)"),
-    ("injected_phits", "phits", "phits injected by all servers in the interval"),
+    (
+        "injected_phits",
+        "phits",
+        "phits injected by all servers in the interval (one phit per cycle per server at most: a packet's phits \
+         beyond that are counted in the next interval)",
+    ),
     ("accepted_phits", "phits", "phits whose packet's tail reached its destination in the interval"),
     ("delivered_packets", "packets", "packets whose tail arrived in the interval"),
     ("latency_sum", "cycles", "sum of the latencies of those packets"),
@@ -71,10 +84,14 @@ pub const TIMESERIES_COLUMNS: &[(&str, &str, &str)] = &[
 ];
 
 /// Create (truncate) a results file. The writer does not lock the file, so that it can be read
-/// (h5py, h5dump) while the run goes on.
+/// (h5py, h5dump) while the run goes on: the file keeps the HDF5 1.8 format, whose superblock has
+/// no "open for writing" flag (1.10's refuses readers without SWMR). Its chunk indexes are B-trees
+/// whose nodes are allocated whole: [`ISTORE_K`] keeps them small, since nearly every dataset here
+/// is one chunk (a node for 64 chunks per dataset would be most of the file).
 pub fn create_file(path: &Path) -> Result<File> {
     let mut b = File::with_options();
-    b.with_fapl(|p| p.file_locking(false)).with_fcpl(|p| p.link_creation_order(LinkCreationOrder::Indexed));
+    b.with_fapl(|p| p.file_locking(false))
+        .with_fcpl(|p| p.link_creation_order(LinkCreationOrder::Indexed).istore_k(ISTORE_K));
     b.create(path).with_context(|| format!("cannot create results file {}", path.display()))
 }
 
@@ -144,9 +161,17 @@ pub fn str_list_attr(loc: &Location, name: &str) -> Result<Vec<String>> {
     v.iter().map(|s| utf8(name, s)).collect()
 }
 
-/// Write a 1-D dataset with `units` and `description` attributes.
+/// Rows per chunk of a fixed-size 1-D dataset of `len` rows: all of them up to [`CHUNK_BYTES`].
+fn chunk_rows<T>(len: usize) -> usize {
+    (CHUNK_BYTES / std::mem::size_of::<T>().max(1)).clamp(1, len.max(1))
+}
+
+/// Write a 1-D dataset (shuffled and deflated, see [`DEFLATE_LEVEL`]) with `units` and `description`
+/// attributes.
 pub fn column<T: H5Type>(g: &Group, name: &str, data: &[T], units: &str, description: &str) -> Result<Dataset> {
-    let ds = g.new_dataset_builder().with_data(data).create(name).with_context(|| format!("writing dataset {name}"))?;
+    let b = g.new_dataset_builder().with_data(data);
+    let b = if data.is_empty() { b } else { b.chunk(chunk_rows::<T>(data.len())).shuffle().deflate(DEFLATE_LEVEL) };
+    let ds = b.create(name).with_context(|| format!("writing dataset {name}"))?;
     set_str_attr(&ds, "units", units)?;
     set_str_attr(&ds, "description", description)?;
     Ok(ds)
@@ -155,7 +180,9 @@ pub fn column<T: H5Type>(g: &Group, name: &str, data: &[T], units: &str, descrip
 /// Write a 1-D string dataset.
 pub fn str_column(g: &Group, name: &str, data: &[String], description: &str) -> Result<Dataset> {
     let v: Vec<VarLenUnicode> = data.iter().map(|s| vlu(s)).collect::<Result<_>>()?;
-    let ds = g.new_dataset_builder().with_data(v.as_slice()).create(name)?;
+    let b = g.new_dataset_builder().with_data(v.as_slice());
+    let b = if v.is_empty() { b } else { b.chunk(chunk_rows::<VarLenUnicode>(v.len())).deflate(DEFLATE_LEVEL) };
+    let ds = b.create(name).with_context(|| format!("writing dataset {name}"))?;
     set_str_attr(&ds, "description", description)?;
     Ok(ds)
 }
@@ -192,7 +219,7 @@ pub fn write_header(loc: &Location, cfg: &Config, meta: &RunMeta) -> Result<()> 
     set_str_attr(loc, "format", FORMAT)?;
     set_attr(loc, "format_version", &FORMAT_VERSION)?;
     set_str_attr(loc, "hxsim_version", env!("CARGO_PKG_VERSION"))?;
-    set_str_attr(loc, "git_commit", super::GIT_COMMIT)?;
+    write_build_attrs(loc)?;
     set_str_attr(loc, "name", &cfg.name)?;
     set_str_attr(loc, "config", &cfg.to_toml())?;
     set_attr(loc, "seed", &cfg.seed)?;
@@ -203,6 +230,18 @@ pub fn write_header(loc: &Location, cfg: &Config, meta: &RunMeta) -> Result<()> 
     set_str_attr(loc, "host", &meta.host)?;
     set_attr(loc, "complete", &false)?;
     set_str_attr(loc, "status", "running")?;
+    Ok(())
+}
+
+/// What built and started this file: `git_commit`, `git_dirty`, `features`, `build_profile` (see
+/// [`crate::build_info`]) and `argv`, the command line.
+pub fn write_build_attrs(loc: &Location) -> Result<()> {
+    use crate::build_info as b;
+    set_str_attr(loc, "git_commit", b::GIT_COMMIT)?;
+    set_str_attr(loc, "git_dirty", b::GIT_DIRTY)?;
+    set_str_attr(loc, "features", b::FEATURES)?;
+    set_str_attr(loc, "build_profile", b::PROFILE)?;
+    set_str_list_attr(loc, "argv", &b::argv())?;
     Ok(())
 }
 
@@ -224,10 +263,12 @@ pub struct Timeseries {
     servers: f64,
     sample_cycles: u64,
     packet_phits: u64,
+    /// Phits counted when their packet started but not yet sent at the end of the last interval.
+    carry: u64,
 }
 
 fn extendable<T: H5Type>(g: &Group, name: &str) -> Result<Dataset> {
-    Ok(g.new_dataset::<T>().chunk(TIMESERIES_CHUNK).shape(0..).create(name)?)
+    Ok(g.new_dataset::<T>().chunk(TIMESERIES_CHUNK).shuffle().deflate(DEFLATE_LEVEL).shape(0..).create(name)?)
 }
 
 fn append_col<T: H5Type>(ds: &Dataset, at: usize, data: &[T]) -> Result<()> {
@@ -258,7 +299,11 @@ impl Timeseries {
             set_str_attr(&ds, "description", desc)?;
             cols.push(ds);
         }
-        let servers = cfg.topology.size().1;
+        for (i, &(name, _, _)) in TIMESERIES_COLUMNS.iter().enumerate().skip(1) {
+            super::dims::attach(&cols[i], &cols[0], 0).with_context(|| format!("timeseries/{name}"))?;
+        }
+        super::dims::make_scale(&cols[0], "cycle")?;
+        let servers = super::network_facts(cfg).servers;
         Ok(Timeseries {
             cols,
             rows: 0,
@@ -266,6 +311,7 @@ impl Timeseries {
             servers: servers as f64,
             sample_cycles: cfg.output.sample_cycles,
             packet_phits: cfg.packet.size_phits as u64,
+            carry: 0,
         })
     }
 
@@ -288,15 +334,22 @@ impl Timeseries {
             // A last row cut short by the end of the run covers `[k sc, cycle)` only: normalise by
             // that length, not by a full interval.
             let start = (self.rows + i) as u64 * sc;
-            let per = s.cycle.saturating_sub(start).clamp(1, sc) as f64 * self.servers;
+            let len = s.cycle.saturating_sub(start).clamp(1, sc);
+            let per = len as f64 * self.servers;
+            // The network counts a packet's phits when its head leaves the server; a server sends
+            // one phit per cycle, so phits beyond the interval's capacity belong to the next one.
+            let capacity = len * self.servers as u64;
             self.in_flight += (s.injected_phits / self.packet_phits) as i64 - s.delivered_packets as i64;
+            let pending = s.injected_phits + self.carry;
+            let injected = pending.min(capacity);
+            self.carry = pending - injected;
             u[0].push(s.cycle);
-            u[1].push(s.injected_phits);
+            u[1].push(injected);
             u[2].push(s.accepted_phits);
             u[3].push(s.delivered_packets);
             u[4].push(s.latency_sum);
             inflight.push(self.in_flight);
-            f[0].push(s.injected_phits as f64 / per);
+            f[0].push(injected as f64 / per);
             f[1].push(s.accepted_phits as f64 / per);
             f[2].push(if s.delivered_packets == 0 {
                 f64::NAN
@@ -442,12 +495,35 @@ fn units_of(key: &str) -> (&'static str, &'static str) {
     SUMMARY_UNITS.iter().find(|u| u.0 == key).map(|u| (u.1, u.2)).unwrap_or(("", ""))
 }
 
+/// Read `/summary` back as `(key, value)` pairs in file order (unsigned integers as `u64`, signed as
+/// `i64`, the rest as `f64`).
+pub fn read_summary_pairs(parent: &Group) -> Result<Vec<(String, serde_json::Value)>> {
+    use ::hdf5::types::TypeDescriptor as T;
+    let g = parent.group("summary")?;
+    let mut out = Vec::new();
+    for k in g.member_names()? {
+        let ds = g.dataset(&k)?;
+        let v = match ds.dtype()?.to_descriptor()? {
+            T::Unsigned(_) => serde_json::Value::from(ds.read_scalar::<u64>()?),
+            T::Integer(_) => serde_json::Value::from(ds.read_scalar::<i64>()?),
+            _ => serde_json::Value::from(ds.read_scalar::<f64>()?),
+        };
+        out.push((k, v));
+    }
+    Ok(out)
+}
+
 /// Write `/summary`: one scalar dataset per key of the JSON summary (integers as `u64`, the rest as
 /// `f64`), each with `units` and `description` attributes.
 pub fn write_summary(parent: &Group, s: &Summary) -> Result<()> {
+    write_summary_pairs(parent, summary_pairs(s))
+}
+
+/// [`write_summary`] from `(key, value)` pairs (numbers only; other values are left out).
+pub fn write_summary_pairs(parent: &Group, pairs: Vec<(String, serde_json::Value)>) -> Result<()> {
     let g = new_group(parent, "summary")?;
     set_str_attr(&g, "description", "the figures of `hxsim run --json`, one scalar dataset each")?;
-    for (k, v) in summary_pairs(s) {
+    for (k, v) in pairs {
         let ds = if let Some(u) = v.as_u64() {
             let ds = g.new_dataset::<u64>().create(k.as_str())?;
             ds.write_scalar(&u)?;
@@ -500,47 +576,63 @@ pub fn write_results(parent: &Group, cfg: &Config, res: &RunResult, ts: &mut Tim
          switch * servers_per_switch + local index; servers_per_switch = 0 when it differs between switches), \
          in the measured window",
     )?;
-    column(&g, "injected_phits", &res.server_injected, "phits", "phits injected into the network")?;
-    column(&g, "accepted_phits", &res.server_accepted, "phits", "phits of packets delivered to this server")?;
+    let ids: Vec<u32> = (0..res.server_injected.len() as u32).collect();
+    let server = column(&g, "server", &ids, "", "server index (the dimension of this group)")?;
+    let mut vars = vec![
+        column(&g, "injected_phits", &res.server_injected, "phits", "phits injected into the network")?,
+        column(&g, "accepted_phits", &res.server_accepted, "phits", "phits of packets delivered to this server")?,
+    ];
     if res.net.failed_switches() > 0 {
         let live: Vec<u8> = (0..res.server_injected.len() as u32).map(|v| res.net.server_alive(v) as u8).collect();
-        column(
+        vars.push(column(
             &g,
             "live",
             &live,
             "1",
             "1 for a server of a live switch, 0 for one lost with a failed switch (it neither sends nor receives; \
              accepted load and Jain's index are over live servers)",
-        )?;
+        )?);
     }
+    super::dims::attach_all(&server, "server", &vars.iter().collect::<Vec<_>>())?;
 
+    write_latency(parent, &res.stats.latency_hist)?;
+    write_links(parent, res, measured)?;
+    ts.append_rest(&res.stats.samples, res.summary.cycles, res.complete && cfg.traffic.mode == "fixed")?;
+    Ok(())
+}
+
+/// Write `/latency`: the histogram of latencies as its non-empty 1-cycle bins only (exact: every
+/// latency observed, with its packet count), so that a run whose latencies spread over thousands of
+/// cycles stores only the values that occurred.
+pub fn write_latency(parent: &Group, hist: &[u64]) -> Result<()> {
     let g = new_group(parent, "latency")?;
-    let hist = &res.stats.latency_hist;
-    let lo = hist.iter().position(|&c| c > 0);
-    let hi = hist.iter().rposition(|&c| c > 0);
-    let (edges, counts): (Vec<u64>, Vec<u64>) = match (lo, hi) {
-        (Some(lo), Some(hi)) => ((lo..=hi + 1).map(|e| e as u64).collect(), hist[lo..=hi].to_vec()),
-        _ => (Vec::new(), Vec::new()),
-    };
+    let (mut lat, mut packets) = (Vec::new(), Vec::new());
+    for (l, &c) in hist.iter().enumerate().filter(|(_, &c)| c > 0) {
+        lat.push(l as u64);
+        packets.push(c);
+    }
+    let total: u64 = packets.iter().sum();
+    let sum: u64 = lat.iter().zip(&packets).map(|(l, c)| l * c).sum();
     set_str_attr(
         &g,
         "description",
-        "histogram of the latency (creation to tail arrival) of packets delivered in the measured window: \
-         counts[i] packets had latency in [bin_edges[i], bin_edges[i+1]); 1-cycle bins from the smallest to the \
-         largest latency observed",
+        "latency (creation to tail arrival) of the packets delivered in the measured window, as a sparse \
+         1-cycle histogram: packets[i] packets had latency exactly latency[i] cycles; latencies with no packet \
+         are left out",
     )?;
+    set_attr(&g, "total_packets", &total)?;
+    set_attr(&g, "latency_sum", &sum)?;
     set_attr(&g, "overflow_cycles", &(crate::metrics::LATENCY_HIST_MAX as u64 - 1))?;
-    column(&g, "bin_edges", &edges, "cycles", "bin edges (one more than counts)")?;
-    column(
+    let l = column(&g, "latency", &lat, "cycles", "a latency that occurred (the dimension of this group)")?;
+    let p = column(
         &g,
-        "counts",
-        &counts,
         "packets",
-        "packets per bin (the bin at overflow_cycles counts all longer latencies)",
+        &packets,
+        "packets",
+        "packets with that latency (the latency overflow_cycles counts all longer ones too)",
     )?;
-
-    write_links(parent, res, measured)?;
-    ts.append_rest(&res.stats.samples, res.summary.cycles, res.complete && cfg.traffic.mode == "fixed")?;
+    super::dims::attach(&p, &l, 0)?;
+    super::dims::make_scale(&l, "latency")?;
     Ok(())
 }
 
@@ -574,12 +666,17 @@ fn write_links(parent: &Group, res: &RunResult, measured: u64) -> Result<()> {
         "description",
         "one row per live switch-to-switch link direction (output port): phits carried in the measured window",
     )?;
-    column(&g, "switch", &sw, "", "switch the link leaves")?;
-    column(&g, "port", &port, "", "its switch-to-switch port (router port = the switch's servers + port)")?;
-    column(&g, "neighbour_switch", &nsw, "", "switch at the far end")?;
-    column(&g, "neighbour_port", &nport, "", "port of the far end")?;
-    column(&g, "dimension", &dim, "", "HyperX dimension of the link (-1 if the topology has none)")?;
-    column(&g, "phits", &phits, "phits", "phits sent over the link in the measured window")?;
-    column(&g, "utilization", &util, "phits/cycle", "phits / measured_cycles (1 = busy every cycle)")?;
+    let ids: Vec<u32> = (0..sw.len() as u32).collect();
+    let link = column(&g, "link", &ids, "", "row index (the dimension of this group)")?;
+    let cols = [
+        column(&g, "switch", &sw, "", "switch the link leaves")?,
+        column(&g, "port", &port, "", "its switch-to-switch port (router port = the switch's servers + port)")?,
+        column(&g, "neighbour_switch", &nsw, "", "switch at the far end")?,
+        column(&g, "neighbour_port", &nport, "", "port of the far end")?,
+        column(&g, "dimension", &dim, "", "HyperX dimension of the link (-1 if the topology has none)")?,
+        column(&g, "phits", &phits, "phits", "phits sent over the link in the measured window")?,
+        column(&g, "utilization", &util, "phits/cycle", "phits / measured_cycles (1 = busy every cycle)")?,
+    ];
+    super::dims::attach_all(&link, "link", &cols.iter().collect::<Vec<_>>())?;
     Ok(())
 }

@@ -23,7 +23,10 @@
 //! boundary; the results gathered so far are written, the file keeps `complete = false`, and the
 //! process exits with 128 + the signal number. A second signal exits at once.
 
+pub mod dims;
+pub mod facts;
 pub mod hdf5;
+pub mod table;
 
 use crate::cli;
 use crate::config::{Config, ConfigError};
@@ -33,14 +36,15 @@ use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-/// Git commit the binary was built from (`unknown` outside a git checkout); set by `build.rs`, or
-/// by the environment variable `HXSIM_GIT_COMMIT` at build time.
-pub const GIT_COMMIT: &str = match option_env!("HXSIM_GIT_COMMIT") {
-    Some(c) => c,
-    None => "unknown",
-};
+/// Git commit the binary was built from (`unknown` outside a git checkout); see [`crate::build_info`].
+pub use crate::build_info::GIT_COMMIT;
+
+/// Facts about the network of a config (see [`facts`]).
+pub fn network_facts(cfg: &Config) -> facts::NetworkFacts {
+    facts::of(cfg)
+}
 
 /// Longest time the time-series rows on disk lag behind the simulation.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
@@ -48,45 +52,19 @@ pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
 /// Directory of default output files.
 pub const RESULTS_DIR: &str = "results";
 
-/// `(year, month, day, hour, minute, second)` in UTC.
-fn utc(t: SystemTime) -> (i64, u32, u32, u32, u32, u32) {
-    let secs = t.duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d, (rem / 3600) as u32, (rem % 3600 / 60) as u32, (rem % 60) as u32)
-}
-
 /// `2026-11-22T09:59:00Z`.
 pub fn iso8601_utc(t: SystemTime) -> String {
-    let (y, mo, d, h, mi, s) = utc(t);
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+    humantime::format_rfc3339_seconds(t).to_string()
 }
 
 /// `20261122-095900` (UTC), for file names.
 pub fn compact_utc(t: SystemTime) -> String {
-    let (y, mo, d, h, mi, s) = utc(t);
-    format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
+    iso8601_utc(t).replace(['-', ':', 'Z'], "").replace('T', "-")
 }
 
 /// This machine's host name, or `unknown`.
 pub fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname writes at most that many bytes.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
-    if rc != 0 {
-        return "unknown".into();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    gethostname::gethostname().into_string().unwrap_or_else(|_| "unknown".into())
 }
 
 /// `results/<name>-<timestamp><suffix>.h5`, with `-2`, `-3`, ... added if that file exists.
@@ -407,6 +385,7 @@ pub fn run_command(cfg: &Config, threads: usize, json: bool, quiet: bool, output
         }
     };
     let status = status_of(&res, signals.caught());
+    let writing = std::time::Instant::now();
     let written = streamed.with_context(|| format!("writing the time series to {}", path.display())).and_then(|()| {
         hdf5::write_results(&file, cfg, &res, &mut ts)?;
         hdf5::finish(&file, res.complete, &status)?;
@@ -416,6 +395,13 @@ pub fn run_command(cfg: &Config, threads: usize, json: bool, quiet: bool, output
         signals.discard_on_exit(None);
         staged.commit().with_context(|| format!("moving the results file into place at {}", path.display()))
     });
+    let w = writing.elapsed().as_secs_f64();
+    tracing::info!(
+        "wrote {} in {w:.4} s ({:.2}% of the simulation's {:.3} s)",
+        path.display(),
+        100.0 * w / res.summary.wall_seconds.max(1e-9),
+        res.summary.wall_seconds
+    );
     let io = written.err().or_else(|| staged_json.map(|s| commit_json(s, cfg, &res, &status)).transpose().err());
     cli::print_summary_with(cfg, &res.summary, layout, json)?;
     if io.is_none() {
@@ -497,6 +483,7 @@ pub fn exit_status(complete: bool, signal: Option<i32>) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::UNIX_EPOCH;
 
     #[test]
     fn utc_formatting() {
