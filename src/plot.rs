@@ -83,6 +83,8 @@ pub struct Panel {
     pub vlines: Vec<f64>,
     /// Start the y axis at 0.
     pub y_from_zero: bool,
+    /// Points circled in black: sweep points whose measured window was not steady.
+    pub unsteady: Vec<(f64, f64)>,
 }
 
 pub(crate) fn register_fonts() -> Result<()> {
@@ -186,6 +188,12 @@ fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Pa
             }
             .map_err(err)?;
         }
+    }
+    let ring = BLACK.stroke_width(2);
+    let marks = p.unsteady.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite());
+    let circled = chart.draw_series(marks.map(|q| Circle::new(q, 11, ring))).map_err(err)?;
+    if legend && !p.unsteady.is_empty() {
+        circled.label("window not steady").legend(move |c| Circle::new((c.0 + 16, c.1), 9, ring));
     }
     if legend {
         chart
@@ -334,6 +342,13 @@ pub fn sweep_panels(table: &Group, figure: Figure) -> Result<Vec<Panel>> {
             })
             .collect())
     };
+    // Points whose window was not steady (files from before the column have none).
+    let steady = table.dataset("steady_state").ok().map(|d| read_f64(&d)).transpose()?;
+    let unsteady = |col: &str| -> Result<Vec<(f64, f64)>> {
+        let Some(st) = &steady else { return Ok(vec![]) };
+        let y = read_f64(&table.dataset(col)?)?;
+        Ok((0..x.len()).filter(|&r| st[r] == 0.0).map(|r| (x[r], y[r])).collect())
+    };
     let xd = "Offered load (phits/cycle/server)".to_string();
     let (xmin, xmax) =
         x.iter().filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
@@ -345,6 +360,7 @@ pub fn sweep_panels(table: &Group, figure: Figure) -> Result<Vec<Panel>> {
         guides: if xmin.is_finite() { vec![((xmin, xmin), (xmax, xmax))] } else { vec![] },
         vlines: vec![],
         y_from_zero: true,
+        unsteady: unsteady("accepted_load")?,
     };
     let latency = Panel {
         title: "Latency".into(),
@@ -354,6 +370,7 @@ pub fn sweep_panels(table: &Group, figure: Figure) -> Result<Vec<Panel>> {
         guides: vec![],
         vlines: vec![],
         y_from_zero: true,
+        unsteady: unsteady("average_latency")?,
     };
     let jain = Panel {
         title: "Fairness".into(),
@@ -363,6 +380,7 @@ pub fn sweep_panels(table: &Group, figure: Figure) -> Result<Vec<Panel>> {
         guides: vec![],
         vlines: vec![],
         y_from_zero: false,
+        unsteady: unsteady("jain_index")?,
     };
     Ok(match figure {
         Figure::All => vec![throughput, latency, jain],
@@ -409,6 +427,7 @@ pub fn timeseries_panels(run: &Group) -> Result<Vec<Panel>> {
             guides: vec![],
             vlines: vlines.clone(),
             y_from_zero: true,
+            unsteady: vec![],
         },
         Panel {
             title: "Latency".into(),
@@ -418,6 +437,7 @@ pub fn timeseries_panels(run: &Group) -> Result<Vec<Panel>> {
             guides: vec![],
             vlines: vlines.clone(),
             y_from_zero: true,
+            unsteady: vec![],
         },
         Panel {
             title: "Packets in flight".into(),
@@ -427,6 +447,7 @@ pub fn timeseries_panels(run: &Group) -> Result<Vec<Panel>> {
             guides: vec![],
             vlines,
             y_from_zero: true,
+            unsteady: vec![],
         },
     ])
 }

@@ -556,7 +556,7 @@ fn write_table(
             .map(|o| {
                 summary_of(o)
                     .and_then(|s| h5::summary_pairs(s).into_iter().find(|(k, _)| *k == key))
-                    .and_then(|(_, v)| v.as_f64())
+                    .and_then(|(_, v)| v.as_f64().or_else(|| v.as_bool().map(|b| b as u8 as f64)))
                     .unwrap_or(f64::NAN)
             })
             .collect();
@@ -587,8 +587,11 @@ fn table_text(axes: &[Axis], points: &[Point], outcomes: &[Outcome]) -> String {
     use std::fmt::Write;
     let mut t = String::new();
     let label_w = points.iter().map(|p| p.label(axes).len()).max().unwrap_or(5).max(5);
-    let _ =
-        writeln!(t, "{:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  status", "point", "accepted", "latency", "p99", "Jain");
+    let _ = writeln!(
+        t,
+        "{:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  {:>6}  status",
+        "point", "accepted", "latency", "p99", "Jain", "steady"
+    );
     for (p, o) in points.iter().zip(outcomes) {
         let label = p.label(axes);
         let _ = match o {
@@ -596,21 +599,29 @@ fn table_text(axes: &[Axis], points: &[Point], outcomes: &[Outcome]) -> String {
                 let s = &r.summary;
                 writeln!(
                     t,
-                    "{label:<label_w$}  {:>9.4}  {:>10.2}  {:>6}  {:>7.4}  {}",
+                    "{label:<label_w$}  {:>9.4}  {:>10.2}  {:>6}  {:>7.4}  {:>6}  {}",
                     s.accepted_load,
                     s.average_latency,
                     s.latency_p99,
                     s.jain_index,
+                    if s.steady_state { "yes" } else { "NO" },
                     if r.complete { "ok" } else { "interrupted" }
                 )
             }
             Outcome::Failed(e) => {
-                writeln!(t, "{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  failed: {}", "-", "-", "-", "-", {
-                    e.lines().next().unwrap_or("")
-                })
+                writeln!(
+                    t,
+                    "{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  {:>6}  failed: {}",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    { e.lines().next().unwrap_or("") }
+                )
             }
             Outcome::NotRun => {
-                writeln!(t, "{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  not run", "-", "-", "-", "-")
+                writeln!(t, "{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  {:>6}  not run", "-", "-", "-", "-", "-")
             }
         };
     }
