@@ -508,10 +508,11 @@ fn collect(
     };
     let accepted_load = stats.delivered_phits as f64 / (window_cycles as f64 * servers);
     let steadiness = if fixed {
-        Steadiness { steady: true, accepted_trend: f64::NAN, in_flight_trend: f64::NAN }
+        // A fixed workload drains by design: not judged.
+        Steadiness { steady: true, accepted_trend: 0.0, in_flight_trend: 0.0 }
     } else {
         let w = cfg.simulation.warmup_cycles;
-        Steadiness::of(&stats.samples, cfg.output.sample_cycles, w, w + window_cycles)
+        Steadiness::of(&stats.samples, cfg.output.sample_cycles, plen as u64, w, w + window_cycles)
     };
     let dp = stats.delivered_packets.max(1) as f64;
     let cycles = if cycles == DRAINED { stats.last_delivery + 1 } else { cycles };

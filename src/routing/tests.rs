@@ -409,8 +409,8 @@ fn dal_candidates_follow_section_3_3() {
 fn table_routings_candidates() {
     let h = hx(&[4, 4]);
     let (s, t) = (at(&h, &[0, 0]), at(&h, &[1, 2]));
-    // ECMP: the two minimal ports. SP: one of them, the same for every packet at (s, t).
-    let (net, ecmp) = routing(&[4, 4], &["routing.algorithm=ecmp"]);
+    // Adaptive ECMP: the two minimal ports. SP: one of them, the same for every packet at (s, t).
+    let (net, ecmp) = routing(&[4, 4], &["routing.algorithm=ecmp-adaptive"]);
     let both = vec![(at(&h, &[1, 0]), 0, 0, false), (at(&h, &[0, 2]), 0, 0, false)];
     assert_eq!(cands(&net, &*ecmp, s, &state(s, t)), sorted(both.clone()));
     let (_, sp) = routing(&[4, 4], &["routing.algorithm=sp"]);
@@ -433,10 +433,11 @@ fn table_routings_candidates() {
 
 #[test]
 fn davc_vcs_follow_the_allocation_functions_along_a_route() {
-    // ECMP with F_N on 4x4: (0,0)=0 -> (1,0)=1 -> (1,2)=9: first hop VC 0, second hop 9 > 1 keeps
-    // VC 0. (3,3)=15 -> (0,3)=12 -> (0,0)=0: 12 <= 15 (first hop, still VC 0), then 0 <= 12: VC 1.
+    // Adaptive ECMP with F_N on 4x4: (0,0)=0 -> (1,0)=1 -> (1,2)=9: first hop VC 0, second hop
+    // 9 > 1 keeps VC 0. (3,3)=15 -> (0,3)=12 -> (0,0)=0: 12 <= 15 (first hop, still VC 0), then
+    // 0 <= 12: VC 1.
     let h = hx(&[4, 4]);
-    let (net, r) = routing(&[4, 4], &["routing.algorithm=ecmp", "routing.vc_policy=davc-n"]);
+    let (net, r) = routing(&[4, 4], &["routing.algorithm=ecmp-adaptive", "routing.vc_policy=davc-n"]);
     let hop = |st: &mut RouteState, x: SwitchId, y: SwitchId| -> u8 {
         let mut v = Vec::new();
         r.candidates(x, st, &mut v);
