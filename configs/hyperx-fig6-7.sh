@@ -3,7 +3,7 @@
 # section 4.1) as tables.
 #
 # Fig. 6: regular 8x8x8 HyperX, T = 8, K = 1, beta = 0.5 (configs/hyperx-3d-8.toml); Min-AD
-# (minimal), Valiant, Clos-AD and DAL, each on the paper's 6 VCs (DAL, Clos-AD: 3 sets of 2;
+# (minimal with a DOR escape VC per set, vc_policy = "dor-escape", section 4.1), Valiant, Clos-AD and DAL, each on the paper's 6 VCs (DAL, Clos-AD: 3 sets of 2;
 # Min-AD, Valiant: their ladders over 6), on Bit Complement, Bit Rotate, Transpose and Swap2.
 # Fig. 7: DAL on the beta = 0.5 HyperX and on the beta = 0.25 HyperX (7x7x7, T = 14,
 # configs/hyperx-3d-7-t14.toml) against the paper's folded Clos (configs/clos-fig7.toml: 205 + 130 +
@@ -11,8 +11,6 @@
 # (minimal), plus Uniform as the benign reference.
 #
 # What this simulator cannot run and the tables mark "n/a":
-# - Bit Rotate: hxsim implements BookSim's bit reverse under the name bit-reverse (module docs of
-#   src/traffic/patterns.rs); that is what the "bit-rot" rows use.
 # - Swap2 on the folded Clos: Swap2 is defined by HyperX coordinates.
 # - Bit Complement, Bit Rotate, Transpose and Swap2 on the beta = 0.25 HyperX: its 4802 servers are
 #   not a power of two and its sides are odd; the paper used 4096 of them without saying which.
@@ -54,13 +52,15 @@ run() { # figure config pattern label load sets...
 }
 
 job_list() { # one line of run's arguments per simulation
-    local PATTERNS="bit-complement bit-reverse transpose swap2"
+    local PATTERNS="bit-complement bit-rotate transpose swap2"
     for fig in $FIGS; do
         for load in $LOADS; do
             if [ "$fig" = 6 ]; then
                 for pat in $PATTERNS; do
                     for alg in minimal valiant clos-ad dal; do
-                        echo "6 hyperx-3d-8 $pat $alg $load --set routing.algorithm=$alg"
+                        extra=""
+                        [ "$alg" = minimal ] && extra="--set routing.vc_policy=dor-escape"
+                        echo "6 hyperx-3d-8 $pat $alg $load --set routing.algorithm=$alg $extra"
                     done
                 done
             else
@@ -97,10 +97,10 @@ for fig, cfg, pat, label, load, acc, lat, hops in rows:
 for (pat, label, load), v in list(res.get("6", {}).items()):
     if label == "dal" and "7" in res:
         res["7"].setdefault((pat, "HyperX-b0.5", load), v)
-short = {"bit-reverse": "bit-rot", "random-server-permutation": "rand-perm"}
+short = {"bit-rotate": "bit-rot", "random-server-permutation": "rand-perm"}
 cols = {"6": ["minimal", "valiant", "clos-ad", "dal"], "7": ["HyperX-b0.5", "HyperX-b0.25", "Clos-b0.5"]}
-pats = {"6": ["bit-complement", "bit-reverse", "transpose", "swap2"],
-        "7": ["uniform", "random-server-permutation", "bit-complement", "bit-reverse", "transpose", "swap2"]}
+pats = {"6": ["bit-complement", "bit-rotate", "transpose", "swap2"],
+        "7": ["uniform", "random-server-permutation", "bit-complement", "bit-rotate", "transpose", "swap2"]}
 for fig in sorted(res):
     r = res[fig]
     loads = sorted({k[2] for k in r})

@@ -75,6 +75,11 @@ pub fn run_with_progress_on(
     if let Some(w) = watcher {
         let _ = w.join();
     }
+    if let Ok(Some(r)) = &result {
+        if let Some(note) = steady_note(cfg, &r.summary) {
+            eprintln!("{note}");
+        }
+    }
     result
 }
 
@@ -96,6 +101,34 @@ pub fn heartbeat_every() -> Option<Duration> {
 pub fn heartbeat(start: Instant, what: &str) {
     let elapsed = humantime::format_duration(Duration::from_secs(start.elapsed().as_secs()));
     eprintln!("hxsim: {}, {elapsed}: {what}", crate::output::iso8601_utc(std::time::SystemTime::now()));
+}
+
+/// What stderr says about the measured window's steady state: a warning when it did not reach one,
+/// and with `simulation.measure_until_steady` where the extension ended. `None` when there is
+/// nothing to say.
+pub fn steady_note(cfg: &Config, s: &Summary) -> Option<String> {
+    let what = format!(
+        "{} (routing {}, {} traffic, offered {})",
+        cfg.name, cfg.routing.algorithm, cfg.traffic.pattern, cfg.traffic.load
+    );
+    let pct = |x: f64| if x.is_nan() { "-".to_string() } else { format!("{:+.0}%", 100.0 * x) };
+    let window = cfg.simulation.measure_cycles.min(s.cycles);
+    let until = cfg.simulation.measure_until_steady && cfg.traffic.mode == "bernoulli";
+    match (s.steady_state, until) {
+        (true, true) => Some(format!("{what}: steady after {} cycles (measured the last {window})", s.cycles)),
+        (true, false) => None,
+        (false, until) => Some(format!(
+            "warning: {what}: the measured window did not reach a steady state (accepted load {} and packets in \
+             flight {} across it); {}",
+            pct(s.accepted_trend),
+            pct(s.in_flight_trend),
+            if until {
+                format!("not steady by simulation.max_cycles ({} cycles simulated)", s.cycles)
+            } else {
+                "run longer, or set simulation.measure_until_steady = true".to_string()
+            }
+        )),
+    }
 }
 
 fn watch(progress: &Progress, done: &std::sync::atomic::AtomicBool, end: u64) {

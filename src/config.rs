@@ -107,7 +107,8 @@ pub struct RouterConfig {
     pub crossbar_latency: u64,
     /// Crossbar internal speedup (phits per cycle through the crossbar).
     pub crossbar_speedup: usize,
-    /// Switch allocator: `islip` (round-robin pointers) or `random`.
+    /// Switch allocator: `age` (oldest head first), `islip` (round-robin pointers) or `random`; see
+    /// [`crate::network::Allocator`].
     pub allocator: String,
     /// Give requests from switch-to-switch inputs precedence over requests from servers (packets
     /// already in the network over newly injected ones) at every output; CAMINOS's
@@ -122,7 +123,7 @@ impl Default for RouterConfig {
             output_buffer_packets: 4,
             crossbar_latency: 1,
             crossbar_speedup: 2,
-            allocator: "islip".into(),
+            allocator: "age".into(),
             intransit_priority: false,
         }
     }
@@ -237,13 +238,24 @@ pub struct SimulationConfig {
     pub measure_cycles: u64,
     /// Deadlock watchdog: packets in flight and no packet moved for this many cycles is an error.
     pub watchdog_cycles: u64,
-    /// Upper bound on cycles in `fixed` mode (0: no bound).
+    /// Upper bound on cycles in `fixed` mode (0: no bound), and on the whole run with
+    /// `measure_until_steady` (0: 8 x (warmup_cycles + measure_cycles)).
     pub max_cycles: u64,
+    /// If the measured window is not steady (see [`crate::metrics::Steadiness`]), run again twice as
+    /// long, measuring the last `measure_cycles` (the warm-up absorbs the transient), until it is
+    /// steady or the next run would pass `max_cycles`.
+    pub measure_until_steady: bool,
 }
 
 impl Default for SimulationConfig {
     fn default() -> Self {
-        SimulationConfig { warmup_cycles: 3000, measure_cycles: 3000, watchdog_cycles: 20_000, max_cycles: 0 }
+        SimulationConfig {
+            warmup_cycles: 3000,
+            measure_cycles: 3000,
+            watchdog_cycles: 20_000,
+            max_cycles: 0,
+            measure_until_steady: false,
+        }
     }
 }
 
@@ -488,7 +500,7 @@ impl Config {
         if !(1..=16).contains(&r.crossbar_speedup) {
             return Err(ConfigError::value("router.crossbar_speedup", r.crossbar_speedup, "between 1 and 16"));
         }
-        one_of("router.allocator", &r.allocator, &["islip", "random"])?;
+        one_of("router.allocator", &r.allocator, &crate::network::Allocator::names())?;
         if !(1..=1000).contains(&self.link.latency) {
             return Err(ConfigError::value("link.latency", self.link.latency, "between 1 and 1000 cycles"));
         }
@@ -551,6 +563,20 @@ impl Config {
                 format!(
                     "at least {} cycles: 100, and 2 x (link.latency + packet.size_phits + router.crossbar_latency) =                      {transit}, the longest a packet may go without moving in a network that is not deadlocked                      (a link transit, then the credit for it)",
                     transit.max(100)
+                ),
+            ));
+        }
+        if s.measure_until_steady
+            && tr.mode == "bernoulli"
+            && s.max_cycles > 0
+            && s.max_cycles < s.warmup_cycles + s.measure_cycles
+        {
+            return Err(ConfigError::value(
+                "simulation.max_cycles",
+                s.max_cycles,
+                format!(
+                    "with simulation.measure_until_steady, at least warmup_cycles + measure_cycles ({}), or 0 for 8 times that",
+                    s.warmup_cycles + s.measure_cycles
                 ),
             ));
         }

@@ -3,7 +3,7 @@
 
 use crate::config::{Config, ConfigError};
 use crate::engine::{Cycle, Outcome, Progress, RunSpec, World};
-use crate::metrics::{jain_index, peak_memory_bytes, SampleSender, SampleSink, Stats, Summary};
+use crate::metrics::{jain_index, peak_memory_bytes, SampleSender, SampleSink, Stats, Steadiness, Summary};
 use crate::network::{ModelParams, NetPartition};
 use crate::routing::{self, Routing};
 use crate::topology::{Fabric, SwitchId, Topology, View};
@@ -246,7 +246,8 @@ pub fn build_params(cfg: &Config, net: Arc<Fabric>) -> Result<ModelParams, Confi
         input_buffer: cfg.router.input_buffer_packets as u16,
         output_buffer: cfg.router.output_buffer_packets as u16,
         source_queue: cfg.traffic.source_queue_packets as u32,
-        random_allocator: cfg.router.allocator == "random",
+        allocator: crate::network::Allocator::from_name(&cfg.router.allocator)
+            .ok_or_else(|| ConfigError::value("router.allocator", &cfg.router.allocator, "see hxsim's README"))?,
         intransit_priority: cfg.router.intransit_priority,
         window,
         sample_cycles: cfg.output.sample_cycles,
@@ -281,6 +282,50 @@ pub fn run_observed(
 /// only (local partition `i` sends as `i`); with several ranks, pass `None` and take the merged
 /// time series from the result.
 pub fn run_on(
+    world: &World,
+    cfg: &Config,
+    opts: &RunOptions,
+    progress: &Progress,
+    samples: Option<SampleSender>,
+) -> Result<Option<RunResult>, SimError> {
+    let s = &cfg.simulation;
+    if !s.measure_until_steady || cfg.traffic.mode == "fixed" {
+        return run_once(world, cfg, opts, progress, samples);
+    }
+    // Runs twice as long each time, measuring the last `measure_cycles`, until the window is steady
+    // or the next run would pass the bound. Every run is a fresh one (runs are deterministic, so it
+    // goes through the same states as the shorter ones first), which costs at most twice the last
+    // one and keeps the engine and every output unchanged; only the last run's time series goes to
+    // `samples`.
+    let bound = if s.max_cycles > 0 { s.max_cycles } else { 8 * (s.warmup_cycles + s.measure_cycles) };
+    let mut end = s.warmup_cycles + s.measure_cycles;
+    loop {
+        let mut c = cfg.clone();
+        c.simulation.warmup_cycles = end - s.measure_cycles;
+        let (tx, rx) = match samples {
+            Some(_) => {
+                let (tx, rx) = crossbeam::channel::unbounded();
+                (Some(tx), Some(rx))
+            }
+            None => (None, None),
+        };
+        let res = run_once(world, &c, opts, progress, tx)?;
+        // Only rank 0 has the result: all ranks take its decision.
+        let again = res.as_ref().is_some_and(|r| r.complete && !r.summary.steady_state) && 2 * end <= bound;
+        if world.min_all(if world.is_root() { again as u64 } else { u64::MAX }) == 0 {
+            if let (Some(out), Some(rx)) = (&samples, rx) {
+                for m in rx.try_iter() {
+                    let _ = out.send(m);
+                }
+            }
+            return Ok(res);
+        }
+        end *= 2;
+    }
+}
+
+/// One run of `cfg` as configured (see [`run_on`]).
+fn run_once(
     world: &World,
     cfg: &Config,
     opts: &RunOptions,
@@ -508,6 +553,13 @@ fn collect(
         cfg.simulation.measure_cycles.min(cycles.saturating_sub(cfg.simulation.warmup_cycles)).max(1)
     };
     let accepted_load = stats.delivered_phits as f64 / (window_cycles as f64 * servers);
+    let steadiness = if fixed {
+        // A fixed workload drains by design: not judged.
+        Steadiness { steady: true, accepted_trend: 0.0, in_flight_trend: 0.0 }
+    } else {
+        let w = cfg.simulation.warmup_cycles;
+        Steadiness::of(&stats.samples, cfg.output.sample_cycles, plen as u64, w, w + window_cycles)
+    };
     let dp = stats.delivered_packets.max(1) as f64;
     let cycles = if cycles == DRAINED { stats.last_delivery + 1 } else { cycles };
     let summary = Summary {
@@ -527,6 +579,9 @@ fn collect(
         wall_seconds: wall,
         hops_per_second: if wall > 0.0 { stats.traversals as f64 / wall } else { 0.0 },
         completion_cycles: if fixed { Some(stats.last_delivery + 1) } else { None },
+        steady_state: steadiness.steady,
+        accepted_trend: steadiness.accepted_trend,
+        in_flight_trend: steadiness.in_flight_trend,
         packets_generated: stats.generated_packets,
         packets_suppressed: stats.suppressed_packets,
         peak_memory_bytes: peak_memory_total,

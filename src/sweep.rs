@@ -518,8 +518,11 @@ fn table_text(axes: &[Axis], points: &[Point], outcomes: &[Outcome]) -> String {
     use std::fmt::Write;
     let mut t = String::new();
     let label_w = points.iter().map(|p| p.label(axes).len()).max().unwrap_or(5).max(5);
-    let _ =
-        writeln!(t, "{:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  status", "point", "accepted", "latency", "p99", "Jain");
+    let _ = writeln!(
+        t,
+        "{:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  {:>6}  status",
+        "point", "accepted", "latency", "p99", "Jain", "steady"
+    );
     for (p, o) in points.iter().zip(outcomes) {
         let label = p.label(axes);
         let _ = match o {
@@ -527,21 +530,29 @@ fn table_text(axes: &[Axis], points: &[Point], outcomes: &[Outcome]) -> String {
                 let s = &r.summary;
                 writeln!(
                     t,
-                    "{label:<label_w$}  {:>9.4}  {:>10.2}  {:>6}  {:>7.4}  {}",
+                    "{label:<label_w$}  {:>9.4}  {:>10.2}  {:>6}  {:>7.4}  {:>6}  {}",
                     s.accepted_load,
                     s.average_latency,
                     s.latency_p99,
                     s.jain_index,
+                    if s.steady_state { "yes" } else { "NO" },
                     if r.complete { "ok" } else { "interrupted" }
                 )
             }
             Outcome::Failed(e) => {
-                writeln!(t, "{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  failed: {}", "-", "-", "-", "-", {
-                    e.lines().next().unwrap_or("")
-                })
+                writeln!(
+                    t,
+                    "{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  {:>6}  failed: {}",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    { e.lines().next().unwrap_or("") }
+                )
             }
             Outcome::NotRun => {
-                writeln!(t, "{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  not run", "-", "-", "-", "-")
+                writeln!(t, "{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  {:>6}  not run", "-", "-", "-", "-", "-")
             }
         };
     }

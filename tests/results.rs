@@ -67,8 +67,12 @@ fn run_file_holds_the_json_summary_and_consistent_details() {
     for (k, v) in json {
         ordered.push(k.clone());
         let ds = g.dataset(k).unwrap_or_else(|_| panic!("/summary/{k} missing"));
-        if let Some(u) = v.as_u64() {
+        if let Some(b) = v.as_bool() {
+            assert_eq!(ds.read_scalar::<u8>().unwrap(), b as u8, "{k}");
+        } else if let Some(u) = v.as_u64() {
             assert_eq!(ds.read_scalar::<u64>().unwrap(), u, "{k}");
+        } else if v.is_null() {
+            assert!(ds.read_scalar::<f64>().unwrap().is_nan(), "{k}");
         } else {
             assert_eq!(ds.read_scalar::<f64>().unwrap(), v.as_f64().unwrap(), "{k}");
         }

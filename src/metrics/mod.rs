@@ -172,6 +172,90 @@ pub fn jain_index(x: &[u64]) -> f64 {
     }
 }
 
+/// Whether a measured window reached a steady state, from the time series (past saturation some
+/// routings decay for thousands of cycles, and a window on that decay measures a point on it).
+///
+/// Over the sample intervals that lie wholly in the window, a least-squares line through the
+/// accepted phits per interval gives the change across the window (slope times the span between the
+/// first and last interval) relative to the mean: [`Steadiness::accepted_trend`]. The accepted load
+/// drifts, and the window is not steady, when that change is both
+/// - **material**: more than [`STEADY_TOLERANCE`] (5%) of the mean. A window whose load falls 5%
+///   end to end has a mean 2.5% off its end values, more than the 2% within which this simulator and
+///   CAMINOS are held to agree; and
+/// - **significant**: more than 3 standard errors of that change, so that a small network's noise
+///   is not read as drift. The intervals' variance is the larger of their scatter around the line
+///   and the Poisson variance of whole-packet deliveries (`P` times the mean phits, for `P`-phit
+///   packets): with few intervals the scatter alone is a poor estimate (on `quickstart`, 300 + 600
+///   cycles, six intervals of about 200 packets would read a chance -18% as significant).
+///
+/// Packets in flight get the same fit, [`Steadiness::in_flight_trend`], reported but not judged:
+/// past saturation a network goes on filling its buffers for thousands of cycles while it delivers
+/// at a constant rate (Valiant on Dimension Complement Reverse, `hyperx-3d-8`, offered 1.0, 2,000 +
+/// 2,000 cycles: in flight +20%, accepted +2%), so a rising count alone does not make the measured
+/// load wrong; a rise at a flat accepted load can also be the build-up before a collapse, which only
+/// a longer window tells apart. With fewer than [`STEADY_MIN_SAMPLES`] intervals
+/// (`output.sample_cycles` too long for the window) nothing can be told: the trends are NaN and the
+/// window counts as steady.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Steadiness {
+    /// The window reached a steady state.
+    pub steady: bool,
+    /// Fitted change of accepted load across the window, relative to its mean (-0.4: fell by 40% of
+    /// the mean).
+    pub accepted_trend: f64,
+    /// Fitted change of packets in flight across the window, relative to its mean.
+    pub in_flight_trend: f64,
+}
+
+/// Relative change across a window beyond which a series is not steady (see [`Steadiness`]).
+pub const STEADY_TOLERANCE: f64 = 0.05;
+/// Fewest sample intervals in a window for [`Steadiness`] to judge it.
+pub const STEADY_MIN_SAMPLES: usize = 4;
+
+/// Least-squares fit of `y` against its index: (change across the span, its standard error, mean),
+/// with the variance of a point taken as at least `floor(mean)`.
+fn trend(y: &[f64], floor: impl Fn(f64) -> f64) -> (f64, f64, f64) {
+    let n = y.len() as f64;
+    let mx = (n - 1.0) / 2.0;
+    let my = y.iter().sum::<f64>() / n;
+    let sxx: f64 = (0..y.len()).map(|i| (i as f64 - mx).powi(2)).sum();
+    let sxy: f64 = y.iter().enumerate().map(|(i, v)| (i as f64 - mx) * (v - my)).sum();
+    let slope = sxy / sxx;
+    let ssr: f64 = y.iter().enumerate().map(|(i, v)| (v - my - slope * (i as f64 - mx)).powi(2)).sum();
+    let se = ((ssr / (n - 2.0)).max(floor(my)) / sxx).sqrt();
+    (slope * (n - 1.0), se * (n - 1.0), my)
+}
+
+impl Steadiness {
+    /// The steadiness of the window `[start, end)` of the merged time series `samples` (intervals of
+    /// `sample_cycles`, `in_flight` already cumulative) of a run with `packet_phits`-phit packets.
+    pub fn of(samples: &[Sample], sample_cycles: u64, packet_phits: u64, start: u64, end: u64) -> Steadiness {
+        // Interval `k` covers `[k sc, (k + 1) sc)`; intervals past the last event are absent
+        // (nothing delivered, in-flight count unchanged).
+        let (k0, k1) = (start.div_ceil(sample_cycles) as usize, (end / sample_cycles) as usize);
+        let last = samples.len().min(k0).checked_sub(1).map_or(0, |i| samples[i].in_flight);
+        let mut inside = Vec::with_capacity(k1.saturating_sub(k0));
+        let mut in_flight = last;
+        for k in k0..k1 {
+            let s = samples.get(k).copied().unwrap_or(Sample { in_flight, ..Sample::default() });
+            in_flight = s.in_flight;
+            inside.push(s);
+        }
+        if inside.len() < STEADY_MIN_SAMPLES {
+            return Steadiness { steady: true, accepted_trend: f64::NAN, in_flight_trend: f64::NAN };
+        }
+        let drift = |y: Vec<f64>, per_item: f64| {
+            let (change, se, mean) = trend(&y, |m| per_item * m.max(0.0));
+            let rel = if mean > 0.0 { change / mean } else { 0.0 };
+            (rel, rel.abs() > STEADY_TOLERANCE && change.abs() > 3.0 * se)
+        };
+        let (accepted_trend, drifts) =
+            drift(inside.iter().map(|s| s.accepted_phits as f64).collect(), packet_phits as f64);
+        let (in_flight_trend, _) = drift(inside.iter().map(|s| s.in_flight as f64).collect(), 1.0);
+        Steadiness { steady: !drifts, accepted_trend, in_flight_trend }
+    }
+}
+
 /// The run's headline figures (the `--json` object). Units are in the field docs.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
@@ -200,6 +284,13 @@ pub struct Summary {
     /// Fixed workloads: cycle at which the last packet's tail arrived.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub completion_cycles: Option<u64>,
+    /// Whether the measured window reached a steady state ([`Steadiness`]; fixed workloads: true).
+    pub steady_state: bool,
+    /// Fitted change of accepted load across the measured window, relative to its mean; NaN when the
+    /// window has too few sample intervals; 0 for fixed workloads (not judged).
+    pub accepted_trend: f64,
+    /// The same for packets in flight.
+    pub in_flight_trend: f64,
     /// Packets generated over the whole run.
     pub packets_generated: u64,
     /// Generation attempts skipped because a source queue was full (offered load above capacity).
@@ -249,6 +340,36 @@ mod tests {
     fn jain_of_nothing_is_no_data() {
         assert!(jain_index(&[0, 0, 0]).is_nan());
         assert!(jain_index(&[]).is_nan());
+    }
+
+    fn series(acc: impl Fn(u64) -> u64, fl: impl Fn(u64) -> i64) -> Vec<Sample> {
+        (0..40)
+            .map(|k| Sample { cycle: (k + 1) * 100, accepted_phits: acc(k), in_flight: fl(k), ..Sample::default() })
+            .collect()
+    }
+
+    #[test]
+    fn steadiness_tells_drift_from_noise() {
+        // Flat with +-3% alternating noise: steady.
+        let s = Steadiness::of(&series(|k| 1000 + 30 * (k % 2), |_| 500), 100, 1, 2000, 4000);
+        assert!(s.steady && s.accepted_trend.abs() < 0.01, "{s:?}");
+        // Falling from 1000 to 600 over the window: not steady, trend about -0.5 of the mean.
+        let s = Steadiness::of(&series(|k| 1000 - 20 * k.saturating_sub(20), |_| 500), 100, 1, 2000, 4000);
+        assert!(!s.steady && (s.accepted_trend + 0.48).abs() < 0.05, "{s:?}");
+        // Flat accepted load, in-flight packets growing from 700 to 890 (24% of the mean 795): reported,
+        // not judged.
+        let s = Steadiness::of(&series(|_| 1000, |k| 500 + 10 * k as i64), 100, 1, 2000, 4000);
+        assert!(s.steady && (s.in_flight_trend - 0.24).abs() < 0.01, "{s:?}");
+        // A 4% drift, though significant, is within the tolerance.
+        let s = Steadiness::of(&series(|k| 1000 - 2 * k.saturating_sub(20), |_| 500), 100, 1, 2000, 4000);
+        assert!(s.steady, "{s:?}");
+        // Six intervals of about 200 16-phit packets falling 18% by chance: within Poisson noise.
+        let s =
+            Steadiness::of(&series(|k| [3500, 3300, 3000, 3400, 3000, 2900][k as usize % 6], |_| 500), 100, 16, 0, 600);
+        assert!(s.steady && s.accepted_trend < -0.1, "{s:?}");
+        // Too few intervals to tell.
+        let s = Steadiness::of(&series(|k| 4000 - 100 * k, |_| 500), 100, 1, 3700, 4000);
+        assert!(s.steady && s.accepted_trend.is_nan(), "{s:?}");
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //!    (round robin, or random with `allocator = "random"`); the first head packet that is present and
 //!    has a candidate with room in the output VC makes a request. Candidates come from the routing
 //!    algorithm; the request goes to the candidate with the lowest `Q + P` (SurePath section 3).
-//!    Each output port grants one request (iSLIP-style round-robin pointer, or random; with
+//!    Each output port grants one request ([`Allocator`]: the oldest head, ties by round-robin
+//!    pointer; an iSLIP-style round-robin pointer; or random; with
 //!    `router.intransit_priority`, requests from switch-to-switch inputs first). A grant moves
 //!    the packet through the crossbar: its head is in the output buffer `crossbar_latency` cycles
 //!    later, and the crossbar input and output stay busy until the tail is through, at `speedup`
@@ -74,6 +75,42 @@ pub enum Msg {
     },
 }
 
+/// Switch allocator: how an output chooses among the requests it receives, and how an input scans
+/// its VCs. Names and docs in [`Allocator::ALL`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allocator {
+    /// The oldest head wins: the request whose packet arrived earliest in its input buffer, ties by
+    /// the round-robin pointer; inputs scan VCs round robin.
+    Age,
+    /// Round-robin pointer per output (one past the last granted input), and per input over VCs.
+    Islip,
+    /// Uniformly random grants, and a random first VC per input.
+    Random,
+}
+
+impl Allocator {
+    /// Every allocator, with its `router.allocator` name and a one-line description.
+    pub const ALL: [(Allocator, &'static str, &'static str); 3] = [
+        (Allocator::Age, "age", "oldest head at the switch first, ties round robin (default)"),
+        (
+            Allocator::Islip,
+            "islip",
+            "round-robin pointer per output; starves servers when an output mixes transit and injection",
+        ),
+        (Allocator::Random, "random", "uniformly random grants"),
+    ];
+
+    /// The allocator named `name`.
+    pub fn from_name(name: &str) -> Option<Allocator> {
+        Self::ALL.iter().find(|(_, n, _)| *n == name).map(|&(a, _, _)| a)
+    }
+
+    /// `router.allocator` names.
+    pub fn names() -> Vec<&'static str> {
+        Self::ALL.iter().map(|&(_, n, _)| n).collect()
+    }
+}
+
 /// Everything a partition needs to know about the run, shared by all partitions.
 pub struct ModelParams {
     /// The network with faults.
@@ -105,8 +142,8 @@ pub struct ModelParams {
     pub output_buffer: u16,
     /// Source queue per server, packets.
     pub source_queue: u32,
-    /// Random rather than round-robin allocation.
-    pub random_allocator: bool,
+    /// Switch allocator.
+    pub allocator: Allocator,
     /// Requests from switch-to-switch inputs win over requests from servers.
     pub intransit_priority: bool,
     /// Measurement window `[start, end)`.
@@ -186,7 +223,7 @@ struct Request {
     out_port: u16,
     out_vc: u8,
     escape: bool,
-    prio: u32,
+    prio: u64,
 }
 
 /// Input port state.

@@ -4,7 +4,7 @@
 //! [`super`]). This is the simulator's hot path: it allocates nothing and reads flat arrays.
 
 use super::packet::NIL;
-use super::{clear_bit, set_bit, Msg, NetPartition, OutPort, OutVc, Request, NO_VC};
+use super::{clear_bit, set_bit, Allocator, Msg, NetPartition, OutPort, OutVc, Request, NO_VC};
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::{below, Rng};
 use crate::routing::{Candidate, RouteState};
@@ -254,7 +254,7 @@ impl NetPartition {
         let pk_phits = self.p.packet_phits as u32;
         let out_cap = self.p.output_buffer;
         let in_cap = self.p.input_buffer as u32;
-        let random = self.p.random_allocator;
+        let random = self.p.allocator == Allocator::Random;
         self.reqs.clear();
         for w in 0..self.words {
             // First the inputs that may request, tested without branches so that the loads of the
@@ -306,6 +306,8 @@ impl NetPartition {
                         first = false;
                         continue;
                     }
+                    // The age key of the `age` allocator: when the head arrived in this buffer.
+                    let arrived = pkt.ready_at;
                     // At the destination switch: eject to the server's port.
                     if pkt.route.dst == sw {
                         let op = (pkt.dst - self.first_server[li]) as usize;
@@ -316,7 +318,7 @@ impl NetPartition {
                                 out_port: op as u16,
                                 out_vc: 0,
                                 escape: false,
-                                prio: 0,
+                                prio: arrived,
                             });
                             let busy = self.outp[li * np + op].xbar_free;
                             self.mark_refused(pi, vc, first, busy, now);
@@ -362,7 +364,7 @@ impl NetPartition {
                             out_port: (t + c.port as usize) as u16,
                             out_vc: c.vc,
                             escape: c.escape,
-                            prio: 0,
+                            prio: arrived,
                         });
                         self.mark_refused(pi, vc, first, xbar_free, now);
                         break;
@@ -374,12 +376,13 @@ impl NetPartition {
     }
 
     /// Grant step of local switch `li`: each output whose crossbar output is free grants one
-    /// request (round robin or random; in-transit first with `router.intransit_priority`), and the
+    /// request (oldest head, round robin or random: [`Allocator`]; in-transit first with
+    /// `router.intransit_priority`), and the
     /// granted packets cross the crossbar into their output VCs.
     fn grant_step(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
         let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
         let sw = self.switches[li];
-        let random = self.p.random_allocator;
+        let alloc = self.p.allocator;
         // Output arbitration: one grant per output port whose crossbar output is free.
         self.touched.clear();
         for i in 0..self.reqs.len() {
@@ -388,20 +391,24 @@ impl NetPartition {
             if self.outp[li * np + op].xbar_free > now {
                 continue;
             }
-            let prio = if random {
-                self.rng_router[li].next_u32_() >> 1
-            } else {
-                // Distance from the round-robin pointer, without division.
-                let (ip, ptr) = (rq.in_port as u32, self.outp[li * np + op].arb as u32);
+            // Distance from the round-robin pointer, without division.
+            let dist = || {
+                let (ip, ptr) = (rq.in_port as u64, self.outp[li * np + op].arb as u64);
                 if ip >= ptr {
                     ip - ptr
                 } else {
-                    ip + np as u32 - ptr
+                    ip + np as u64 - ptr
                 }
             };
-            // Injection requests rank after every transit request (allocator priorities are below
-            // 2^31).
-            let prio = prio | (((self.p.intransit_priority && (rq.in_port as usize) < t) as u32) << 31);
+            // Lowest wins. Allocator priorities are below 2^63 (`rq.prio` holds the head's arrival
+            // cycle, below 2^47, and router ports are fewer than 2^16).
+            let prio = match alloc {
+                Allocator::Random => (self.rng_router[li].next_u32_() >> 1) as u64,
+                Allocator::Islip => dist(),
+                Allocator::Age => rq.prio << 16 | dist(),
+            };
+            // Injection requests rank after every transit request.
+            let prio = prio | (((self.p.intransit_priority && (rq.in_port as usize) < t) as u64) << 63);
             self.reqs[i].prio = prio;
             let b = self.best[op];
             if b == NIL {

@@ -43,6 +43,9 @@ pub const SUMMARY_UNITS: &[(&str, &str, &str)] = &[
     ("wall_seconds", "s", "wall-clock time of the simulation loop"),
     ("hops_per_second", "switch traversals/s", "simulation speed"),
     ("completion_cycles", "cycles", "fixed workloads: cycle at which the last tail arrived"),
+    ("steady_state", "bool", "1 if the measured window reached a steady state (see hxsim's README, Steady state)"),
+    ("accepted_trend", "1", "fitted change of accepted load across the window, relative to its mean"),
+    ("in_flight_trend", "1", "fitted change of packets in flight across the window, relative to its mean"),
     ("packets_generated", "packets", "packets generated over the whole run"),
     ("packets_suppressed", "packets", "generations skipped because a source queue was full"),
     ("peak_memory_bytes", "bytes", "peak resident memory of the process"),
@@ -524,7 +527,11 @@ pub fn write_summary_pairs(parent: &Group, pairs: Vec<(String, serde_json::Value
     let g = new_group(parent, "summary")?;
     set_str_attr(&g, "description", "the figures of `hxsim run --json`, one scalar dataset each")?;
     for (k, v) in pairs {
-        let ds = if let Some(u) = v.as_u64() {
+        let ds = if let Some(b) = v.as_bool() {
+            let ds = g.new_dataset::<u8>().create(k.as_str())?;
+            ds.write_scalar(&(b as u8))?;
+            ds
+        } else if let Some(u) = v.as_u64() {
             let ds = g.new_dataset::<u64>().create(k.as_str())?;
             ds.write_scalar(&u)?;
             ds

@@ -442,8 +442,7 @@ pub fn check(net: &Fabric, routing: &dyn Routing) -> Report {
     let mut pairs = 0u64;
     // Packets only travel between live switches that have servers (all of them on a HyperX; the
     // leaves of trees and HyperZ); failed switches send and receive nothing.
-    let ends: Vec<SwitchId> =
-        (0..n as SwitchId).filter(|&s| net.servers_at(s) > 0 && net.switch_alive(s)).collect();
+    let ends: Vec<SwitchId> = (0..n as SwitchId).filter(|&s| net.servers_at(s) > 0 && net.switch_alive(s)).collect();
     for &src in &ends {
         for &dst in &ends {
             if src != dst {

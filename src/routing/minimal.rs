@@ -5,22 +5,66 @@
 //! VCs: `routing.vc_policy`; by default the ladder with two VCs per step on 2n VCs (SurePath Table
 //! 4: "2 VCs for each step"); on a faulty network routes are as long as the faulty diameter, and the
 //! ladder (or DAVC's VC count) is sized for that.
+//!
+//! With `routing.vc_policy = "dor-escape"` it is the HyperX paper's Min-AD as evaluated there
+//! (section 4.1: "3 sets of 2 VCs ... One VC in each set is reserved for deadlock avoidance in the
+//! adaptive minimal and DAL routing algorithms"; section 3.3: "When one dimension is blocked ... we
+//! choose another offset dimension"). The VCs are laid out as DAL's ([`super::dal`]): set `k` is VC
+//! `2k` (adaptive: every minimal port) and VC `2k + 1` (escape: the dimension-order port only, with
+//! DAL's escape penalty, so it is taken only when no adaptive VC has room); every set is a candidate
+//! and a packet that took the escape stays in it. Deadlock freedom is Duato's, as for DAL: the escape
+//! VCs run DOR and every state offers its DOR hop. DOR cannot avoid failed links, so this is for
+//! fault-free HyperX networks.
 
+use super::dal::ESCAPE_PENALTY;
+use super::dor::hyperx;
 use super::vc::VcPolicy;
-use super::{network_diameter, Candidate, RouteState, Routing};
+use super::{configured_vcs, network_diameter, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
-use crate::topology::{Fabric, SwitchId};
+use crate::topology::{Fabric, HyperX, SwitchId};
 use std::sync::Arc;
+
+/// How Minimal assigns VCs.
+enum Vcs {
+    /// A shared VC policy.
+    Policy(VcPolicy),
+    /// Min-AD's sets of an adaptive and a DOR escape VC.
+    DorEscape {
+        /// The HyperX (for its dimension-order port).
+        hx: HyperX,
+        /// Sets of two VCs.
+        sets: u8,
+    },
+}
 
 /// Minimal adaptive routing.
 pub struct Minimal {
     net: Arc<Fabric>,
-    policy: VcPolicy,
+    vcs: Vcs,
 }
 
 impl Minimal {
     /// Minimal routing over `net`.
     pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+        if cfg.routing.vc_policy == "dor-escape" {
+            let hx = hyperx(&net)?.clone();
+            if net.is_faulty() {
+                return Err(ConfigError::value(
+                    "routing.vc_policy",
+                    "\"dor-escape\"",
+                    "a fault-free HyperX: its escape is dimension order, which cannot route around a failed link",
+                ));
+            }
+            let vcs = configured_vcs(cfg, 2 * hx.dims());
+            if vcs < 2 || !vcs.is_multiple_of(2) || vcs > 64 {
+                return Err(ConfigError::value(
+                    "routing.vcs",
+                    vcs,
+                    "an even number from 2 to 64: dor-escape uses sets of one adaptive and one escape VC",
+                ));
+            }
+            return Ok(Minimal { net, vcs: Vcs::DorEscape { hx, sets: (vcs / 2) as u8 } });
+        }
         let diam = network_diameter(&net) as usize;
         let default_vcs = 2 * net.topology().diameter() as usize;
         let policy = VcPolicy::from_config(
@@ -29,8 +73,19 @@ impl Minimal {
             diam,
             &format!("minimal routes are up to the diameter, {diam} hops"),
         )?;
-        Ok(Minimal { net, policy })
+        Ok(Minimal { net, vcs: Vcs::Policy(policy) })
     }
+}
+
+/// Min-AD's escape hop: the dimension-order port of `at` towards `dst` on every escape VC.
+fn push_dor(net: &Fabric, hx: &HyperX, sets: u8, at: SwitchId, dst: SwitchId, out: &mut Vec<Candidate>) {
+    hx.for_each_dor_port(at, dst, |port| {
+        if net.alive(at, port) {
+            for s in 0..sets {
+                out.push(Candidate { port, vc: 2 * s + 1, penalty: ESCAPE_PENALTY, escape: true });
+            }
+        }
+    });
 }
 
 impl Routing for Minimal {
@@ -38,9 +93,32 @@ impl Routing for Minimal {
         "minimal"
     }
     fn vcs(&self) -> usize {
-        self.policy.vcs()
+        match &self.vcs {
+            Vcs::Policy(p) => p.vcs(),
+            Vcs::DorEscape { sets, .. } => 2 * *sets as usize,
+        }
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
-        self.policy.push_minimal(&self.net, at, st.dst, st, out);
+        match &self.vcs {
+            Vcs::Policy(p) => p.push_minimal(&self.net, at, st.dst, st, out),
+            Vcs::DorEscape { hx, sets } => {
+                if !st.escape {
+                    super::minimal_ports(&self.net, at, st.dst, |port| {
+                        for s in 0..*sets {
+                            out.push(Candidate { port, vc: 2 * s, penalty: 0, escape: false });
+                        }
+                    });
+                }
+                push_dor(&self.net, hx, *sets, at, st.dst, out);
+            }
+        }
+    }
+    fn escape_based(&self) -> bool {
+        matches!(self.vcs, Vcs::DorEscape { .. })
+    }
+    fn escape_subfunction(&self, at: SwitchId, dst: SwitchId, out: &mut Vec<Candidate>) {
+        if let Vcs::DorEscape { hx, sets } = &self.vcs {
+            push_dor(&self.net, hx, *sets, at, dst, out);
+        }
     }
 }

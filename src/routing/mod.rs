@@ -19,9 +19,9 @@ pub mod deadlock;
 pub mod deter;
 pub mod dmodk;
 pub mod dor;
-pub mod hyperz_moves;
 pub mod dragonfly_min;
 pub mod dragonfly_valiant;
+pub mod hyperz_moves;
 pub mod minimal;
 pub mod nca;
 pub mod odim;
@@ -36,9 +36,9 @@ pub mod valiant;
 pub mod vc;
 
 #[cfg(test)]
-mod hyperz_tests;
-#[cfg(test)]
 mod family_tests;
+#[cfg(test)]
+mod hyperz_tests;
 #[cfg(test)]
 mod tests;
 
@@ -56,7 +56,8 @@ pub struct RouteState {
     pub dst: SwitchId,
     /// Switch-to-switch hops taken so far.
     pub hops: u16,
-    /// Valiant's intermediate switch.
+    /// Valiant's intermediate switch; ECMP's per-packet hash key ([`table::ECMP_ANY`]: any port, for
+    /// the deadlock analysis).
     pub intermediate: SwitchId,
     /// Phase (Valiant: 0 towards the intermediate, 1 towards the destination).
     pub phase: u8,
@@ -180,7 +181,12 @@ pub const REGISTRY: &[Entry] = &[
     Entry {
         name: "ecmp",
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
-        doc: "equal-cost multipath (DAVC section 7.3)",
+        doc: "equal-cost multipath, oblivious: a per-packet hash picks the minimal port (DAVC section 7.3)",
+    },
+    Entry {
+        name: "ecmp-adaptive",
+        build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
+        doc: "every minimal port a candidate, chosen by occupancy (hxsim's ecmp before issue 15)",
     },
     Entry {
         name: "allpath",

@@ -8,8 +8,12 @@
 //!   depends only on `(x, t)` and every source reaches `t` along a single path (ties between
 //!   shortest paths are spread over the network instead of always taking the lowest port, which on
 //!   a HyperX would be dimension order). Longest route: the diameter.
-//! - **ECMP** (`ecmp`): every minimal port is a candidate (penalty 0); the router picks by
-//!   occupancy. Longest route: the diameter.
+//! - **ECMP** (`ecmp`): "spreads the traffic between all" shortest paths, obliviously, as ECMP
+//!   does: at switch `x` the packet takes the minimal port picked by a hash of `(x, key)`, with `key`
+//!   drawn once per packet at its source (so the route of a packet is fixed, packets of a pair spread
+//!   over every shortest path, and the choice never reads a buffer). Longest route: the diameter.
+//! - **Adaptive ECMP** (`ecmp-adaptive`): every minimal port is a candidate (penalty 0) and the
+//!   router picks by occupancy: Minimal with this module's VC policies.
 //! - **AllPath(k)** (`allpath`, `k = routing.extra_hops`): every route of length at most
 //!   `d(s,t) + k`, built hop by hop: a port to `y` is a candidate while
 //!   `hops + 1 + d(y,t) <= d(s,t) + k`. Such routes may revisit a switch (DAVC's Lemma 4.6 covers
@@ -25,17 +29,41 @@ use super::omnidimensional::DEROUTE_PENALTY;
 use super::vc::VcPolicy;
 use super::{minimal_ports, network_diameter, step, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
-use crate::rng::mix64;
+use crate::rng::{below, mix64, Rng};
 use crate::topology::{Fabric, PortId, SwitchId};
 use std::sync::Arc;
+
+/// ECMP's hash key meaning "any minimal port": the deadlock analysis follows every route a packet
+/// may take, whatever key it drew.
+pub const ECMP_ANY: u32 = u32::MAX;
+
+/// The minimal port of `at` towards `dst` that `hash` picks (uniformly over them), if any.
+fn hashed_minimal_port(net: &Fabric, at: SwitchId, dst: SwitchId, hash: u64) -> Option<PortId> {
+    let mut count = 0u64;
+    minimal_ports(net, at, dst, |_| count += 1);
+    if count == 0 {
+        return None;
+    }
+    let mut pick = hash % count;
+    let mut chosen = None;
+    minimal_ports(net, at, dst, |p| {
+        if pick == 0 && chosen.is_none() {
+            chosen = Some(p);
+        }
+        pick = pick.wrapping_sub(1);
+    });
+    chosen
+}
 
 /// Which of the generic routings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// One shortest path per pair.
     Sp,
-    /// All shortest paths.
+    /// All shortest paths, one per packet by hash.
     Ecmp,
+    /// All shortest paths, by occupancy.
+    EcmpAdaptive,
     /// All routes up to `k` hops longer than the shortest.
     AllPath(u32),
 }
@@ -53,9 +81,14 @@ impl TableRouting {
         let kind = match cfg.routing.algorithm.as_str() {
             "sp" => Kind::Sp,
             "ecmp" => Kind::Ecmp,
+            "ecmp-adaptive" => Kind::EcmpAdaptive,
             "allpath" => Kind::AllPath(cfg.routing.extra_hops as u32),
             other => {
-                return Err(ConfigError::value("routing.algorithm", format!("\"{other}\""), "sp, ecmp or allpath"))
+                return Err(ConfigError::value(
+                    "routing.algorithm",
+                    format!("\"{other}\""),
+                    "sp, ecmp, ecmp-adaptive or allpath",
+                ))
             }
         };
         let diam = network_diameter(&net) as usize;
@@ -81,6 +114,7 @@ impl Routing for TableRouting {
         match self.kind {
             Kind::Sp => "sp",
             Kind::Ecmp => "ecmp",
+            Kind::EcmpAdaptive => "ecmp-adaptive",
             Kind::AllPath(_) => "allpath",
         }
     }
@@ -96,24 +130,18 @@ impl Routing for TableRouting {
         };
         match self.kind {
             Kind::Sp => {
-                let mut count = 0u64;
-                minimal_ports(net, at, st.dst, |_| count += 1);
-                if count == 0 {
-                    return;
-                }
-                let mut pick = mix64(((at as u64) << 32) | st.dst as u64) % count;
-                let mut chosen = None;
-                minimal_ports(net, at, st.dst, |p| {
-                    if pick == 0 && chosen.is_none() {
-                        chosen = Some(p);
-                    }
-                    pick = pick.wrapping_sub(1);
-                });
-                if let Some(p) = chosen {
+                if let Some(p) = hashed_minimal_port(net, at, st.dst, mix64(((at as u64) << 32) | st.dst as u64)) {
                     push(p, 0);
                 }
             }
-            Kind::Ecmp => minimal_ports(net, at, st.dst, |p| push(p, 0)),
+            Kind::Ecmp if st.intermediate == ECMP_ANY => minimal_ports(net, at, st.dst, |p| push(p, 0)),
+            Kind::Ecmp => {
+                let hash = mix64(((at as u64) << 32) | st.intermediate as u64);
+                if let Some(p) = hashed_minimal_port(net, at, st.dst, hash) {
+                    push(p, 0);
+                }
+            }
+            Kind::EcmpAdaptive => minimal_ports(net, at, st.dst, |p| push(p, 0)),
             Kind::AllPath(k) => {
                 let here = net.distance(at, st.dst) as u64;
                 let budget = net.distance(st.src, st.dst) as u64 + k as u64;
@@ -127,6 +155,18 @@ impl Routing for TableRouting {
                 }
             }
         }
+    }
+    fn init(&self, st: &mut RouteState, rng: &mut Rng) {
+        if self.kind == Kind::Ecmp {
+            st.intermediate = below(rng, ECMP_ANY as u64) as u32;
+        }
+    }
+    fn init_choices(&self, st: &RouteState, f: &mut dyn FnMut(RouteState)) {
+        let mut s = *st;
+        if self.kind == Kind::Ecmp {
+            s.intermediate = ECMP_ANY;
+        }
+        f(s);
     }
     fn advance(&self, st: &mut RouteState, _at: SwitchId, _next: SwitchId, c: &Candidate) {
         step(st, c);

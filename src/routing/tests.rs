@@ -491,8 +491,8 @@ fn clos_ad_is_deadlock_free_on_one_set_of_two_vcs() {
 fn table_routings_candidates() {
     let h = hx(&[4, 4]);
     let (s, t) = (at(&h, &[0, 0]), at(&h, &[1, 2]));
-    // ECMP: the two minimal ports. SP: one of them, the same for every packet at (s, t).
-    let (net, ecmp) = routing(&[4, 4], &["routing.algorithm=ecmp"]);
+    // Adaptive ECMP: the two minimal ports. SP: one of them, the same for every packet at (s, t).
+    let (net, ecmp) = routing(&[4, 4], &["routing.algorithm=ecmp-adaptive"]);
     let both = vec![(at(&h, &[1, 0]), 0, 0, false), (at(&h, &[0, 2]), 0, 0, false)];
     assert_eq!(cands(&net, &*ecmp, s, &state(s, t)), sorted(both.clone()));
     let (_, sp) = routing(&[4, 4], &["routing.algorithm=sp"]);
@@ -515,10 +515,11 @@ fn table_routings_candidates() {
 
 #[test]
 fn davc_vcs_follow_the_allocation_functions_along_a_route() {
-    // ECMP with F_N on 4x4: (0,0)=0 -> (1,0)=1 -> (1,2)=9: first hop VC 0, second hop 9 > 1 keeps
-    // VC 0. (3,3)=15 -> (0,3)=12 -> (0,0)=0: 12 <= 15 (first hop, still VC 0), then 0 <= 12: VC 1.
+    // Adaptive ECMP with F_N on 4x4: (0,0)=0 -> (1,0)=1 -> (1,2)=9: first hop VC 0, second hop
+    // 9 > 1 keeps VC 0. (3,3)=15 -> (0,3)=12 -> (0,0)=0: 12 <= 15 (first hop, still VC 0), then
+    // 0 <= 12: VC 1.
     let h = hx(&[4, 4]);
-    let (net, r) = routing(&[4, 4], &["routing.algorithm=ecmp", "routing.vc_policy=davc-n"]);
+    let (net, r) = routing(&[4, 4], &["routing.algorithm=ecmp-adaptive", "routing.vc_policy=davc-n"]);
     let hop = |st: &mut RouteState, x: SwitchId, y: SwitchId| -> u8 {
         let mut v = Vec::new();
         r.candidates(x, st, &mut v);
@@ -609,7 +610,7 @@ fn minimal_on_one_vc_without_ladder_has_a_cycle() {
 #[test]
 fn table_routings_are_acyclic_with_every_davc_function() {
     for sides in [&[4usize, 4][..], &[3, 3, 3]] {
-        for alg in ["sp", "ecmp", "allpath"] {
+        for alg in ["sp", "ecmp", "ecmp-adaptive", "allpath"] {
             for policy in ["davc-n", "davc-p", "davc-np"] {
                 let rep = check(sides, &[&format!("routing.algorithm={alg}"), &format!("routing.vc_policy={policy}")]);
                 assert_eq!(rep.verdict, Verdict::Acyclic, "{alg} {policy} on {sides:?}");
@@ -629,7 +630,9 @@ fn table_routings_are_acyclic_with_every_davc_function() {
 
 #[test]
 fn escape_based_routings_satisfy_duato() {
-    let cases: [(&[usize], &[&str]); 7] = [
+    let cases: [(&[usize], &[&str]); 9] = [
+        (&[4, 4], &["routing.vc_policy=dor-escape"]),
+        (&[3, 3, 3], &["routing.vc_policy=dor-escape", "routing.vcs=2"]),
         (&[4, 4], &["routing.algorithm=surepath-omni"]),
         (&[4, 4], &["routing.algorithm=surepath-polarized", "routing.vcs=2"]),
         (&[3, 3, 3], &["routing.algorithm=surepath-omni", "routing.vcs=4", "routing.escape_root=13"]),
@@ -793,4 +796,41 @@ fn check_deadlock_exit_codes() {
     let e = cli::check_deadlock(&bad, false).unwrap_err();
     assert_eq!(cli::exit_code(&e), 2);
     assert!(e.to_string().contains("routing.vcs"), "{e}");
+}
+
+/// ECMP (DAVC section 7.3) spreads packets over every shortest path, obliviously: a packet's key
+/// fixes one minimal port per switch (the same on every evaluation, whatever the buffers), and over
+/// many keys every minimal port is taken. Min-AD with `dor-escape` (HyperX section 4.1) offers every
+/// minimal port on the adaptive VC of each set and the dimension-order port on each escape VC.
+#[test]
+fn ecmp_hashes_per_packet_and_min_ad_offers_its_dor_escape() {
+    let sides = [4usize, 4, 4];
+    let h = hx(&sides);
+    let (src, dst) = (at(&h, &[0, 0, 0]), at(&h, &[1, 2, 3]));
+    let (_, ecmp) = routing(&sides, &["routing.algorithm=ecmp"]);
+    let mut rng = crate::rng::stream(7, 0, crate::rng::Purpose::Router);
+    let mut ports = std::collections::BTreeSet::new();
+    for _ in 0..64 {
+        let mut st = state(src, dst);
+        ecmp.init(&mut st, &mut rng);
+        let mut c = Vec::new();
+        ecmp.candidates(src, &st, &mut c);
+        let mut again = Vec::new();
+        ecmp.candidates(src, &st, &mut again);
+        assert_eq!(c, again, "a packet's choice is fixed");
+        assert!(c.iter().all(|x| x.port == c[0].port), "one port per packet: {c:?}");
+        ports.insert(c[0].port);
+    }
+    assert_eq!(ports.len(), 3, "three offset dimensions, three minimal ports, all used");
+    let (_, minad) = routing(&sides, &["routing.vc_policy=dor-escape"]);
+    assert_eq!(minad.vcs(), 6);
+    let mut c = Vec::new();
+    minad.candidates(src, &state(src, dst), &mut c);
+    let adaptive: Vec<_> = c.iter().filter(|x| !x.escape).collect();
+    let escape: Vec<_> = c.iter().filter(|x| x.escape).collect();
+    assert_eq!(adaptive.len(), 3 * 3, "3 minimal ports x 3 sets");
+    assert!(adaptive.iter().all(|x| x.vc % 2 == 0 && x.penalty == 0));
+    assert_eq!(escape.len(), 3, "the DOR port on each set's escape VC");
+    let dor = h.port_to(src, 0, 1, 0);
+    assert!(escape.iter().all(|x| x.port == dor && x.vc % 2 == 1 && x.penalty == DAL_ESCAPE));
 }

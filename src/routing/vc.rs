@@ -8,6 +8,8 @@
 //! - `davc-n`, `davc-p`, `davc-np` (DAVC paper, sections 4 and 5; see [`super::davc`]): the VC is
 //!   raised by one whenever the next channel would not be above the current one in the strict order
 //!   `<_2` / `<_3` over (node id, port id, VC); injection is on VC 0.
+//! - `dor-escape` (HyperX paper section 4.1, Min-AD): sets of one adaptive and one escape VC, the
+//!   escape running dimension order; `minimal` on a HyperX only (see [`super::minimal`]).
 //! - `none`: every hop may use any VC. This is **not** deadlock free for most routings; it exists
 //!   to analyse channel dependency graphs (`hxsim check-deadlock`), e.g. Minimal on one VC.
 //!
@@ -27,6 +29,7 @@ pub const POLICIES: &[(&str, &str)] = &[
     ("davc-n", "DAVC F_N (DAVC section 4)"),
     ("davc-p", "DAVC F_P (DAVC section 5)"),
     ("davc-np", "DAVC F_NP (DAVC section 5)"),
+    ("dor-escape", "minimal only: sets of an adaptive and a DOR escape VC, Min-AD (HyperX section 4.1)"),
     ("none", "any VC on any hop: not deadlock free, for check-deadlock"),
     ("hyperz-a", "HyperZ scheme A: VC 0 ODim escape, others adaptive (SPEC 5.3; hyperz_moves)"),
     ("hyperz-b", "HyperZ scheme B: VC = side hops taken (SPEC 5.3; hyperz_moves)"),
@@ -116,6 +119,15 @@ impl VcPolicy {
                 format!("\"{name}\""),
                 "dally is the scheme of dragonfly-min, dragonfly-valiant and ugal, dateline that of torus-dor; \
                  this routing takes ladder, davc-n, davc-p, davc-np or none",
+            )),
+            "dor-escape" => Err(ConfigError::value(
+                "routing.vc_policy",
+                "\"dor-escape\"",
+                format!(
+                    "dor-escape is Min-AD's escape (HyperX paper section 4.1) and only routing.algorithm = \"minimal\" \
+                     on a HyperX takes it; here: {}",
+                    cfg.routing.algorithm
+                ),
             )),
             _ => {
                 let f = Davc::from_name(name).ok_or_else(|| {

@@ -10,12 +10,12 @@
 //!
 //! Faults are applied on top by [`Fabric`], which is what routing algorithms and the router read.
 
-pub mod dragonfly;
 pub mod clos;
+pub mod dragonfly;
 pub mod fabric;
 pub mod fattree;
-pub mod graph;
 pub mod faults;
+pub mod graph;
 pub mod hyperx;
 pub mod hyperz;
 pub mod kautz;

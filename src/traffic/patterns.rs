@@ -5,8 +5,8 @@
 //!   HyperX Interconnection Networks", section 4 (Experimental Setup): Uniform, Random Server Permutation,
 //!   Dimension Complement Reverse and Regular Permutation to Neighbour (Figure 3).
 //! - *HyperX*: Ahn, Binkert, Davis, McLaren, Schreiber, "HyperX: Topology, Routing, and Packaging of Efficient
-//!   Large-Scale Networks", section 4.1 (Performance results): Bit Complement, Bit Rotate (implemented here as
-//!   bit reverse, the BookSim pattern of that name), Transpose and Swap2.
+//!   Large-Scale Networks", section 4.1 (Performance results): Bit Complement, Bit Rotate (Dally and Towles'
+//!   bit rotation, the paper's reference [3]), Transpose and Swap2; also bit reverse (BookSim's `bitrev`).
 //!
 //! Conventions (shared with the topology): a HyperX has sides `S_0..S_{L-1}` and `T` servers per switch. The
 //! switch with coordinates `(x_0, .., x_{L-1})` has id `x_0 + S_0*(x_1 + S_1*(x_2 + ..))` (dimension 0 varies
@@ -39,9 +39,12 @@ pub enum PatternKind {
     RegularPermutationToNeighbour,
     /// HyperX section 4.1, "Bit Complement": `dst = !src` on the `log2 N` bits of the server id.
     BitComplement,
-    /// HyperX section 4.1 names "Bit Rotate"; as in BookSim, this simulator implements bit reverse:
-    /// `dst` is `src` with its `log2 N` bits in reverse order.
+    /// Bit reverse (BookSim's `bitrev`): `dst` is `src` with its `log2 N` bits in reverse order.
     BitReverse,
+    /// HyperX section 4.1 and Figs. 6b and 7b, "Bit Rotate": Dally and Towles' bit rotation (their
+    /// Table 3.2, the HyperX paper's reference [3]), `d_i = s_{(i+1) mod b}` on the `b = log2 N` bits:
+    /// the id rotated right by one bit.
+    BitRotate,
     /// HyperX section 4.1, "Transpose": the two halves of the `log2 N`-bit server id are swapped.
     Transpose,
     /// HyperX section 4.1, "Swap2": even-numbered servers exchange with a peer across the bisection of
@@ -56,13 +59,14 @@ pub enum PatternKind {
 
 impl PatternKind {
     /// Every pattern, in the order of the configuration's list of names.
-    pub const ALL: [PatternKind; 9] = [
+    pub const ALL: [PatternKind; 10] = [
         PatternKind::Uniform,
         PatternKind::RandomServerPermutation,
         PatternKind::DimensionComplementReverse,
         PatternKind::RegularPermutationToNeighbour,
         PatternKind::BitComplement,
         PatternKind::BitReverse,
+        PatternKind::BitRotate,
         PatternKind::Transpose,
         PatternKind::Swap2,
         PatternKind::AdversarialGroup,
@@ -77,6 +81,7 @@ impl PatternKind {
             PatternKind::RegularPermutationToNeighbour => "regular-permutation-to-neighbour",
             PatternKind::BitComplement => "bit-complement",
             PatternKind::BitReverse => "bit-reverse",
+            PatternKind::BitRotate => "bit-rotate",
             PatternKind::Transpose => "transpose",
             PatternKind::Swap2 => "swap2",
             PatternKind::AdversarialGroup => "adversarial-group",
@@ -128,6 +133,8 @@ enum Map {
     BitComplement { mask: u32 },
     /// Reverse the low `bits` bits.
     BitReverse { bits: u32 },
+    /// Rotate the low `bits` bits right by one.
+    BitRotate { bits: u32 },
     /// Swap the two halves (`half` bits each) of the id.
     Transpose { half: u32, mask: u32 },
     /// Even servers move half-way along dimension 0, odd servers along dimension 1.
@@ -167,7 +174,7 @@ impl Pattern {
     /// - dimension-complement-reverse: in 2-D, `T == S_1` (the server index and `x_1` are exchanged); in any
     ///   other dimension count, `S_d == S_{L-1-d}` for every `d`;
     /// - regular-permutation-to-neighbour: 3 dimensions, all sides equal and even;
-    /// - bit-complement, bit-reverse: `N` a power of two; transpose: `N = 2^b` with `b` even;
+    /// - bit-complement, bit-reverse, bit-rotate: `N` a power of two; transpose: `N = 2^b` with `b` even;
     /// - swap2: at least 2 dimensions, `S_0` and `S_1` even, and if `T` is odd, `S_0` a multiple of 4 (else
     ///   moving half-way along dimension 0 changes the parity of the server id and the map is not a
     ///   permutation).
@@ -274,6 +281,7 @@ impl Pattern {
                 Map::BitComplement { mask: (servers - 1) as u32 }
             }
             PatternKind::BitReverse => Map::BitReverse { bits: log2_servers()? },
+            PatternKind::BitRotate => Map::BitRotate { bits: log2_servers()? },
             PatternKind::Transpose => {
                 let bits = log2_servers()?;
                 if bits % 2 != 0 {
@@ -317,7 +325,7 @@ impl Pattern {
 
     /// Instantiates `kind` on `servers` servers numbered by global id, on a topology without HyperX
     /// coordinates (`network` names it in errors). Only the id-based patterns are defined there:
-    /// uniform, random server permutation, bit complement, bit reverse and transpose (HyperZ
+    /// uniform, random server permutation, bit complement, bit reverse, bit rotate and transpose (HyperZ
     /// paper section 5 applies them to the processor id); the coordinate patterns are errors.
     pub fn on_servers(kind: PatternKind, servers: u64, network: &str, seed: u64) -> Result<Pattern, String> {
         match kind {
@@ -326,7 +334,7 @@ impl Pattern {
             | PatternKind::Swap2 => Err(format!(
                 "{kind} is defined by HyperX switch coordinates, which {network} does not have; patterns by \
                  server id work on any topology: uniform, random-server-permutation, bit-complement, bit-reverse, \
-                 transpose"
+                 bit-rotate, transpose"
             )),
             PatternKind::AdversarialGroup => Err(no_groups(network)),
             // Id-based maps read only the server id, so a one-dimensional row of `servers` switches
@@ -416,6 +424,13 @@ impl Pattern {
                     0
                 } else {
                     src.reverse_bits() >> (32 - bits)
+                }
+            }
+            Map::BitRotate { bits } => {
+                if *bits == 0 {
+                    0
+                } else {
+                    (src >> 1) | ((src & 1) << (bits - 1))
                 }
             }
             Map::Transpose { half, mask } => {
@@ -835,6 +850,20 @@ mod tests {
                 assert_eq!(p.destination(p.destination(s, &mut r), &mut r), s, "{} not an involution", p.kind());
             }
         }
+        // Bit rotation (Dally and Towles Table 3.2): d_i = s_{i+1 mod b}, a permutation of order b.
+        let rot = pat(PatternKind::BitRotate, &sides, 4);
+        assert_eq!(rot.destination(1, &mut r), 128);
+        assert_eq!(rot.destination(0b1100_0010, &mut r), 0b0110_0001);
+        let mut seen = vec![false; 256];
+        for s in 0..256 {
+            let mut d = s;
+            for _ in 0..8 {
+                d = rot.destination(d, &mut r);
+            }
+            assert_eq!(d, s, "eight rotations of 8 bits are the identity");
+            seen[rot.destination(s, &mut r) as usize] = true;
+        }
+        assert!(seen.iter().all(|&x| x), "a permutation");
         // The HyperX paper's network: 8x8x8, T = 8, N = 4096.
         let tr = pat(PatternKind::Transpose, &[8, 8, 8], 8);
         assert_eq!(tr.destination(0x03f, &mut r), 0xfc0);
