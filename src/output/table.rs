@@ -65,7 +65,7 @@ impl SweepTable {
         row.summary
             .as_ref()
             .and_then(|s| s.iter().find(|(k, _)| k == key))
-            .and_then(|(_, v)| v.as_f64())
+            .and_then(|(_, v)| v.as_f64().or_else(|| v.as_bool().map(|b| b as u8 as f64)))
             .unwrap_or(f64::NAN)
     }
 }
