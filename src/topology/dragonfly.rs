@@ -246,30 +246,12 @@ impl Topology for Dragonfly {
     fn num_switches(&self) -> usize {
         self.a * self.g
     }
-    fn num_servers(&self) -> usize {
-        self.a * self.g * self.p
-    }
-    #[inline]
-    fn servers_at(&self, _sw: SwitchId) -> usize {
-        self.p
-    }
-    #[inline]
-    fn first_server(&self, sw: SwitchId) -> u32 {
-        sw * self.p as u32
-    }
-    #[inline]
-    fn server_switch(&self, server: u32) -> SwitchId {
-        server / self.p as u32
-    }
     #[inline]
     fn switch_ports(&self, _sw: SwitchId) -> usize {
         self.a - 1 + self.h
     }
     fn max_switch_ports(&self) -> usize {
         self.a - 1 + self.h
-    }
-    fn max_servers_at(&self) -> usize {
-        self.p
     }
     fn uniform_servers(&self) -> Option<usize> {
         Some(self.p)

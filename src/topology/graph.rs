@@ -239,30 +239,12 @@ impl Topology for GraphTopology {
     fn num_switches(&self) -> usize {
         self.n
     }
-    fn num_servers(&self) -> usize {
-        self.n * self.servers
-    }
-    #[inline]
-    fn servers_at(&self, _sw: SwitchId) -> usize {
-        self.servers
-    }
-    #[inline]
-    fn first_server(&self, sw: SwitchId) -> u32 {
-        sw * self.servers as u32
-    }
-    #[inline]
-    fn server_switch(&self, server: u32) -> SwitchId {
-        server / self.servers as u32
-    }
     #[inline]
     fn switch_ports(&self, sw: SwitchId) -> usize {
         (self.offsets[sw as usize + 1] - self.offsets[sw as usize]) as usize
     }
     fn max_switch_ports(&self) -> usize {
         self.max_ports
-    }
-    fn max_servers_at(&self) -> usize {
-        self.servers
     }
     fn uniform_servers(&self) -> Option<usize> {
         Some(self.servers)

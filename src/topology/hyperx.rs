@@ -261,30 +261,12 @@ impl Topology for HyperX {
     fn num_switches(&self) -> usize {
         self.switches
     }
-    fn num_servers(&self) -> usize {
-        self.switches * self.servers
-    }
-    #[inline]
-    fn servers_at(&self, _sw: SwitchId) -> usize {
-        self.servers
-    }
-    #[inline]
-    fn first_server(&self, sw: SwitchId) -> u32 {
-        sw * self.servers as u32
-    }
-    #[inline]
-    fn server_switch(&self, server: u32) -> SwitchId {
-        server / self.servers as u32
-    }
     #[inline]
     fn switch_ports(&self, _sw: SwitchId) -> usize {
         *self.base.last().unwrap()
     }
     fn max_switch_ports(&self) -> usize {
         *self.base.last().unwrap()
-    }
-    fn max_servers_at(&self) -> usize {
-        self.servers
     }
     fn uniform_servers(&self) -> Option<usize> {
         Some(self.servers)

@@ -67,23 +67,38 @@ pub trait Topology: Send + Sync {
     fn name(&self) -> String;
     /// Number of switches.
     fn num_switches(&self) -> usize;
+    /// The same number of servers on every switch, if so (HyperX's `T`). Families that say so get
+    /// the five server methods below derived from it; the others (servers on some switches only,
+    /// e.g. HyperZ and trees) override all five.
+    fn uniform_servers(&self) -> Option<usize> {
+        None
+    }
     /// Number of servers (endpoints), `0..num_servers()`.
-    fn num_servers(&self) -> usize;
+    fn num_servers(&self) -> usize {
+        self.num_switches() * self.uniform_servers().unwrap_or(0)
+    }
     /// Servers attached to `sw`: its router ports `0..servers_at(sw)`.
-    fn servers_at(&self, sw: SwitchId) -> usize;
+    #[inline]
+    fn servers_at(&self, _sw: SwitchId) -> usize {
+        self.uniform_servers().unwrap_or(0)
+    }
     /// Global id of the first server of `sw` (the others follow in order).
-    fn first_server(&self, sw: SwitchId) -> u32;
+    #[inline]
+    fn first_server(&self, sw: SwitchId) -> u32 {
+        sw * self.uniform_servers().unwrap_or(0) as u32
+    }
     /// The switch a server is attached to.
-    fn server_switch(&self, server: u32) -> SwitchId;
+    #[inline]
+    fn server_switch(&self, server: u32) -> SwitchId {
+        server / self.uniform_servers().unwrap_or(1).max(1) as u32
+    }
     /// Switch-to-switch ports of `sw`.
     fn switch_ports(&self, sw: SwitchId) -> usize;
     /// The largest `switch_ports` over all switches.
     fn max_switch_ports(&self) -> usize;
     /// The largest `servers_at` over all switches.
-    fn max_servers_at(&self) -> usize;
-    /// The same number of servers on every switch, if so (HyperX's `T`).
-    fn uniform_servers(&self) -> Option<usize> {
-        None
+    fn max_servers_at(&self) -> usize {
+        self.uniform_servers().unwrap_or(0)
     }
     /// The far end `(switch, port)` of switch-to-switch port `port` of `switch`, or `None` if the
     /// port is unwired.
