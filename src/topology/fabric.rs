@@ -57,10 +57,7 @@ impl Fabric {
     pub fn new(topo: Arc<dyn Topology>, faults: &FaultSet) -> Self {
         let ports = topo.max_switch_ports();
         let n = topo.num_switches();
-        let router_ports = match topo.uniform_servers() {
-            Some(t) if (0..n as SwitchId).all(|s| topo.switch_ports(s) == ports) => t + ports,
-            _ => (0..n as SwitchId).map(|s| topo.servers_at(s) + topo.switch_ports(s)).max().unwrap_or(0),
-        };
+        let router_ports = (0..n as SwitchId).map(|s| topo.servers_at(s) + topo.switch_ports(s)).max().unwrap_or(0);
         let mut dead = Vec::new();
         let mut dead_switch = Vec::new();
         let mut failed_links = 0;
