@@ -10,6 +10,7 @@
 //!
 //! Faults are applied on top by [`Fabric`], which is what routing algorithms and the router read.
 
+pub mod distances;
 pub mod fabric;
 pub mod fattree;
 pub mod hyperx;
