@@ -401,8 +401,9 @@ pub fn parse_literal(raw: &str) -> toml::Value {
 }
 
 /// Routing algorithms that cannot route around a failed link: DOR has one route per pair; OmniWAR
-/// keeps a packet between two switches of one row in that row; DAL's escape is DOR.
-pub const FAULT_INTOLERANT: &[&str] = &["dor", "omniwar", "dal"];
+/// keeps a packet between two switches of one row in that row. (DAL detours around them: HyperX
+/// paper section 6, see `routing::dal`.)
+pub const FAULT_INTOLERANT: &[&str] = &["dor", "omniwar"];
 
 /// `1.5 GiB`.
 pub fn human_bytes(b: u64) -> String {

@@ -287,7 +287,7 @@ fn disconnected_networks_and_fault_intolerant_routings_are_refused() {
         let err = text(&out.stderr);
         assert!(err.contains("faults.random_links") && err.contains("split"), "{alg}: {err}");
     }
-    for alg in ["dor", "omniwar", "dal"] {
+    for alg in ["dor", "omniwar"] {
         let out = hxsim(
             &["run", QUICKSTART, "-q", "--no-output", "--set", "faults.random_links=1"]
                 .into_iter()

@@ -547,7 +547,7 @@ fn table_routings_are_acyclic_with_every_davc_function() {
 
 #[test]
 fn escape_based_routings_satisfy_duato() {
-    let cases: [(&[usize], &[&str]); 7] = [
+    let cases: [(&[usize], &[&str]); 10] = [
         (&[4, 4], &["routing.algorithm=surepath-omni"]),
         (&[4, 4], &["routing.algorithm=surepath-polarized", "routing.vcs=2"]),
         (&[3, 3, 3], &["routing.algorithm=surepath-omni", "routing.vcs=4", "routing.escape_root=13"]),
@@ -555,6 +555,9 @@ fn escape_based_routings_satisfy_duato() {
         (&[4, 4], &["routing.algorithm=surepath-polarized", "routing.vcs=4", "faults.random_links=8"]),
         (&[4, 4], &["routing.algorithm=dal"]),
         (&[3, 3, 3], &["routing.algorithm=dal"]),
+        (&[4, 4], &["routing.algorithm=dal", "faults.random_links=3"]),
+        (&[4, 4], &["routing.algorithm=dal", "faults.random_links=5"]),
+        (&[3, 3, 3], &["routing.algorithm=dal", "faults.random_links=12", "seed=3"]),
     ];
     for (sides, sets) in cases {
         let rep = check(sides, sets);
@@ -704,4 +707,27 @@ fn check_deadlock_exit_codes() {
     let e = cli::check_deadlock(&bad, false).unwrap_err();
     assert_eq!(cli::exit_code(&e), 2);
     assert!(e.to_string().contains("routing.vcs"), "{e}");
+}
+
+/// Issue 10 item 4: with 3 random faults on a 4x4 HyperX, DAL (HyperX paper section 6: filtered and
+/// further deroutes, an escape with detours) leaves no packet unroutable, for several fault sets;
+/// two VCs (one set) are not enough for the detours.
+#[test]
+fn dal_routes_around_faults() {
+    for seed in 1..=6 {
+        let seed = format!("seed={seed}");
+        let rep = check(&[4, 4], &["routing.algorithm=dal", "faults.random_links=3", &seed]);
+        assert!(matches!(rep.verdict, Verdict::Duato { .. }), "{seed}: {:?}", rep.verdict);
+    }
+    let err =
+        sim::build_network(&config(&[4, 4], &["routing.algorithm=dal", "routing.vcs=2", "faults.random_links=3"]))
+            .and_then(|net| {
+                crate::routing::build(
+                    &config(&[4, 4], &["routing.algorithm=dal", "routing.vcs=2", "faults.random_links=3"]),
+                    net,
+                )
+                .map(|_| ())
+            });
+    let msg = err.unwrap_err().to_string();
+    assert!(msg.contains("routing.vcs") && msg.contains("at least 4"), "{msg}");
 }
