@@ -81,7 +81,7 @@ impl SparseDistances {
         let mut cut = vec![0u64; (n * slots).div_ceil(64)];
         let mut touched = vec![0u64; n.div_ceil(64)];
         for x in 0..n {
-            for d in 0..l {
+            for (d, &base) in slot_base.iter().enumerate() {
                 let xd = hx.coord(x as SwitchId, d);
                 for v in 0..hx.side(d) {
                     if v == xd {
@@ -89,7 +89,7 @@ impl SparseDistances {
                     }
                     if !(0..hx.trunk(d)).any(|k| alive(x as SwitchId, hx.port_to(x as SwitchId, d, v, k))) {
                         let rank = if v < xd { v } else { v - 1 };
-                        let i = x * slots + slot_base[d] as usize + rank;
+                        let i = x * slots + base as usize + rank;
                         cut[i >> 6] |= 1 << (i & 63);
                         touched[x >> 6] |= 1 << (x & 63);
                     }

@@ -336,7 +336,7 @@ impl Fabric {
     /// [`Fabric::distance_stats`] would count): O(exceptions) instead of O(switches x links).
     fn sparse_histogram(&self) -> Option<Vec<u64>> {
         let sd = self.sparse.as_ref()?;
-        if !self.topo.uniform_servers().is_some_and(|t| t > 0) || self.n <= 1 {
+        if self.topo.uniform_servers().is_none_or(|t| t == 0) || self.n <= 1 {
             return None;
         }
         sd.histogram()
