@@ -407,9 +407,9 @@ pub fn parse_literal(raw: &str) -> toml::Value {
 }
 
 /// Routing algorithms that cannot route around a failed link: DOR has one route per pair; OmniWAR
-/// keeps a packet between two switches of one row in that row; DAL's escape is DOR; Clos-AD's routes
-/// are DOR.
-pub const FAULT_INTOLERANT: &[&str] = &["dor", "omniwar", "dal", "clos-ad"];
+/// keeps a packet between two switches of one row in that row; Clos-AD's routes are DOR. (DAL
+/// detours around failed links: HyperX paper section 6, see `routing::dal`.)
+pub const FAULT_INTOLERANT: &[&str] = &["dor", "omniwar", "clos-ad"];
 
 /// `1.5 GiB`.
 pub fn human_bytes(b: u64) -> String {
@@ -618,15 +618,17 @@ impl Config {
     /// A cheap lower bound of the memory a run of this config needs, in bytes, and what drives it
     /// (see [`Config::check_memory`]). It counts only state whose size the config fixes: per
     /// switch, every port's input and output VCs (32 bytes per VC pair, what the router uses at
-    /// least) and the ports themselves (48 bytes each), 48 bytes per server, and with faults the
-    /// all-pairs distance table (one byte per switch pair). `ranks` processes share the per-switch
-    /// state; each holds the distance table.
+    /// least) and the ports themselves (48 bytes each), 48 bytes per server, and with faults on a
+    /// family other than HyperX the all-pairs distance table (one byte per switch pair; a faulty
+    /// HyperX keeps sparse exceptions instead, `topology::distances`). `ranks` processes share the
+    /// per-switch state; each holds the distance table.
     pub fn memory_lower_bound(&self, ranks: usize) -> (u64, String) {
         let (switches, servers) = self.topology.size();
         let ports = self.topology.router_ports();
         let vcs = if self.routing.vcs == 0 { 2 } else { self.routing.vcs as u128 };
         let state = (ports * (vcs * 32 + 48) + servers * 48) / ranks.max(1) as u128;
-        let table = if self.faults.any() { switches * switches } else { 0 };
+        let table =
+            if self.faults.any() && self.topology.kind() != "hyperx" { switches * switches } else { 0 };
         let total = (state + table).min(u64::MAX as u128) as u64;
         let why = format!(
             "{switches} switches with {ports} router ports x {vcs} VCs of router state{}",

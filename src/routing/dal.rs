@@ -22,8 +22,26 @@
 //! a candidate and the router picks by occupancy. Deadlock freedom is Duato's: the escape VCs run
 //! DOR, whose channels only depend on channels of higher dimensions (a DOR hop in dimension `d`
 //! leaves dimensions `<= d` aligned, and no DAL hop unaligns them), and every state offers its DOR
-//! hop. DOR cannot avoid failed links, so DAL is for fault-free networks: on a faulty one a packet
-//! whose DOR hop is dead may find no escape, which `hxsim check-deadlock` reports.
+//! hop.
+//!
+//! **Faulty networks** (section 6: "a packet can only be blocked by a single failed link when there
+//! is only one remaining offset dimension, and the deroute has already been taken in that
+//! dimension. A simple solution is to permit a further deroute ... In order to avoid selecting a
+//! nonminimal route that would lead to a failed link, the same technique of filters on random
+//! routes ... can be applied"). Here:
+//! - *filtered deroutes*: a deroute in dimension `d` to `w` is offered only if the link from `w` to
+//!   the destination's coordinate is alive (on a fault-free network every deroute passes);
+//! - *further deroutes*: in an offset dimension whose minimal link is dead, a (filtered) deroute is
+//!   offered even if the dimension is marked; these are counted in `RouteState::deroutes` and
+//!   limited to `n` per packet, so routes stay finite (at most `3n` hops) whatever the faults;
+//! - *the escape* is DOR with detours: where the DOR link is dead, the escape goes through the
+//!   lowest `w` of the same row with both links alive (`x -> w -> t` in dimension `d`, leaving the
+//!   lower dimensions aligned). To keep the escape acyclic, a detour's first hop uses the escape VC
+//!   of set 0 and direct DOR hops use the escape VCs of sets `1..`: escape channels are then ordered
+//!   by (dimension, detour before direct), and every dependency goes up that order (a detour's first
+//!   hop is followed by the direct hop `w -> t`, a direct hop by hops in higher dimensions). This
+//!   needs two sets (`routing.vcs >= 4`) and a detour for every failed link, both checked at
+//!   construction; `hxsim check-deadlock` verifies Duato's condition on the actual network.
 
 use super::dor::hyperx;
 use super::{configured_vcs, step, Candidate, RouteState, Routing};
@@ -42,6 +60,11 @@ pub struct Dal {
     net: Arc<Fabric>,
     hx: HyperX,
     sets: u8,
+    /// Sets whose escape VC carries direct DOR hops: all of them without faults, `1..` with faults
+    /// (set 0's escape VC carries detours).
+    direct_sets: std::ops::Range<u8>,
+    /// The fault seed, for errors.
+    seed: u64,
 }
 
 impl Dal {
@@ -67,17 +90,84 @@ impl Dal {
                 "an even number, at least 2: dal uses sets of one adaptive and one escape VC",
             ));
         }
-        Ok(Dal { net, hx, sets: (vcs / 2) as u8 })
+        let sets = (vcs / 2) as u8;
+        let mut dal = Dal { net, hx, sets, direct_sets: 0..sets, seed: cfg.seed };
+        if dal.net.is_faulty() {
+            if sets < 2 {
+                return Err(ConfigError::value(
+                    "routing.vcs",
+                    vcs,
+                    "at least 4 on a faulty network: dal's escape takes detours around failed links on the \
+                     escape VC of set 0 and direct hops on the other sets",
+                ));
+            }
+            dal.direct_sets = 1..sets;
+            dal.check_detours()?;
+        }
+        Ok(dal)
+    }
+
+    /// Whether some trunk from `x` to coordinate `v` of dimension `d` is alive.
+    #[inline]
+    fn linked(&self, x: SwitchId, d: usize, v: usize) -> bool {
+        (0..self.hx.trunk(d)).any(|k| self.net.alive(x, self.hx.port_to(x, d, v, k)))
+    }
+
+    /// The escape's detour from `x` to coordinate `t` of dimension `d` when their link is dead: the
+    /// lowest `w` of the row linked to both.
+    #[inline]
+    fn detour(&self, x: SwitchId, d: usize, t: usize) -> Option<usize> {
+        let h = &self.hx;
+        let xd = h.coord(x, d);
+        (0..h.side(d)).find(|&w| w != xd && w != t && self.linked(x, d, w) && self.linked(h.with_coord(x, d, w), d, t))
+    }
+
+    /// Every failed link has a detour in its row (else the escape is not connected).
+    fn check_detours(&self) -> Result<(), ConfigError> {
+        let h = &self.hx;
+        for x in 0..self.net.num_switches() as SwitchId {
+            for d in 0..h.dims() {
+                for t in 0..h.side(d) {
+                    if t != h.coord(x, d) && !self.linked(x, d, t) && self.detour(x, d, t).is_none() {
+                        return Err(ConfigError::value(
+                            "faults.random_links",
+                            self.net.failed_links(),
+                            format!(
+                                "failed links dal's escape can detour around, each leaving a third switch of its \
+                                 row linked to both ends (with seed {}, switch {x} reaches coordinate {t} of \
+                                 dimension {d} neither directly nor through its row); use fewer failed links, \
+                                 another seed, or surepath-polarized",
+                                self.seed
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn push_dor(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
-        self.hx.for_each_dor_port(at, st.dst, |port| {
-            if self.net.alive(at, port) {
-                for s in 0..self.sets {
-                    out.push(Candidate { port, vc: 2 * s + 1, penalty: ESCAPE_PENALTY, escape: true });
+        let h = &self.hx;
+        let Some(d) = (0..h.dims()).find(|&d| h.coord(at, d) != h.coord(st.dst, d)) else { return };
+        let t = h.coord(st.dst, d);
+        if !self.net.is_faulty() || self.linked(at, d, t) {
+            for k in 0..h.trunk(d) {
+                let port = h.port_to(at, d, t, k);
+                if self.net.alive(at, port) {
+                    for s in self.direct_sets.clone() {
+                        out.push(Candidate { port, vc: 2 * s + 1, penalty: ESCAPE_PENALTY, escape: true });
+                    }
                 }
             }
-        });
+        } else if let Some(w) = self.detour(at, d, t) {
+            for k in 0..h.trunk(d) {
+                let port = h.port_to(at, d, w, k);
+                if self.net.alive(at, port) {
+                    out.push(Candidate { port, vc: 1, penalty: ESCAPE_PENALTY, escape: true });
+                }
+            }
+        }
     }
 }
 
@@ -91,14 +181,21 @@ impl Routing for Dal {
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
         if !st.escape {
             let h = &self.hx;
+            let faulty = self.net.is_faulty();
             for d in 0..h.dims() {
                 let (x, t) = (h.coord(at, d), h.coord(st.dst, d));
                 if x == t {
                     continue;
                 }
-                let deroutable = st.dim_mask & (1 << d) == 0;
+                // Section 6: a further deroute where the minimal link is dead, within the budget.
+                let further = faulty && st.deroutes < h.dims() as u8 && !self.linked(at, d, t);
+                let deroutable = st.dim_mask & (1 << d) == 0 || further;
                 for v in 0..h.side(d) {
                     if v == x || (v != t && !deroutable) {
+                        continue;
+                    }
+                    // Filter: no deroute to a switch whose link to the destination's coordinate is dead.
+                    if v != t && faulty && !self.linked(h.with_coord(at, d, v), d, t) {
                         continue;
                     }
                     let penalty = if v == t { 0 } else { DEROUTE_PENALTY };
@@ -120,6 +217,9 @@ impl Routing for Dal {
             let h = &self.hx;
             let (d, v, _) = h.port_target(at, c.port);
             if v != h.coord(st.dst, d) {
+                if st.dim_mask & (1 << d) != 0 {
+                    st.deroutes += 1;
+                }
                 st.dim_mask |= 1 << d;
             }
         }

@@ -240,7 +240,8 @@ pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigE
 }
 
 /// Ports of `at` that bring a packet one hop closer to `to` (by graph distance over live links).
-/// Fault-free HyperX uses coordinates; otherwise the BFS tables of [`Fabric`].
+/// Fault-free HyperX uses coordinates, a faulty one its sparse distances; otherwise the BFS tables
+/// of [`Fabric`].
 #[inline]
 pub fn minimal_ports(net: &Fabric, at: SwitchId, to: SwitchId, mut f: impl FnMut(PortId)) {
     if let Some(h) = net.fault_free_hyperx() {
@@ -258,6 +259,14 @@ pub fn minimal_ports(net: &Fabric, at: SwitchId, to: SwitchId, mut f: impl FnMut
                 },
                 "closed-form HyperZ minimal ports differ from the distance-based ones at {at} towards {to}"
             );
+            return;
+        }
+    }
+    if let Some(sd) = net.sparse_distances() {
+        // A faulty HyperX where a shortest path of the fault-free network survives: the next hops
+        // are the live corrections of one coordinate whose switch keeps a live shortest path (the
+        // same ports, in the same increasing order, as the scan below finds).
+        if sd.minimal_ports(at, to, |p| net.alive(at, p), &mut f) {
             return;
         }
     }

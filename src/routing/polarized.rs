@@ -20,7 +20,7 @@
 //! shrinks) strictly, so routes are finite. Penalties depend on `dmu` relative to the best
 //! candidate: the highest `dmu` among the candidates gets 0 phits, one less 64, two less 80.
 //!
-//! Distances come from [`Fabric::distance`] (BFS tables when links have failed), so the routes
+//! Distances come from [`Fabric::distance`] (exact over the live links when links have failed), so the routes
 //! adapt to faults. On a fault-free HyperX they are Hamming distances, updated per dimension.
 //!
 //! **Polarized** (`routing.algorithm = "polarized"`) uses these routes with the ladder, one VC per

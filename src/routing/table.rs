@@ -1,5 +1,5 @@
 //! Generic table-based routings of the DAVC paper (section 7.3): SP, ECMP and AllPath(k). They only
-//! read graph distances ([`Fabric::distance`], BFS tables when links have failed), so they run on
+//! read graph distances ([`Fabric::distance`], exact over the live links when some failed), so they run on
 //! any connected network, faulty or not, and take their VCs from `routing.vc_policy` (the DAVC
 //! allocation functions, or the ladder).
 //!

@@ -630,7 +630,7 @@ fn table_routings_are_acyclic_with_every_davc_function() {
 
 #[test]
 fn escape_based_routings_satisfy_duato() {
-    let cases: [(&[usize], &[&str]); 9] = [
+    let cases: [(&[usize], &[&str]); 12] = [
         (&[4, 4], &["routing.vc_policy=dor-escape"]),
         (&[3, 3, 3], &["routing.vc_policy=dor-escape", "routing.vcs=2"]),
         (&[4, 4], &["routing.algorithm=surepath-omni"]),
@@ -640,6 +640,9 @@ fn escape_based_routings_satisfy_duato() {
         (&[4, 4], &["routing.algorithm=surepath-polarized", "routing.vcs=4", "faults.random_links=8"]),
         (&[4, 4], &["routing.algorithm=dal"]),
         (&[3, 3, 3], &["routing.algorithm=dal"]),
+        (&[4, 4], &["routing.algorithm=dal", "faults.random_links=3"]),
+        (&[4, 4], &["routing.algorithm=dal", "faults.random_links=5"]),
+        (&[3, 3, 3], &["routing.algorithm=dal", "faults.random_links=12", "seed=3"]),
     ];
     for (sides, sets) in cases {
         let rep = check(sides, sets);
@@ -833,4 +836,27 @@ fn ecmp_hashes_per_packet_and_min_ad_offers_its_dor_escape() {
     assert_eq!(escape.len(), 3, "the DOR port on each set's escape VC");
     let dor = h.port_to(src, 0, 1, 0);
     assert!(escape.iter().all(|x| x.port == dor && x.vc % 2 == 1 && x.penalty == DAL_ESCAPE));
+}
+
+/// Issue 10 item 4: with 3 random faults on a 4x4 HyperX, DAL (HyperX paper section 6: filtered and
+/// further deroutes, an escape with detours) leaves no packet unroutable, for several fault sets;
+/// two VCs (one set) are not enough for the detours.
+#[test]
+fn dal_routes_around_faults() {
+    for seed in 1..=6 {
+        let seed = format!("seed={seed}");
+        let rep = check(&[4, 4], &["routing.algorithm=dal", "faults.random_links=3", &seed]);
+        assert!(matches!(rep.verdict, Verdict::Duato { .. }), "{seed}: {:?}", rep.verdict);
+    }
+    let err =
+        sim::build_network(&config(&[4, 4], &["routing.algorithm=dal", "routing.vcs=2", "faults.random_links=3"]))
+            .and_then(|net| {
+                crate::routing::build(
+                    &config(&[4, 4], &["routing.algorithm=dal", "routing.vcs=2", "faults.random_links=3"]),
+                    net,
+                )
+                .map(|_| ())
+            });
+    let msg = err.unwrap_err().to_string();
+    assert!(msg.contains("routing.vcs") && msg.contains("at least 4"), "{msg}");
 }

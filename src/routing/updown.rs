@@ -34,9 +34,11 @@
 //! Memory: on a fault-free HyperX, depths are Hamming distances to the root and
 //! `b(x,t) = #{dims: x_d = t_d != r_d}` (the Up-reachable switches of `x` are those that replace some
 //! of its coordinates by the root's), so nothing is stored. Otherwise depths are one BFS (O(switches))
-//! and `ud` is a table of one byte per ordered pair of switches, built by one pass per destination
-//! in O(links); it is only built for networks of at most [`MAX_TABLE_SWITCHES`] switches (64 MiB),
-//! and larger faulty networks are a config error.
+//! and every switch keeps its *Up set* `A(x)` (itself and every switch Up-reachable from it), sorted
+//! by id: `b(x,t)` is the largest depth in `A(x) ∩ A(t)`, one merge of two short lists per query. On
+//! a HyperX `|A(x)|` is `2^depth(x)` where faults did not lengthen the way to the root (8 on a 3-D
+//! network), so the lists take O(switches) memory where the table they replace took one byte per
+//! switch pair; they are built level by level from the parents' sets.
 
 use crate::config::ConfigError;
 use crate::topology::fabric::UNREACHABLE;
@@ -50,8 +52,6 @@ pub const UP_PENALTY: u32 = 112;
 pub const DOWN_PENALTY: u32 = 96;
 /// Penalties of shortcuts reducing the Up/Down distance by 1, 2, and 3 or more.
 pub const SHORTCUT_PENALTIES: [u32; 3] = [80, 64, 48];
-/// Largest network for which an all-pairs Up/Down table is built.
-pub const MAX_TABLE_SWITCHES: usize = 8192;
 
 /// Kind of a link with respect to the root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,8 +70,10 @@ pub struct UpDown {
     root: SwitchId,
     /// `d(x, r)` for every switch.
     depth: Vec<u32>,
-    /// `ud(x, t)` at `[t * n + x]`, when not computed from coordinates.
-    table: Vec<u8>,
+    /// Up set `A(x)` of switch `x`: `up[up_start[x]..up_start[x + 1]]`, sorted by id (when not
+    /// computed from coordinates).
+    up_start: Vec<u32>,
+    up: Vec<SwitchId>,
 }
 
 impl UpDown {
@@ -103,19 +105,9 @@ impl UpDown {
                 "a connected network: the Up/Down escape subnetwork must reach every live switch",
             ));
         }
-        let mut u = UpDown { net, root: root as SwitchId, depth, table: Vec::new() };
+        let mut u = UpDown { net, root: root as SwitchId, depth, up_start: Vec::new(), up: Vec::new() };
         if u.hyperx().is_none() {
-            if n > MAX_TABLE_SWITCHES {
-                return Err(ConfigError::value(
-                    "faults.random_links",
-                    u.net.failed_links(),
-                    format!(
-                        "no faults on networks above {MAX_TABLE_SWITCHES} switches with an Up/Down escape \
-                         (its distance table is one byte per switch pair; this network has {n} switches)"
-                    ),
-                ));
-            }
-            u.table = u.build_table()?;
+            u.build_up_sets()?;
         }
         Ok(u)
     }
@@ -149,7 +141,7 @@ impl UpDown {
                 }
                 self.depth(x) + self.depth(t) - 2 * shared
             }
-            None => self.table[t as usize * self.depth.len() + x as usize] as u32,
+            None => self.depth(x) + self.depth(t) - 2 * self.shared_depth(x, t),
         }
     }
 
@@ -227,55 +219,81 @@ impl UpDown {
         }
     }
 
-    /// The table `ud[t * n + x]`, one pass per destination `t`: mark the switches Up-reachable from
-    /// `t`, then, in order of increasing depth, `b(x) = d(x)` for marked switches and the largest
-    /// `b` of a parent otherwise.
-    fn build_table(&self) -> Result<Vec<u8>, ConfigError> {
+    /// `b(x, t)`: the largest depth of a switch in both Up sets (a sorted merge).
+    #[inline]
+    fn shared_depth(&self, x: SwitchId, t: SwitchId) -> u32 {
+        let ax = &self.up[self.up_start[x as usize] as usize..self.up_start[x as usize + 1] as usize];
+        let at = &self.up[self.up_start[t as usize] as usize..self.up_start[t as usize + 1] as usize];
+        let (mut i, mut j, mut best) = (0, 0, 0);
+        while i < ax.len() && j < at.len() {
+            match ax[i].cmp(&at[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    best = best.max(self.depth[ax[i] as usize]);
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        best
+    }
+
+    /// The Up sets, level by level: `A(x) = {x}` plus the union of its parents' sets (parents are
+    /// live neighbours one level closer to the root).
+    fn build_up_sets(&mut self) -> Result<(), ConfigError> {
         let n = self.depth.len();
         let net = &*self.net;
-        let mut order: Vec<SwitchId> = (0..n as SwitchId).collect();
-        order.sort_by_key(|&x| self.depth(x));
-        let parents: Vec<Vec<SwitchId>> = (0..n as SwitchId)
-            .map(|x| {
-                (0..net.switch_ports(x) as PortId)
-                    .filter_map(|p| net.neighbour(x, p).map(|(y, _)| y))
-                    .filter(|&y| self.depth(y) + 1 == self.depth(x))
-                    .collect()
-            })
-            .collect();
-        let max_depth = self.depth.iter().copied().max().unwrap_or(0);
-        if 2 * max_depth >= u8::MAX as u32 {
+        let max_depth = self.depth.iter().copied().max().unwrap_or(0) as usize;
+        let mut levels: Vec<Vec<SwitchId>> = vec![Vec::new(); max_depth + 1];
+        for x in 0..n as SwitchId {
+            levels[self.depth(x) as usize].push(x);
+        }
+        let mut sets: Vec<Vec<SwitchId>> = vec![Vec::new(); n];
+        for level in &levels {
+            let built: Vec<Vec<SwitchId>> = level
+                .par_iter()
+                .map(|&x| {
+                    let mut a = vec![x];
+                    for p in 0..net.switch_ports(x) as PortId {
+                        if let Some((y, _)) = net.neighbour(x, p) {
+                            if self.depth(y) + 1 == self.depth(x) {
+                                a.extend_from_slice(&sets[y as usize]);
+                            }
+                        }
+                    }
+                    a.sort_unstable();
+                    a.dedup();
+                    a
+                })
+                .collect();
+            for (&x, a) in level.iter().zip(built) {
+                sets[x as usize] = a;
+            }
+        }
+        let total: usize = sets.iter().map(|a| a.len()).sum();
+        if total > u32::MAX as usize {
             return Err(ConfigError::value(
                 "routing.escape_root",
                 self.root,
-                format!("a root at depth below 127 from every switch (the farthest is at {max_depth})"),
+                format!("a root whose Up sets hold at most 2^32 switches in all (they hold {total})"),
             ));
         }
-        let mut table = vec![0u8; n * n];
-        table.par_chunks_mut(n).enumerate().for_each(|(t, row)| {
-            let mut marked = vec![false; n];
-            let mut stack = vec![t as SwitchId];
-            marked[t] = true;
-            while let Some(z) = stack.pop() {
-                for &p in &parents[z as usize] {
-                    if !marked[p as usize] {
-                        marked[p as usize] = true;
-                        stack.push(p);
-                    }
-                }
-            }
-            let mut best = vec![0u32; n];
-            for &x in &order {
-                let xi = x as usize;
-                best[xi] = if marked[xi] {
-                    self.depth[xi]
-                } else {
-                    parents[xi].iter().map(|&p| best[p as usize]).max().unwrap_or(0)
-                };
-                row[xi] = (self.depth[xi] + self.depth[t] - 2 * best[xi]) as u8;
-            }
-        });
-        Ok(table)
+        let mut up_start = Vec::with_capacity(n + 1);
+        let mut up = Vec::with_capacity(total);
+        up_start.push(0);
+        for a in sets {
+            up.extend_from_slice(&a);
+            up_start.push(up.len() as u32);
+        }
+        self.up_start = up_start;
+        self.up = up;
+        Ok(())
+    }
+
+    /// Bytes held by the Up sets and depths (for reports).
+    pub fn bytes(&self) -> usize {
+        4 * (self.depth.len() + self.up_start.len() + self.up.len())
     }
 }
 
@@ -350,17 +368,65 @@ mod tests {
         );
     }
 
+    /// The former all-pairs table's pass for one destination `t`: mark the switches Up-reachable
+    /// from `t`, then, by increasing depth, `b(x)` is `d(x)` for marked switches and the largest `b`
+    /// of a parent otherwise.
+    fn ud_row(u: &UpDown, t: SwitchId) -> Vec<u32> {
+        let nw = &u.net;
+        let n = nw.num_switches();
+        let parents = |x: SwitchId| -> Vec<SwitchId> {
+            (0..nw.switch_ports(x) as PortId)
+                .filter_map(|p| nw.neighbour(x, p).map(|(y, _)| y))
+                .filter(|&y| u.depth(y) + 1 == u.depth(x))
+                .collect()
+        };
+        let mut marked = vec![false; n];
+        let mut stack = vec![t];
+        marked[t as usize] = true;
+        while let Some(z) = stack.pop() {
+            for p in parents(z) {
+                if !std::mem::replace(&mut marked[p as usize], true) {
+                    stack.push(p);
+                }
+            }
+        }
+        let mut order: Vec<SwitchId> = (0..n as SwitchId).collect();
+        order.sort_by_key(|&x| u.depth(x));
+        let mut best = vec![0u32; n];
+        for &x in &order {
+            best[x as usize] = if marked[x as usize] {
+                u.depth(x)
+            } else {
+                parents(x).iter().map(|&p| best[p as usize]).max().unwrap_or(0)
+            };
+        }
+        (0..n).map(|x| u.depth(x as SwitchId) + u.depth(t) - 2 * best[x]).collect()
+    }
+
     #[test]
-    fn table_matches_closed_form_on_fault_free_hyperx() {
-        for sides in [vec![4usize, 4], vec![3, 3, 3], vec![2, 3, 4]] {
-            let nw = net(&sides, 0);
+    fn up_sets_match_closed_form_and_the_table_pass() {
+        for (sides, faults) in
+            [(vec![4usize, 4], 0), (vec![3, 3, 3], 0), (vec![2, 3, 4], 0), (vec![4, 4], 6), (vec![4, 4, 4], 30)]
+        {
+            let nw = net(&sides, faults);
             for root in [0usize, 5] {
-                let u = UpDown::new(nw.clone(), root).unwrap();
-                let table = u.build_table().unwrap();
+                let mut u = UpDown::new(nw.clone(), root).unwrap();
+                let closed: Vec<u32> = if faults == 0 {
+                    let n = nw.num_switches() as SwitchId;
+                    (0..n).flat_map(|t| (0..n).map(move |x| (x, t))).map(|(x, t)| u.ud(x, t)).collect()
+                } else {
+                    Vec::new()
+                };
+                u.build_up_sets().unwrap();
                 let n = nw.num_switches();
-                for t in 0..n {
-                    for x in 0..n {
-                        assert_eq!(table[t * n + x] as u32, u.ud(x as SwitchId, t as SwitchId), "{sides:?} r={root}");
+                for t in 0..n as SwitchId {
+                    let row = ud_row(&u, t);
+                    for x in 0..n as SwitchId {
+                        let got = u.depth(x) + u.depth(t) - 2 * u.shared_depth(x, t);
+                        assert_eq!(got, row[x as usize], "{sides:?} {faults} faults r={root} x={x} t={t}");
+                        if faults == 0 {
+                            assert_eq!(got, closed[t as usize * n + x as usize], "{sides:?} r={root}");
+                        }
                     }
                 }
             }

@@ -2,11 +2,13 @@
 //!
 //! [`Fabric`] is what every routing algorithm and the router see: the topology, which switch ports
 //! are alive, and graph distances. Without faults, distances come from the topology's formula (no
-//! tables, so a million-endpoint HyperX needs no O(switches^2) memory). With faults, all-pairs
-//! distances are computed by BFS on what remains and stored as one byte per ordered pair, row per
-//! destination.
+//! tables, so a million-endpoint HyperX needs no O(switches^2) memory). With faults, a HyperX keeps
+//! its closed form plus a sparse list of the pairs whose every shortest path a fault cut
+//! ([`SparseDistances`], exact; checked against BFS in debug builds); other families compute
+//! all-pairs distances by BFS and store them as one byte per ordered pair, row per destination.
 
 pub use super::faults::FaultSet;
+use super::distances::{SparseDistances, DEBUG_CHECK_SWITCHES};
 use super::{HyperX, HyperZ, PortId, SwitchId, Topology, View};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -36,8 +38,10 @@ pub struct Fabric {
     dead: Vec<bool>,
     /// `dead_switch[s]`: switch `s` has failed (its ports are dead too). Empty when none has.
     dead_switch: Vec<bool>,
-    /// All-pairs distances `dist[dst * n + src]` when faulty; empty when fault-free.
+    /// All-pairs distances `dist[dst * n + src]` when faulty and not a HyperX; empty otherwise.
     dist: Vec<u8>,
+    /// Distances of a faulty HyperX: Hamming distance plus exceptions.
+    sparse: Option<SparseDistances>,
     /// Stride of per-port arrays: the largest number of switch-to-switch ports of a switch.
     ports: usize,
     /// The most router ports (servers plus switch-to-switch ports) of any switch.
@@ -100,6 +104,7 @@ impl Fabric {
             topo,
             dead,
             dist: Vec::new(),
+            sparse: None,
             ports,
             router_ports,
             n,
@@ -110,9 +115,37 @@ impl Fabric {
             fault_free_hyperz,
         };
         if net.is_faulty() {
-            net.dist = net.all_pairs_bfs();
+            let sparse = match net.topo.view() {
+                View::HyperX(h) => SparseDistances::new(h, |s, p| net.alive(s, p)),
+                _ => None,
+            };
+            match sparse {
+                Some(sd) => {
+                    net.sparse = Some(sd);
+                    if cfg!(debug_assertions) && n <= DEBUG_CHECK_SWITCHES {
+                        net.check_against_bfs();
+                    }
+                }
+                None => net.dist = net.all_pairs_bfs(),
+            }
         }
         net
+    }
+
+    /// Debug builds: every distance equals plain BFS over the live links.
+    fn check_against_bfs(&self) {
+        for b in 0..self.n as SwitchId {
+            for (a, d) in self.bfs(b).into_iter().enumerate() {
+                let want = if d == UNREACHABLE { UNREACHABLE } else { d.min(254) };
+                assert_eq!(self.distance(a as SwitchId, b), want, "distance from switch {a} to {b}");
+            }
+        }
+    }
+
+    /// The sparse distances of a faulty HyperX (see [`SparseDistances`]).
+    #[inline]
+    pub fn sparse_distances(&self) -> Option<&SparseDistances> {
+        self.sparse.as_ref()
     }
 
     /// The underlying fault-free topology.
@@ -206,7 +239,11 @@ impl Fabric {
     /// Graph distance from `a` to `b` over live links ([`UNREACHABLE`] if disconnected).
     #[inline]
     pub fn distance(&self, a: SwitchId, b: SwitchId) -> u32 {
-        if self.dist.is_empty() {
+        if let Some(h) = &self.fault_free_hyperx {
+            h.hamming(a, b)
+        } else if let Some(sd) = &self.sparse {
+            sd.distance(a, b)
+        } else if self.dist.is_empty() {
             self.topo.distance(a, b)
         } else {
             let d = self.dist[b as usize * self.n + a as usize];
@@ -261,6 +298,16 @@ impl Fabric {
     /// its orbit; with faults, from every server-bearing switch.
     pub fn distance_stats(&self) -> DistanceStats {
         let topo = &*self.topo;
+        if let Some(hist) = self.sparse_histogram() {
+            let pairs: u64 = hist.iter().sum();
+            let sum: u64 = hist.iter().enumerate().map(|(d, &c)| d as u64 * c).sum();
+            return DistanceStats {
+                diameter: (hist.len() as u32).saturating_sub(1),
+                average_distance: if pairs == 0 { 0.0 } else { sum as f64 / pairs as f64 },
+                connected: true,
+                histogram: Vec::new(),
+            };
+        }
         let sources: Vec<(SwitchId, u64)> = if self.is_faulty() {
             (0..self.n as SwitchId)
                 .filter(|&s| topo.servers_at(s) > 0 && self.switch_alive(s))
@@ -314,6 +361,19 @@ impl Fabric {
                 Vec::new()
             },
         }
+    }
+}
+
+impl Fabric {
+    /// The distance histogram of all ordered switch pairs from the sparse distances, when they
+    /// exist, the network is connected and every switch has servers (what the BFS of
+    /// [`Fabric::distance_stats`] would count): O(exceptions) instead of O(switches x links).
+    fn sparse_histogram(&self) -> Option<Vec<u64>> {
+        let sd = self.sparse.as_ref()?;
+        if self.topo.uniform_servers().is_none_or(|t| t == 0) || self.n <= 1 {
+            return None;
+        }
+        sd.histogram()
     }
 }
 

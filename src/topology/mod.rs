@@ -11,6 +11,7 @@
 //! Faults are applied on top by [`Fabric`], which is what routing algorithms and the router read.
 
 pub mod clos;
+pub mod distances;
 pub mod dragonfly;
 pub mod fabric;
 pub mod fattree;
