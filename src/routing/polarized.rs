@@ -209,6 +209,38 @@ impl PolarizedRoutes {
             return;
         }
         let (a, b) = (net.distance(at, s), net.distance(at, t));
+        if let Some(sd) = net.sparse_distances() {
+            // A faulty HyperX: the same ports in the same order as the scan below, but neighbours
+            // come from coordinates (no virtual call, no port decoding) and each neighbour
+            // switch's distances are read once for all its trunks.
+            let h = sd.hyperx();
+            for d in 0..h.dims() {
+                let x = h.coord(at, d);
+                for v in 0..h.side(d) {
+                    if v == x {
+                        continue;
+                    }
+                    let y = h.with_coord(at, d, v);
+                    let mut dists = None;
+                    for k in 0..h.trunk(d) {
+                        let p = h.port_to(at, d, v, k);
+                        if !net.alive(at, p) {
+                            continue;
+                        }
+                        let (ys, yt) = *dists.get_or_insert_with(|| (sd.distance(y, s), sd.distance(y, t)));
+                        if ys == UNREACHABLE || yt == UNREACHABLE {
+                            continue;
+                        }
+                        if let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
+                            if !self.is_corner(st, y) {
+                                f(p, dmu);
+                            }
+                        }
+                    }
+                }
+            }
+            return;
+        }
         for p in 0..net.switch_ports(at) as PortId {
             if let Some((y, _)) = net.neighbour(at, p) {
                 let (ys, yt) = (net.distance(y, s), net.distance(y, t));

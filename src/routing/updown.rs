@@ -210,6 +210,26 @@ impl UpDown {
                     }
                 }
             }
+        } else if let Some(sd) = self.net.sparse_distances() {
+            // A faulty HyperX: the same ports in the same order as the scan below, with neighbours
+            // from coordinates and one Up-set merge per neighbour switch (not per trunk).
+            let h = sd.hyperx();
+            for d in 0..h.dims() {
+                let a = h.coord(x, d);
+                for v in 0..h.side(d) {
+                    if v == a {
+                        continue;
+                    }
+                    let y = h.with_coord(x, d, v);
+                    let mut uy = None;
+                    for k in 0..h.trunk(d) {
+                        let p = h.port_to(x, d, v, k);
+                        if self.net.alive(x, p) {
+                            consider(p, self.depth(y), *uy.get_or_insert_with(|| self.ud(y, t)));
+                        }
+                    }
+                }
+            }
         } else {
             for p in 0..self.net.switch_ports(x) as PortId {
                 if let Some((y, _)) = self.net.neighbour(x, p) {

@@ -211,6 +211,12 @@ impl SparseDistances {
         true
     }
 
+    /// The HyperX these distances are of.
+    #[inline]
+    pub fn hyperx(&self) -> &HyperX {
+        &self.hx
+    }
+
     /// Exact distance from `a` to `b` over live links ([`UNREACHABLE`] if disconnected).
     #[inline]
     pub fn distance(&self, a: SwitchId, b: SwitchId) -> u32 {
