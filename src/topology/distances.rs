@@ -232,7 +232,10 @@ impl SparseDistances {
         match self.exception(a, b) {
             Some(d) => d as u32,
             None => {
-                debug_assert!(self.geodesic_alive(a, b), "pair ({a}, {b}) has no live geodesic but is not an exception");
+                debug_assert!(
+                    self.geodesic_alive(a, b),
+                    "pair ({a}, {b}) has no live geodesic but is not an exception"
+                );
                 self.hx.hamming(a, b)
             }
         }

@@ -7,8 +7,8 @@
 //! ([`SparseDistances`], exact; checked against BFS in debug builds); other families compute
 //! all-pairs distances by BFS and store them as one byte per ordered pair, row per destination.
 
-pub use super::faults::FaultSet;
 use super::distances::{SparseDistances, DEBUG_CHECK_SWITCHES};
+pub use super::faults::FaultSet;
 use super::{HyperX, HyperZ, PortId, SwitchId, Topology, View};
 use rayon::prelude::*;
 use std::sync::Arc;
