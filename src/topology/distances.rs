@@ -266,14 +266,28 @@ impl SparseDistances {
             + 4 * self.slot_base.len()
     }
 
-    /// Ordered pairs of switches at each distance, self pairs included (`None` if split).
-    pub fn histogram(&self) -> Option<Vec<u64>> {
-        if self.split {
-            return None;
-        }
+    /// Ordered pairs of live switches at each distance, self pairs included, where `dead` lists
+    /// the failed switches (sorted, no repeats; their links are all cut, so each is a component of
+    /// its own). `None` if the live switches are split.
+    ///
+    /// Pairs at Hamming distance `j` are `n x e_j(S_0 - 1, ..., S_{L-1} - 1)` (`e_j` the elementary
+    /// symmetric polynomial); pairs with a failed end are `2 x |dead| x e_j` less the dead-dead pairs
+    /// counted twice; exceptions then move pairs from their Hamming distance to their exact one
+    /// (they never involve a failed switch, which is in no live pair's component).
+    pub fn histogram(&self, dead: &[SwitchId]) -> Option<Vec<u64>> {
         let h = &self.hx;
         let n = self.comp.len() as u64;
-        // Pairs at Hamming distance j: n x e_j(S_0 - 1, ..., S_{L-1} - 1).
+        if self.split {
+            let mut is_dead = vec![false; self.comp.len()];
+            for &x in dead {
+                is_dead[x as usize] = true;
+            }
+            let mut live = (0..self.comp.len()).filter(|&x| !is_dead[x]);
+            let first = live.next()?;
+            if live.any(|x| self.comp[x] != self.comp[first]) {
+                return None;
+            }
+        }
         let mut e = vec![1u64];
         for d in 0..h.dims() {
             let m = h.side(d) as u64 - 1;
@@ -284,7 +298,13 @@ impl SparseDistances {
             }
             e = next;
         }
-        let mut hist: Vec<u64> = e.iter().map(|&c| c * n).collect();
+        let nd = dead.len() as u64;
+        let mut hist: Vec<u64> = e.iter().map(|&c| c * (n - 2 * nd)).collect();
+        for &x in dead {
+            for &y in dead {
+                hist[h.hamming(x, y) as usize] += 1;
+            }
+        }
         for b in 0..self.comp.len() {
             for i in self.start[b] as usize..self.start[b + 1] as usize {
                 let (a, d) = (self.src[i], self.dist[i] as usize);
@@ -500,6 +520,30 @@ mod tests {
         while want.last() == Some(&0) {
             want.pop();
         }
-        assert_eq!(sd.histogram().unwrap(), want);
+        assert_eq!(sd.histogram(&[]).unwrap(), want);
+    }
+
+    /// With failed switches (isolated, so the network is split) the histogram counts the live pairs
+    /// only, as BFS between live switches does.
+    #[test]
+    fn histogram_skips_failed_switches() {
+        let topo: Arc<dyn Topology> = Arc::new(HyperX::new(&[4, 4, 3], &[1, 1, 1], 2));
+        let mut faults = FaultSet::random_links(&*topo, 12, 5).unwrap();
+        faults.switches = vec![3, 17, 40];
+        let net = Fabric::new(topo.clone(), &faults);
+        let sd = net.sparse_distances().unwrap();
+        let mut want = vec![0u64; 10];
+        for b in (0..48).filter(|b| !faults.switches.contains(b)) {
+            for (a, d) in net.bfs(b).into_iter().enumerate() {
+                if !faults.switches.contains(&(a as SwitchId)) {
+                    want[d as usize] += 1;
+                }
+            }
+        }
+        while want.last() == Some(&0) {
+            want.pop();
+        }
+        assert_eq!(sd.histogram(&faults.switches).unwrap(), want);
+        assert_eq!(sd.histogram(&[]), None, "counting the failed switches as live, the network is split");
     }
 }

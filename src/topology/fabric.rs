@@ -365,15 +365,17 @@ impl Fabric {
 }
 
 impl Fabric {
-    /// The distance histogram of all ordered switch pairs from the sparse distances, when they
-    /// exist, the network is connected and every switch has servers (what the BFS of
-    /// [`Fabric::distance_stats`] would count): O(exceptions) instead of O(switches x links).
+    /// The distance histogram of all ordered pairs of live switches from the sparse distances, when
+    /// they exist, the live switches are connected and every switch has servers (what the BFS of
+    /// [`Fabric::distance_stats`] would count): O(exceptions + failed switches^2) instead of
+    /// O(switches x links).
     fn sparse_histogram(&self) -> Option<Vec<u64>> {
         let sd = self.sparse.as_ref()?;
         if self.topo.uniform_servers().is_none_or(|t| t == 0) || self.n <= 1 {
             return None;
         }
-        sd.histogram()
+        let dead: Vec<SwitchId> = (0..self.n as SwitchId).filter(|&x| !self.switch_alive(x)).collect();
+        sd.histogram(&dead)
     }
 }
 
