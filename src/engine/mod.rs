@@ -30,7 +30,7 @@ mod wheel;
 mod world;
 
 pub use barrier::SpinBarrier;
-pub use transport::{Local, Transport};
+pub use transport::{Local, Observed, Transport};
 pub use wheel::Wheel;
 pub use world::{launcher_ranks, LaunchError, World, SINGLE_PROCESS_ENV};
 
@@ -408,6 +408,11 @@ fn drive<P: Partition, X: Transport<P::Msg>>(
         let local_status = || Status::reduce((0..n).map(|p| unsafe { *shared.status[par * n + p].get() }));
         let g = if !remote {
             take_mail(&mut wheel);
+            if let Some(tr) = transport.as_deref_mut() {
+                // Every partition published this window's status before the barrier, so it has
+                // also finished `end_window`; the others may already be in the next window.
+                tr.window_end(end);
+            }
             local_status()
         } else {
             if let Some(tr) = transport.as_deref_mut() {
@@ -427,6 +432,8 @@ fn drive<P: Partition, X: Transport<P::Msg>>(
                     unsafe { shared.inbox[par * n + dst].get() }.push((at, lp, m));
                 }
                 unsafe { *shared.global[par].get() = g };
+                // Still between the barriers: no local partition has started the next window.
+                tr.window_end(end);
             }
             // Local mail meanwhile: the other threads would only be waiting for the leader.
             take_mail(&mut wheel);
