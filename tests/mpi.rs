@@ -170,7 +170,10 @@ fn rank_0_writes_the_one_results_file() {
         let mut files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         files.sort();
         assert!(files.contains(&path.file_name().unwrap().to_owned()), "{what}: {files:?}");
-        assert!(!files.iter().any(|f| f.to_string_lossy().ends_with(".partial")), "{what}: one file per run: {files:?}");
+        assert!(
+            !files.iter().any(|f| f.to_string_lossy().ends_with(".partial")),
+            "{what}: one file per run: {files:?}"
+        );
         let b = hdf5::File::open(&path).unwrap();
         assert_eq!(b.attr("ranks").unwrap().read_scalar::<u64>().unwrap(), ranks as u64);
         assert!(b.attr("complete").unwrap().read_scalar::<bool>().unwrap());
@@ -194,7 +197,8 @@ fn rank_0_writes_the_one_results_file() {
 #[test]
 fn ranks_stream_the_time_series_during_the_run() {
     const WARMUP: u64 = 300;
-    const MEASURE: u64 = 3700;
+    // About 5 s with two ranks in the (optimised) test build: many flushes of the writer.
+    const MEASURE: u64 = 39_700;
     const SAMPLE: u64 = 50;
     let rows = (WARMUP + MEASURE).div_ceil(SAMPLE) as usize;
     let dir = tempfile::tempdir().unwrap();
@@ -242,9 +246,8 @@ fn ranks_stream_the_time_series_during_the_run() {
     }
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "mpirun -np 2 failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr));
-    let (cycle, acc) = seen.unwrap_or_else(|| {
-        panic!("no time-series rows were seen before the run of {} cycles ended", WARMUP + MEASURE)
-    });
+    let (cycle, acc) = seen
+        .unwrap_or_else(|| panic!("no time-series rows were seen before the run of {} cycles ended", WARMUP + MEASURE));
     let b = hdf5::File::open(&file).unwrap();
     let ts = b.group("timeseries").unwrap();
     let all_cycles = read_u64s(&ts, "cycle");

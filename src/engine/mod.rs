@@ -14,7 +14,9 @@
 //! each ([`run_with`] and a [`Transport`]). With ranks, a window ends with two barriers: between
 //! them, local partition 0 (the calling thread) hands the messages addressed to other ranks to the
 //! transport, which exchanges them with the neighbouring ranks and reduces the status over all
-//! ranks, while the other threads take their local mail. [`World`] is the process group a run spans
+//! ranks, while the other threads take their local mail; the transport's
+//! [`Transport::window_end`] then lets a driver run collectives of its own in step with the windows
+//! (rank 0 collects the time series that way, see `metrics::SampleRelay`). [`World`] is the process group a run spans
 //! (one process, or the MPI world with the `mpi` feature) and offers the few collectives the driver
 //! needs to merge results on rank 0.
 //!

@@ -116,15 +116,8 @@ impl SampleRelay {
     pub fn new(parts: u32, sample_cycles: u64, out: Option<SampleSender>) -> (Self, SampleSender) {
         assert!(parts >= 1 && sample_cycles >= 1);
         let (tx, rx) = crossbeam::channel::unbounded();
-        let relay = SampleRelay {
-            rx,
-            parts,
-            sample_cycles,
-            sent: 0,
-            acc: std::collections::VecDeque::new(),
-            windows: 0,
-            out,
-        };
+        let relay =
+            SampleRelay { rx, parts, sample_cycles, sent: 0, acc: std::collections::VecDeque::new(), windows: 0, out };
         (relay, tx)
     }
 
@@ -159,7 +152,13 @@ impl SampleRelay {
         let mut words = Vec::with_capacity(count * RELAY_WORDS);
         for i in 0..count {
             let (m, n) = self.acc.get(i).copied().unwrap_or_default();
-            assert_eq!(n, self.parts, "interval {} is final but only {n} of {} partitions sent it", self.sent + i as u64, self.parts);
+            assert_eq!(
+                n,
+                self.parts,
+                "interval {} is final but only {n} of {} partitions sent it",
+                self.sent + i as u64,
+                self.parts
+            );
             words.extend_from_slice(&[
                 m.injected_phits,
                 m.accepted_phits,
@@ -462,8 +461,11 @@ mod tests {
         let (collector, rows) = crossbeam::channel::unbounded();
         let (mut r0, tx0) = SampleRelay::new(2, sc, Some(collector));
         let (mut r1, tx1) = SampleRelay::new(2, sc, None);
-        let mut sinks: Vec<SampleSink> =
-            [&tx0, &tx0, &tx1, &tx1].iter().enumerate().map(|(i, tx)| SampleSink::new(i as u32, (*tx).clone())).collect();
+        let mut sinks: Vec<SampleSink> = [&tx0, &tx0, &tx1, &tx1]
+            .iter()
+            .enumerate()
+            .map(|(i, tx)| SampleSink::new(i as u32, (*tx).clone()))
+            .collect();
         // Partition p records p + 1 injected phits and one delivery of latency 3p in every interval.
         let per_part = |p: u64, n: usize| -> Vec<Sample> {
             (0..n)
@@ -499,10 +501,13 @@ mod tests {
         // 40 windows of 4 cycles: reductions at windows 8, 16, 24, 32, 40.
         assert_eq!(reductions, 5);
         assert_eq!(r0.relayed(), 16);
-        let got: Vec<Sample> = rows.try_iter().map(|(p, s)| {
-            assert_eq!(p, 0);
-            s
-        }).collect();
+        let got: Vec<Sample> = rows
+            .try_iter()
+            .map(|(p, s)| {
+                assert_eq!(p, 0);
+                s
+            })
+            .collect();
         let want: Vec<Sample> = (1..=16)
             .map(|k| Sample {
                 cycle: k * sc,
