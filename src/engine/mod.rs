@@ -16,9 +16,9 @@
 //! transport, which exchanges them with the neighbouring ranks and reduces the status over all
 //! ranks, while the other threads take their local mail; the transport's
 //! [`Transport::window_end`] then lets a driver run collectives of its own in step with the windows
-//! (rank 0 collects the time series that way, see `metrics::SampleRelay`). [`World`] is the process group a run spans
-//! (one process, or the MPI world with the `mpi` feature) and offers the few collectives the driver
-//! needs to merge results on rank 0.
+//! (rank 0 collects the time series that way, see `metrics::SampleRelay`). [`World`] is the process
+//! group a run spans (one process, or the MPI world with the `mpi` feature) and offers the few
+//! collectives the driver needs to merge results on rank 0.
 //!
 //! Determinism: message deliveries of one cycle must commute (a model contract), LPs step in a fixed
 //! order, and each LP draws only from its own random streams, so results do not depend on the
