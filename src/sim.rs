@@ -3,7 +3,9 @@
 
 use crate::config::{Config, ConfigError};
 use crate::engine::{Cycle, Outcome, Progress, RunSpec, World};
-use crate::metrics::{jain_index, peak_memory_bytes, SampleSender, SampleSink, Stats, Steadiness, Summary};
+use crate::metrics::{
+    jain_index, peak_memory_bytes, SampleRelay, SampleSender, SampleSink, Stats, Steadiness, Summary,
+};
 use crate::network::{ModelParams, NetPartition};
 use crate::routing::{self, Routing};
 use crate::topology::{Fabric, SwitchId, Topology, View};
@@ -278,9 +280,12 @@ pub fn run_observed(
 /// Run the experiment on every rank of `world` (collective: every rank calls it with the same
 /// config), `opts.threads` partitions per rank. Rank `r` simulates global partitions
 /// `r * threads .. (r + 1) * threads`. Rank 0 gets the merged result; the other ranks get `None`
-/// (or the same error as rank 0). `samples` receives the time series of this rank's partitions
-/// only (local partition `i` sends as `i`); with several ranks, pass `None` and take the merged
-/// time series from the result.
+/// (or the same error as rank 0). With one rank, `samples` receives every partition's finished
+/// intervals during the run (partition `i` sends as `i`). With several ranks, rank 0's `samples`
+/// receives each finished interval once, already merged over all ranks and partitions, as
+/// partition 0, every few windows (see [`SampleRelay`]; [`sample_senders`] says how many senders
+/// to expect); the other ranks' `samples` are ignored. Intervals the run ends in before they were
+/// sent are in the result.
 pub fn run_on(
     world: &World,
     cfg: &Config,
@@ -321,6 +326,16 @@ pub fn run_on(
             return Ok(res);
         }
         end *= 2;
+    }
+}
+
+/// How many partitions send each interval to the `samples` of [`run_on`] with `layout`: every
+/// partition with one rank, and rank 0's relay alone with several.
+pub fn sample_senders(layout: Layout) -> u32 {
+    if layout.ranks == 1 {
+        layout.threads as u32
+    } else {
+        1
     }
 }
 
@@ -381,7 +396,21 @@ fn run_once(
     let parts: Vec<NetPartition> =
         members.into_iter().map(|m| NetPartition::new(params.clone(), m, local_of.clone())).collect();
     let mut parts = parts;
-    if let Some(tx) = samples {
+    // Other ranks' partitions cannot reach rank 0's collector: with several ranks every rank
+    // relays its partitions' intervals to rank 0 at window ends, if rank 0 collects (all decide
+    // alike, as the relay's reductions are collective).
+    let relayed = ranks > 1 && world.min_all(if world.is_root() { samples.is_some() as u64 } else { u64::MAX }) == 1;
+    let mut relay = None;
+    let sink_tx = if relayed {
+        let (r, tx) = SampleRelay::new(threads as u32, cfg.output.sample_cycles, samples);
+        relay = Some(r);
+        Some(tx)
+    } else if ranks == 1 {
+        samples
+    } else {
+        None
+    };
+    if let Some(tx) = sink_tx {
         for (i, p) in parts.iter_mut().enumerate() {
             p.sample_sink = Some(SampleSink::new(i as u32, tx.clone()));
         }
@@ -404,7 +433,12 @@ fn run_once(
         watchdog: cfg.simulation.watchdog_cycles,
     };
     let start = Instant::now();
-    let (parts, outcome) = world.run(parts, &part_of, &neighbours, &spec, progress);
+    let (parts, outcome) = match relay.as_mut() {
+        Some(r) => world.run_observed(parts, &part_of, &neighbours, &spec, progress, |end| {
+            r.window_end(end, |words| world.sum_to_root(words))
+        }),
+        None => world.run(parts, &part_of, &neighbours, &spec, progress),
+    };
     let wall = start.elapsed().as_secs_f64();
     let failed = matches!(outcome, Outcome::Deadlock { .. } | Outcome::Failed { .. });
     let local = RankResult::of(&parts, &outcome, failed);

@@ -1,10 +1,12 @@
-//! `mpirun -np R hxsim run` gives the single-process summary, apart from the timing keys, for
-//! several rank and thread counts (architecture spec, property 3). Needs Open MPI's `mpirun` (see
-//! scripts/test-mpi.sh, which installs it); compiled only with `--features mpi`.
+//! `mpirun -np R hxsim run` gives the single-process summary (apart from the timing keys) and results
+//! file for several rank and thread counts (architecture spec, property 3), and streams the time
+//! series during the run. Needs Open MPI's `mpirun` (see scripts/test-mpi.sh, which installs it);
+//! compiled only with `--features mpi`.
 #![cfg(feature = "mpi")]
 
 use serde_json::Value;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 /// Keys that measure the machine rather than the experiment.
 const TIMING_KEYS: [&str; 3] = ["wall_seconds", "hops_per_second", "peak_memory_bytes"];
@@ -108,46 +110,155 @@ fn read_u64s(g: &hdf5::Group, name: &str) -> Vec<u64> {
     g.dataset(name).unwrap().read_raw::<u64>().unwrap()
 }
 
+/// `mpirun -np RANKS hxsim ARGS` as the tests run it (root in containers, more ranks than cores).
+fn mpirun_command(ranks: usize, args: &[String]) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args(["-np", &ranks.to_string(), "--oversubscribe", "--bind-to", "none"])
+        .arg(env!("CARGO_BIN_EXE_hxsim"))
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_mpi_yield_when_idle", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// Every `/timeseries` column of `a` equals that of `b`, bit for bit (NaN mean latencies too).
+fn assert_same_timeseries(a: &hdf5::File, b: &hdf5::File, what: &str) {
+    let (a, b) = (a.group("timeseries").unwrap(), b.group("timeseries").unwrap());
+    let names = a.member_names().unwrap();
+    assert_eq!(names, b.member_names().unwrap(), "{what}: timeseries columns");
+    assert_eq!(names.len(), 9, "{what}: {names:?}");
+    for name in &names {
+        let (x, y) = (a.dataset(name).unwrap(), b.dataset(name).unwrap());
+        // Every column is 8 bytes wide (u64, i64, f64): compare the bits.
+        let bits = |d: &hdf5::Dataset| -> Vec<u64> {
+            match name.as_str() {
+                "in_flight" => d.read_raw::<i64>().unwrap().into_iter().map(|v| v as u64).collect(),
+                "injected_load" | "accepted_load" | "mean_latency" => {
+                    d.read_raw::<f64>().unwrap().into_iter().map(f64::to_bits).collect()
+                }
+                _ => d.read_raw::<u64>().unwrap(),
+            }
+        };
+        let (x, y) = (bits(&x), bits(&y));
+        assert!(!x.is_empty(), "{what}: timeseries/{name} is empty");
+        assert_eq!(x, y, "{what}: timeseries/{name}");
+    }
+}
+
 #[test]
 fn rank_0_writes_the_one_results_file() {
     let dir = tempfile::tempdir().unwrap();
-    let (one, two) = (dir.path().join("one.h5"), dir.path().join("two.h5"));
+    let args = |p: &std::path::Path, threads: usize| -> Vec<String> {
+        let mut a: Vec<String> = ["run", "configs/hyperx-3d-8.toml", "--quiet", "--json", "-o", p.to_str().unwrap()]
+            .map(String::from)
+            .to_vec();
+        a.extend(["--threads".to_string(), threads.to_string()]);
+        a.extend(SMALL.iter().map(|s| s.to_string()));
+        a
+    };
+    let one = dir.path().join("one.h5");
+    let out = Command::new(env!("CARGO_BIN_EXE_hxsim")).args(args(&one, 1)).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let a = hdf5::File::open(&one).unwrap();
+    for (ranks, threads) in [(2, 1), (3, 2)] {
+        let what = format!("{ranks} ranks x {threads} threads");
+        let path = dir.path().join(format!("r{ranks}.h5"));
+        let out = mpirun_command(ranks, &args(&path, threads)).output().unwrap();
+        assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+        let mut files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        files.sort();
+        assert!(files.contains(&path.file_name().unwrap().to_owned()), "{what}: {files:?}");
+        assert!(
+            !files.iter().any(|f| f.to_string_lossy().ends_with(".partial")),
+            "{what}: one file per run: {files:?}"
+        );
+        let b = hdf5::File::open(&path).unwrap();
+        assert_eq!(b.attr("ranks").unwrap().read_scalar::<u64>().unwrap(), ranks as u64);
+        assert!(b.attr("complete").unwrap().read_scalar::<bool>().unwrap());
+        // Streamed by one process, relayed from the ranks to rank 0 and streamed there: same rows.
+        assert_same_timeseries(&a, &b, &what);
+        for col in ["injected_phits", "accepted_phits"] {
+            let g = |f: &hdf5::File| read_u64s(&f.group("servers").unwrap(), col);
+            assert_eq!(g(&a), g(&b), "{what}: servers/{col}");
+        }
+        let links = |f: &hdf5::File| read_u64s(&f.group("links").unwrap(), "phits");
+        assert_eq!(links(&a), links(&b), "{what}: links/phits");
+        let latency = |f: &hdf5::File| read_u64s(&f.group("latency").unwrap(), "packets");
+        assert_eq!(latency(&a), latency(&b), "{what}: latency/packets");
+    }
+}
+
+/// With two ranks, rank 0 appends time-series rows to `FILE.partial` while the run goes on, not
+/// only at the end: a reader sees some but not all of the rows the config asks for (cycles /
+/// `output.sample_cycles`), and they are the first rows of the finished file, which equals one
+/// process's.
+#[test]
+fn ranks_stream_the_time_series_during_the_run() {
+    const WARMUP: u64 = 300;
+    // About 5 s with two ranks in the (optimised) test build: many flushes of the writer.
+    const MEASURE: u64 = 39_700;
+    const SAMPLE: u64 = 50;
+    let rows = (WARMUP + MEASURE).div_ceil(SAMPLE) as usize;
+    let dir = tempfile::tempdir().unwrap();
     let args = |p: &std::path::Path| -> Vec<String> {
         let mut a: Vec<String> = ["run", "configs/hyperx-3d-8.toml", "--quiet", "--json", "-o", p.to_str().unwrap()]
             .map(String::from)
             .to_vec();
-        a.extend(SMALL.iter().map(|s| s.to_string()));
+        for set in [
+            "topology.sides=[4,4,4]".to_string(),
+            "topology.servers_per_switch=4".to_string(),
+            format!("simulation.warmup_cycles={WARMUP}"),
+            format!("simulation.measure_cycles={MEASURE}"),
+            format!("output.sample_cycles={SAMPLE}"),
+        ] {
+            a.extend(["--set".to_string(), set]);
+        }
         a
     };
+    let file = dir.path().join("two.h5");
+    let partial = dir.path().join("two.h5.partial");
+    let mut child = mpirun_command(2, &args(&file))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start mpirun ({e}); install openmpi-bin (scripts/test-mpi.sh does)"));
+    let start = Instant::now();
+    // Rows read from the partial file while the run went on: `cycle` and `accepted_phits`.
+    let mut seen: Option<(Vec<u64>, Vec<u64>)> = None;
+    while child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(300), "mpirun -np 2 did not finish in 300 s");
+        std::thread::sleep(Duration::from_millis(20));
+        // The writer may be in the middle of an append: a read that fails is tried again.
+        let read = (|| -> Option<(Vec<u64>, Vec<u64>)> {
+            let f = hxsim::output::hdf5::open_file(&partial).ok()?;
+            let g = f.group("timeseries").ok()?;
+            let cycle = g.dataset("cycle").ok()?.read_raw::<u64>().ok()?;
+            let acc = g.dataset("accepted_phits").ok()?.read_raw::<u64>().ok()?;
+            (cycle.len() == acc.len()).then_some((cycle, acc))
+        })();
+        if let Some((cycle, acc)) = read.filter(|(c, _)| !c.is_empty() && c.len() < rows) {
+            assert!(!file.exists(), "the final name appears only when the file is finished");
+            seen = Some((cycle, acc));
+            break;
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "mpirun -np 2 failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr));
+    let (cycle, acc) = seen
+        .unwrap_or_else(|| panic!("no time-series rows were seen before the run of {} cycles ended", WARMUP + MEASURE));
+    let b = hdf5::File::open(&file).unwrap();
+    let ts = b.group("timeseries").unwrap();
+    let all_cycles = read_u64s(&ts, "cycle");
+    assert_eq!(all_cycles.len(), rows, "one row per {SAMPLE}-cycle interval of {} cycles", WARMUP + MEASURE);
+    assert_eq!(all_cycles, (1..=rows as u64).map(|k| k * SAMPLE).collect::<Vec<_>>());
+    assert_eq!(cycle[..], all_cycles[..cycle.len()], "rows streamed during the run are the file's first rows");
+    assert_eq!(acc[..], read_u64s(&ts, "accepted_phits")[..acc.len()]);
+    let one = dir.path().join("one.h5");
     let out = Command::new(env!("CARGO_BIN_EXE_hxsim")).args(args(&one)).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = Command::new("mpirun")
-        .args(["-np", "2", "--oversubscribe", "--bind-to", "none"])
-        .arg(env!("CARGO_BIN_EXE_hxsim"))
-        .args(args(&two))
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("OMPI_MCA_mpi_yield_when_idle", "1")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(files.len(), 2, "exactly one file per run: {files:?}");
-    let (a, b) = (hdf5::File::open(&one).unwrap(), hdf5::File::open(&two).unwrap());
-    assert_eq!(b.attr("ranks").unwrap().read_scalar::<u64>().unwrap(), 2);
-    assert!(b.attr("complete").unwrap().read_scalar::<bool>().unwrap());
-    // The time series is streamed by one process and gathered from two ranks: same rows.
-    for col in ["cycle", "injected_phits", "accepted_phits", "delivered_packets", "latency_sum"] {
-        let (x, y) = (read_u64s(&a.group("timeseries").unwrap(), col), read_u64s(&b.group("timeseries").unwrap(), col));
-        assert!(!x.is_empty());
-        assert_eq!(x, y, "timeseries/{col}");
-    }
-    for col in ["injected_phits", "accepted_phits"] {
-        assert_eq!(read_u64s(&a.group("servers").unwrap(), col), read_u64s(&b.group("servers").unwrap(), col), "{col}");
-    }
-    assert_eq!(read_u64s(&a.group("links").unwrap(), "phits"), read_u64s(&b.group("links").unwrap(), "phits"));
-    assert_eq!(read_u64s(&a.group("latency").unwrap(), "packets"), read_u64s(&b.group("latency").unwrap(), "packets"));
+    assert_same_timeseries(&hdf5::File::open(&one).unwrap(), &b, "streamed from 2 ranks");
 }
 
 /// Ranks on networks whose switches differ: a HyperZ (servers on level 1 only, ports per level) and

@@ -14,9 +14,11 @@
 //! each ([`run_with`] and a [`Transport`]). With ranks, a window ends with two barriers: between
 //! them, local partition 0 (the calling thread) hands the messages addressed to other ranks to the
 //! transport, which exchanges them with the neighbouring ranks and reduces the status over all
-//! ranks, while the other threads take their local mail. [`World`] is the process group a run spans
-//! (one process, or the MPI world with the `mpi` feature) and offers the few collectives the driver
-//! needs to merge results on rank 0.
+//! ranks, while the other threads take their local mail; the transport's
+//! [`Transport::window_end`] then lets a driver run collectives of its own in step with the windows
+//! (rank 0 collects the time series that way, see `metrics::SampleRelay`). [`World`] is the process
+//! group a run spans (one process, or the MPI world with the `mpi` feature) and offers the few
+//! collectives the driver needs to merge results on rank 0.
 //!
 //! Determinism: message deliveries of one cycle must commute (a model contract), LPs step in a fixed
 //! order, and each LP draws only from its own random streams, so results do not depend on the
@@ -30,7 +32,7 @@ mod wheel;
 mod world;
 
 pub use barrier::SpinBarrier;
-pub use transport::{Local, Transport};
+pub use transport::{Local, Observed, Transport};
 pub use wheel::Wheel;
 pub use world::{launcher_ranks, LaunchError, World, SINGLE_PROCESS_ENV};
 
@@ -408,6 +410,11 @@ fn drive<P: Partition, X: Transport<P::Msg>>(
         let local_status = || Status::reduce((0..n).map(|p| unsafe { *shared.status[par * n + p].get() }));
         let g = if !remote {
             take_mail(&mut wheel);
+            if let Some(tr) = transport.as_deref_mut() {
+                // Every partition published this window's status before the barrier, so it has
+                // also finished `end_window`; the others may already be in the next window.
+                tr.window_end(end);
+            }
             local_status()
         } else {
             if let Some(tr) = transport.as_deref_mut() {
@@ -427,6 +434,8 @@ fn drive<P: Partition, X: Transport<P::Msg>>(
                     unsafe { shared.inbox[par * n + dst].get() }.push((at, lp, m));
                 }
                 unsafe { *shared.global[par].get() = g };
+                // Still between the barriers: no local partition has started the next window.
+                tr.window_end(end);
             }
             // Local mail meanwhile: the other threads would only be waiting for the leader.
             take_mail(&mut wheel);

@@ -108,6 +108,18 @@ impl MpiWorld {
         out
     }
 
+    pub(crate) fn sum_to_root(&self, words: &[u64]) -> Option<Vec<u64>> {
+        let root = self.comm.process_at_rank(0);
+        let sum = mpi::collective::SystemOperation::sum();
+        if self.rank != 0 {
+            root.reduce_into(words, sum);
+            return None;
+        }
+        let mut out = vec![0u64; words.len()];
+        root.reduce_into_root(words, &mut out[..], sum);
+        Some(out)
+    }
+
     /// The transport of this rank, exchanging with `neighbours` (other ranks, any order).
     pub(crate) fn transport(&self, neighbours: &[usize]) -> MpiTransport<'_> {
         let mut nb: Vec<usize> = neighbours.iter().copied().filter(|&q| q != self.rank).collect();

@@ -165,6 +165,7 @@ fn run_toy(lps: u32, ranks: usize, threads: usize, end: Cycle, tokens: u64, hops
     });
     let mut digest = vec![0u64; lps as usize];
     let mut outcomes = Vec::new();
+    let mut window_ends: Option<Vec<Cycle>> = None;
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..ranks)
             .map(|r| {
@@ -174,13 +175,26 @@ fn run_toy(lps: u32, ranks: usize, threads: usize, end: Cycle, tokens: u64, hops
                     .collect();
                 let (hub, part_of, spec) = (hub.clone(), &part_of, &spec);
                 s.spawn(move || {
-                    let mut tr = ThreadTransport { hub, rank: r };
-                    run_with(parts, part_of, spec, &Progress::default(), &mut tr)
+                    // Window ends as the transport's hook sees them.
+                    let mut ends = Vec::new();
+                    let mut tr = Observed { inner: ThreadTransport { hub, rank: r }, hook: |end| ends.push(end) };
+                    let res = run_with(parts, part_of, spec, &Progress::default(), &mut tr);
+                    (res, ends)
                 })
             })
             .collect();
         for h in handles {
-            let (parts, outcome) = h.join().unwrap();
+            let ((parts, outcome), ends) = h.join().unwrap();
+            // Every rank's hook sees every window end once, in order, up to where the run stopped:
+            // what lets it make collective calls of its own.
+            assert!(ends.windows(2).all(|w| w[0] < w[1]), "window ends out of order: {ends:?}");
+            if let Outcome::Finished { cycles } = outcome {
+                assert_eq!(ends.last(), Some(&cycles));
+            }
+            match &window_ends {
+                None => window_ends = Some(ends),
+                Some(first) => assert_eq!(first, &ends, "ranks saw different window ends"),
+            }
             for p in &parts {
                 for (li, &lp) in p.lps.iter().enumerate() {
                     digest[lp as usize] = p.digest[li];
@@ -191,6 +205,9 @@ fn run_toy(lps: u32, ranks: usize, threads: usize, end: Cycle, tokens: u64, hops
     });
     assert!(outcomes.windows(2).all(|w| w[0] == w[1]), "ranks disagree: {outcomes:?}");
     let rounds = *hub.rounds.lock().unwrap();
+    if ranks > 1 {
+        assert_eq!(window_ends.map(|e| e.len() as u64), Some(rounds), "one hook call per exchange");
+    }
     (digest, outcomes.pop().unwrap(), rounds)
 }
 

@@ -1,6 +1,6 @@
 //! How the partitions of one process reach those of other processes.
 
-use super::{Envelope, Status};
+use super::{Cycle, Envelope, Status};
 
 /// Moves boundary messages between processes (ranks) once per window and reduces the [`Status`]
 /// over them. One instance per process; only the thread that called [`super::run_with`] (which runs
@@ -18,6 +18,39 @@ pub trait Transport<M> {
     /// are appended to `inbound`, in any order (deliveries commute). Returns [`Status::reduce`] of
     /// `local` over all ranks: every rank must get the same value.
     fn exchange(&mut self, outbound: &mut [Vec<Envelope<M>>], inbound: &mut Vec<Envelope<M>>, local: Status) -> Status;
+    /// Called by the same thread right after the window ending at `end` was exchanged (after the
+    /// local partitions' [`super::Partition::end_window`] for it), before any partition starts the
+    /// next window. Every rank sees the same sequence of `end`s, so an implementation may make
+    /// collective calls of its own here. Default: nothing.
+    fn window_end(&mut self, _end: Cycle) {}
+}
+
+/// A transport that also calls `hook(end)` at every window end (see [`Transport::window_end`]):
+/// how a driver runs collectives of its own (e.g. streaming statistics to rank 0) in step with the
+/// windows, on the one thread that may talk to the other ranks, without the engine knowing what
+/// they carry.
+#[derive(Debug)]
+pub struct Observed<X, F> {
+    /// The transport that moves the messages.
+    pub inner: X,
+    /// Called after the inner transport's own `window_end`.
+    pub hook: F,
+}
+
+impl<M, X: Transport<M>, F: FnMut(Cycle)> Transport<M> for Observed<X, F> {
+    fn ranks(&self) -> usize {
+        self.inner.ranks()
+    }
+    fn rank(&self) -> usize {
+        self.inner.rank()
+    }
+    fn exchange(&mut self, outbound: &mut [Vec<Envelope<M>>], inbound: &mut Vec<Envelope<M>>, local: Status) -> Status {
+        self.inner.exchange(outbound, inbound, local)
+    }
+    fn window_end(&mut self, end: Cycle) {
+        self.inner.window_end(end);
+        (self.hook)(end);
+    }
 }
 
 /// The transport of a single process: nobody else to talk to.

@@ -6,7 +6,7 @@
 //! per copy, with the same effect. [`World::from_env`] compares what the launcher announced in the
 //! environment with what MPI reports, and fails with a [`LaunchError`] (exit code 2) instead.
 
-use super::{Outcome, Partition, Progress, RunSpec};
+use super::{Cycle, Observed, Outcome, Partition, Progress, RunSpec};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use thiserror::Error;
@@ -166,6 +166,18 @@ impl World {
         }
     }
 
+    /// The element-wise sum of `words` over all ranks, on rank 0 (collective; every rank passes
+    /// the same number of words): `Some(sums)` there, `None` elsewhere. Integer sums (wrapping, so
+    /// two's-complement negative counts add up too) do not depend on the order ranks are combined
+    /// in, so the result is the one a single process computes.
+    pub fn sum_to_root(&self, words: &[u64]) -> Option<Vec<u64>> {
+        match &self.imp {
+            Imp::Single => Some(words.to_vec()),
+            #[cfg(feature = "mpi")]
+            Imp::Mpi(w) => w.sum_to_root(words),
+        }
+    }
+
     /// Run this rank's partitions with [`super::run_with`] over the world (collective).
     /// `neighbours` are the other ranks that own an LP linked to one of this rank's LPs (the only
     /// ranks this rank exchanges messages with); see [`super::run_with`] for `part_of`.
@@ -181,14 +193,36 @@ impl World {
         P: Partition,
         P::Msg: Serialize + DeserializeOwned,
     {
+        self.run_observed(parts, part_of, neighbours, spec, progress, |_| {})
+    }
+
+    /// [`World::run`], calling `on_window(end)` at the end of every window on every rank, on the
+    /// calling thread, after the window's exchange and before any partition starts the next
+    /// window (see [`super::Transport::window_end`]). All ranks see the same `end`s, so
+    /// `on_window` may make collective calls on this world (e.g. [`World::sum_to_root`]).
+    pub fn run_observed<P, F>(
+        &self,
+        parts: Vec<P>,
+        part_of: &[u32],
+        neighbours: &[usize],
+        spec: &RunSpec,
+        progress: &Progress,
+        on_window: F,
+    ) -> (Vec<P>, Outcome)
+    where
+        P: Partition,
+        P::Msg: Serialize + DeserializeOwned,
+        F: FnMut(Cycle),
+    {
         match &self.imp {
             Imp::Single => {
                 debug_assert!(neighbours.is_empty());
-                super::run(parts, part_of, spec, progress)
+                let mut tr = Observed { inner: super::Local, hook: on_window };
+                super::run_with(parts, part_of, spec, progress, &mut tr)
             }
             #[cfg(feature = "mpi")]
             Imp::Mpi(w) => {
-                let mut tr = w.transport(neighbours);
+                let mut tr = Observed { inner: w.transport(neighbours), hook: on_window };
                 super::run_with(parts, part_of, spec, progress, &mut tr)
             }
         }
@@ -205,6 +239,7 @@ mod tests {
         assert_eq!((w.rank(), w.size()), (0, 1));
         assert!(w.is_root());
         assert_eq!(w.min_all(7), 7);
+        assert_eq!(w.sum_to_root(&[1, u64::MAX]), Some(vec![1, u64::MAX]));
         assert_eq!(w.gather_to_root(vec![1, 2, 3]), Some(vec![vec![1, 2, 3]]));
     }
 }

@@ -70,6 +70,129 @@ impl SampleSink {
     }
 }
 
+/// The counters of a [`Sample`] that [`SampleRelay`] sums over ranks, one word each.
+const RELAY_WORDS: usize = 5;
+
+/// Fewest windows between two reductions of a [`SampleRelay`]: with long windows (and short sample
+/// intervals) an interval finishes in almost every window, and one collective for several of them
+/// costs the same as one for each.
+pub const RELAY_EVERY_WINDOWS: u64 = 8;
+
+/// Streams the time series of a run on several processes (MPI ranks) to rank 0 while it goes on,
+/// where [`SampleSink`]s alone cannot reach: the collector (the HDF5 writer) runs in rank 0's
+/// process only.
+///
+/// On every rank, the partitions' sinks send to the relay's channel as they would to the collector.
+/// The relay is called at every window end, on the thread that talks to the other ranks (see
+/// `engine::World::run_observed`). Once at least [`RELAY_EVERY_WINDOWS`] windows have passed since
+/// its last reduction and some interval has become final (interval `k` is final when the window
+/// end reaches `(k + 1) * sample_cycles`: every partition has sent it before the window ended), it
+/// sums its partitions' contributions to each final interval, and all ranks add those sums up on
+/// rank 0 in one reduction of [`RELAY_WORDS`] integers per interval. Rank 0 sends every merged
+/// interval, once and in order, to the collector as partition 0.
+///
+/// Determinism: the decision to reduce depends only on the window ends and the sample interval,
+/// which every rank sees alike, so every rank joins the same reductions; the counters are integers,
+/// so the sums equal the single-process merge whatever the order of ranks and partitions.
+#[derive(Debug)]
+pub struct SampleRelay {
+    rx: crossbeam::channel::Receiver<(u32, Sample)>,
+    /// Partitions of this rank: contributions expected per interval.
+    parts: u32,
+    sample_cycles: u64,
+    /// First interval not reduced yet.
+    sent: u64,
+    /// Sum and number of contributions of this rank's partitions to interval `sent + i`.
+    acc: std::collections::VecDeque<(Sample, u32)>,
+    /// Windows since the last reduction.
+    windows: u64,
+    /// Rank 0's collector (`None` on the other ranks).
+    out: Option<SampleSender>,
+}
+
+impl SampleRelay {
+    /// A relay for the `parts` partitions of this rank, and the sender their [`SampleSink`]s use.
+    /// `out` is the collector on rank 0 (`None` elsewhere).
+    pub fn new(parts: u32, sample_cycles: u64, out: Option<SampleSender>) -> (Self, SampleSender) {
+        assert!(parts >= 1 && sample_cycles >= 1);
+        let (tx, rx) = crossbeam::channel::unbounded();
+        let relay =
+            SampleRelay { rx, parts, sample_cycles, sent: 0, acc: std::collections::VecDeque::new(), windows: 0, out };
+        (relay, tx)
+    }
+
+    /// At the end of the window ending at `end` (on every rank, for every window): take what the
+    /// partitions sent, and if it is time, sum the final intervals over the ranks with `sum_to_root`
+    /// (a collective element-wise sum that returns the sums on rank 0 and `None` elsewhere).
+    pub fn window_end(&mut self, end: u64, sum_to_root: impl FnOnce(&[u64]) -> Option<Vec<u64>>) {
+        let sc = self.sample_cycles;
+        // Partitions of this rank may be a window ahead with one process (they do not wait for
+        // the caller), so later intervals may be here too: kept for the next reduction.
+        while let Ok((_, s)) = self.rx.try_recv() {
+            let k = (s.cycle / sc).checked_sub(1).expect("a sink labels interval k with (k + 1) * sample_cycles");
+            assert!(k >= self.sent, "interval {k} sent again after it was relayed");
+            let i = (k - self.sent) as usize;
+            if self.acc.len() <= i {
+                self.acc.resize(i + 1, (Sample::default(), 0));
+            }
+            let (m, n) = &mut self.acc[i];
+            m.injected_phits += s.injected_phits;
+            m.accepted_phits += s.accepted_phits;
+            m.delivered_packets += s.delivered_packets;
+            m.latency_sum += s.latency_sum;
+            m.in_flight += s.in_flight;
+            *n += 1;
+        }
+        self.windows += 1;
+        let finished = end / sc;
+        if finished <= self.sent || self.windows < RELAY_EVERY_WINDOWS {
+            return;
+        }
+        let count = (finished - self.sent) as usize;
+        let mut words = Vec::with_capacity(count * RELAY_WORDS);
+        for i in 0..count {
+            let (m, n) = self.acc.get(i).copied().unwrap_or_default();
+            assert_eq!(
+                n,
+                self.parts,
+                "interval {} is final but only {n} of {} partitions sent it",
+                self.sent + i as u64,
+                self.parts
+            );
+            words.extend_from_slice(&[
+                m.injected_phits,
+                m.accepted_phits,
+                m.delivered_packets,
+                m.latency_sum,
+                m.in_flight as u64,
+            ]);
+        }
+        let sums = sum_to_root(&words);
+        if let (Some(sums), Some(out)) = (sums, &self.out) {
+            for (i, w) in sums.chunks_exact(RELAY_WORDS).enumerate() {
+                let s = Sample {
+                    cycle: (self.sent + i as u64 + 1) * sc,
+                    injected_phits: w[0],
+                    accepted_phits: w[1],
+                    delivered_packets: w[2],
+                    latency_sum: w[3],
+                    in_flight: w[4] as i64,
+                };
+                // A collector that hung up has failed and stops the run; the rows go nowhere.
+                let _ = out.send((0, s));
+            }
+        }
+        self.acc.drain(..count.min(self.acc.len()));
+        self.sent = finished;
+        self.windows = 0;
+    }
+
+    /// Intervals relayed so far.
+    pub fn relayed(&self) -> u64 {
+        self.sent
+    }
+}
+
 /// Counters of one partition; merged into the run's totals (serializable: MPI ranks send theirs to
 /// rank 0).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -329,6 +452,74 @@ pub fn peak_memory_bytes() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two ranks of two partitions each, relayed to rank 0, give the sums of all four partitions'
+    /// intervals, each once, in order; nothing is reduced before enough windows have passed.
+    #[test]
+    fn relay_sums_ranks_at_window_ends() {
+        let sc = 10;
+        let (collector, rows) = crossbeam::channel::unbounded();
+        let (mut r0, tx0) = SampleRelay::new(2, sc, Some(collector));
+        let (mut r1, tx1) = SampleRelay::new(2, sc, None);
+        let mut sinks: Vec<SampleSink> = [&tx0, &tx0, &tx1, &tx1]
+            .iter()
+            .enumerate()
+            .map(|(i, tx)| SampleSink::new(i as u32, (*tx).clone()))
+            .collect();
+        // Partition p records p + 1 injected phits and one delivery of latency 3p in every interval.
+        let per_part = |p: u64, n: usize| -> Vec<Sample> {
+            (0..n)
+                .map(|_| Sample {
+                    cycle: 0,
+                    injected_phits: p + 1,
+                    accepted_phits: 2 * p,
+                    delivered_packets: 1,
+                    latency_sum: 3 * p,
+                    in_flight: -(p as i64),
+                })
+                .collect()
+        };
+        let mut reductions = 0;
+        for w in 1..=40u64 {
+            let end = 4 * w;
+            for (p, sink) in sinks.iter_mut().enumerate() {
+                sink.send_until(end, sc, &per_part(p as u64, 100));
+            }
+            let mut from_1 = None;
+            r1.window_end(end, |words| {
+                from_1 = Some(words.to_vec());
+                None
+            });
+            r0.window_end(end, |words| {
+                let other = from_1.take().expect("both ranks reduce in the same window");
+                reductions += 1;
+                Some(words.iter().zip(&other).map(|(a, b)| a.wrapping_add(*b)).collect())
+            });
+            assert!(from_1.is_none(), "rank 1 reduced alone at window {w}");
+            assert_eq!(r0.relayed(), r1.relayed());
+        }
+        // 40 windows of 4 cycles: reductions at windows 8, 16, 24, 32, 40.
+        assert_eq!(reductions, 5);
+        assert_eq!(r0.relayed(), 16);
+        let got: Vec<Sample> = rows
+            .try_iter()
+            .map(|(p, s)| {
+                assert_eq!(p, 0);
+                s
+            })
+            .collect();
+        let want: Vec<Sample> = (1..=16)
+            .map(|k| Sample {
+                cycle: k * sc,
+                injected_phits: 1 + 2 + 3 + 4,
+                accepted_phits: 2 * (1 + 2 + 3),
+                delivered_packets: 4,
+                latency_sum: 3 * (1 + 2 + 3),
+                in_flight: -(1 + 2 + 3),
+            })
+            .collect();
+        assert_eq!(got, want);
+    }
 
     #[test]
     fn jain_extremes() {

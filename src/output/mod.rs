@@ -338,27 +338,23 @@ pub fn run_command(cfg: &Config, threads: usize, json: bool, quiet: bool, output
     hdf5::write_header(&file, cfg, &hdf5::RunMeta { ranks, ..hdf5::RunMeta::now(threads) })?;
     let mut ts = hdf5::Timeseries::create(&file, cfg)?;
     file.flush()?;
-    let (result, streamed) = if ranks == 1 {
+    let (result, streamed) = {
+        // With several ranks the other ranks' intervals arrive merged, relayed through this one.
         let (tx, rx) = crossbeam::channel::unbounded();
         std::thread::scope(|s| {
             let writer = s.spawn(|| {
-                let r = hdf5::stream_timeseries(rx, threads as u32, &mut ts, &file, FLUSH_EVERY);
+                let r = hdf5::stream_timeseries(rx, crate::sim::sample_senders(layout), &mut ts, &file, FLUSH_EVERY);
                 if r.is_err() {
                     // The file cannot be completed: stop the run at the next window, not at its end.
                     progress.stop.store(STOP_IO_ERROR, Ordering::SeqCst);
                 }
                 r
             });
-            let result = cli::run_with_progress_observed(cfg, &opts, quiet, progress.clone(), Some(tx));
+            let result = cli::run_with_progress_on(&world, cfg, &opts, quiet, progress.clone(), Some(tx))
+                .map(|r| r.expect("rank 0 gets the merged result"));
             let streamed = writer.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the time-series writer panicked")));
             (result, streamed)
         })
-    } else {
-        // Other ranks' partitions cannot stream into this process: the merged time series gathered
-        // at the end is written by `write_results` below.
-        let result = cli::run_with_progress_on(&world, cfg, &opts, quiet, progress, None)
-            .map(|r| r.expect("rank 0 gets the merged result"));
-        (result, Ok(()))
     };
     let res = match result {
         Ok(res) => res,
