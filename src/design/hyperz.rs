@@ -287,6 +287,18 @@ impl Design {
         (self.side_links * s_min) as f64 * self.switches_per_znode() as f64 / (2.0 * self.nodes_per_znode()[0] as f64)
     }
 
+    /// Bisection of the Z-node trees, defined for `h >= 2`: `min_{i>=2} R_i z_i g_i / R_0`, the
+    /// level-`i` internal links per processor. Splitting every level-`i` zone into halves of its `z_i`
+    /// sub-zones, with all switches of levels `>= i` on one side, cuts only those links of one half
+    /// (side links join equal flat addresses, so they stay on one side). With [`Self::bisection`] it
+    /// bounds the network's relative bisection from above: a slim tree (`r_i = 1`) has a small one.
+    pub fn tree_bisection(&self) -> Option<f64> {
+        let r = self.nodes_per_znode();
+        (2..=self.levels())
+            .map(|i| (r[i] * self.zones[i - 1] * self.internal_links[i - 1]) as f64 / r[0] as f64)
+            .min_by(f64::total_cmp)
+    }
+
     /// `beta >= b`, exactly.
     fn bisection_at_least(&self, b: &Ratio) -> bool {
         let s_min = self.sides.iter().copied().min().unwrap_or(0);
@@ -562,9 +574,7 @@ impl Search<'_> {
             // With z_level = z: P_level = p, P_{level-1} = p z, and levels level-2..1 at least doubling.
             let below = level - 1; // levels 1..level-1 still to come, each P at least 2x the previous
             let p_next = p.saturating_mul(z);
-            let lb = known
-                .saturating_add(p)
-                .saturating_add(p_next.saturating_mul(pow_sat(2, below as u32) - 1));
+            let lb = known.saturating_add(p).saturating_add(p_next.saturating_mul(pow_sat(2, below as u32) - 1));
             if nz.saturating_mul(lb) > self.best.bound() {
                 break;
             }
@@ -816,34 +826,47 @@ impl HyperzArgs {
         }
         // The smallest design: two Z-nodes (d = 1, s = 2, q = 1) of z_i = 2 with one up port below the top.
         let h = self.levels.unwrap_or(1);
-        let d = self.dims.unwrap_or(1);
-        let q = self.side_links.unwrap_or(1);
-        let least = 2 + (h > 1) as u64 + q.saturating_mul(d);
-        if !(least..=MAX_RADIX).contains(&self.radix) {
+        let tree = 2 + (h > 1) as u64;
+        if !(tree + 1..=MAX_RADIX).contains(&self.radix) {
             return Err(ConfigError::value(
                 "--radix",
                 self.radix,
                 format!(
-                    "between {least} and {MAX_RADIX} ports: a switch needs z_i >= 2 down ports, {} up port, and q*sum(s_k - 1) \
-                     >= {} side ports (h = {h}, d = {d}, q = {q} at least)",
+                    "between {} and {MAX_RADIX} ports: a switch needs z_i >= 2 down ports, {} up port and at least one \
+                     side port (h = {h})",
+                    tree + 1,
                     if h > 1 { "one" } else { "no" },
-                    q.saturating_mul(d)
                 ),
             ));
         }
-        if let Some(d) = self.dims {
-            if !(1..=self.radix - 2).contains(&d) {
-                return Err(ConfigError::value("--dims", d, format!("between 1 and {} (radix - 2)", self.radix - 2)));
+        for (flag, v) in [("--dims", self.dims), ("--side-links", self.side_links)] {
+            if let Some(v) = v {
+                if !(1..=self.radix - tree).contains(&v) {
+                    return Err(ConfigError::value(
+                        flag,
+                        v,
+                        format!(
+                            "between 1 and {} (radix - {tree}: z_i >= 2 ports{})",
+                            self.radix - tree,
+                            if h > 1 { " and an up port" } else { "" }
+                        ),
+                    ));
+                }
             }
         }
-        if let Some(q) = self.side_links {
-            if !(1..=self.radix - 2).contains(&q) {
-                return Err(ConfigError::value(
-                    "--side-links",
-                    q,
-                    format!("between 1 and {} (radix - 2)", self.radix - 2),
-                ));
-            }
+        let (d, q) = (self.dims.unwrap_or(1), self.side_links.unwrap_or(1));
+        if tree + d * q > self.radix {
+            return Err(ConfigError::value(
+                "--radix",
+                self.radix,
+                format!(
+                    "at least {} ports with --dims {d} and --side-links {q}: z_i >= 2 down ports, {} up port and \
+                     q*sum(s_k - 1) >= {} side ports",
+                    tree + d * q,
+                    if h > 1 { "one" } else { "no" },
+                    d * q
+                ),
+            ));
         }
         let bisection = match &self.bisection {
             None => None,
@@ -924,8 +947,10 @@ pub struct Report {
     pub max_radix: u64,
     /// `N_0`.
     pub processors: u64,
-    /// `q s_min sum R_i / (2 R_0)`.
+    /// `q s_min sum R_i / (2 R_0)`, the GHC cut.
     pub bisection: f64,
+    /// `min_{i>=2} R_i z_i g_i / R_0`, the tree cut; `None` for `h = 1`.
+    pub tree_bisection: Option<f64>,
     /// Processor-to-processor diameter, processor links included (`2h + d`).
     pub diameter: u64,
     /// Between processor-bearing switches (`hxsim analyze`'s `diameter`).
@@ -954,6 +979,7 @@ impl From<&Design> for Report {
             max_radix: x.max_radix(),
             processors: x.processors(),
             bisection: x.bisection(),
+            tree_bisection: x.tree_bisection(),
             diameter: x.diameter(),
             switch_diameter: x.switch_diameter(),
         }
@@ -1000,16 +1026,18 @@ pub fn run(a: &HyperzArgs) -> anyhow::Result<u8> {
     } else {
         println!(
             "HyperZ H_d(s; q)(Z_h(z; r; g)) for N = {} processors, radix {}{}: fewest switches, then fewer levels, \
-             then fewer links (processor links included); searched in {:.3} s",
+             then fewer links (processor links included); searched in {:.3} s\n\
+             beta: GHC-cut bisection q s_min sum(R_i) / (2 R_0); tree: Z-node cut min R_i z_i g_i / R_0 (h >= 2); \
+             the network's bisection is at most the smaller; diam: processor to processor, 2h + d",
             a.processors,
             a.radix,
             p.bisection.map_or(String::new(), |b| format!(", bisection >= {b}")),
             seconds
         );
         println!(
-            "{:>4} {:>2} {:<10} {:>2} {:<12} {:<7} {:<12} {:<8} {:>2} {:<18} {:>20} {:<12} {:>4} {:>6} {:>6} {:>4}",
-            "rank", "d", "s", "h", "z", "z_1", "r", "g", "q", "switches/level", "links int+side=all", "radix/level", "max",
-            "procs", "beta", "diam"
+            "{:>4} {:>2} {:<13} {:>2} {:<13} {:<7} {:<12} {:<10} {:>2} {:<22} {:>20} {:<13} {:>4} {:>6} {:>6} {:>6} {:>4}",
+            "rank", "d", "s", "h", "z", "z_1", "r", "g", "q", "switches (per level)", "links int+side=all", "radix/level",
+            "max", "procs", "beta", "tree", "diam"
         );
         for (i, r) in reports.iter().enumerate() {
             let z1 = if r.zones1_range[0] == r.zones1_range[1] {
@@ -1018,7 +1046,7 @@ pub fn run(a: &HyperzArgs) -> anyhow::Result<u8> {
                 format!("{}..{}", r.zones1_range[0], r.zones1_range[1])
             };
             println!(
-                "{:>4} {:>2} {:<10} {:>2} {:<12} {:<7} {:<12} {:<8} {:>2} {:<18} {:>20} {:<12} {:>4} {:>6} {:>6.3} {:>4}",
+                "{:>4} {:>2} {:<13} {:>2} {:<13} {:<7} {:<12} {:<10} {:>2} {:<22} {:>20} {:<13} {:>4} {:>6} {:>6.3} {:>6} {:>4}",
                 i + 1,
                 r.dims,
                 format!("({})", list(&r.sides)),
@@ -1034,6 +1062,7 @@ pub fn run(a: &HyperzArgs) -> anyhow::Result<u8> {
                 r.max_radix,
                 r.processors,
                 r.bisection,
+                r.tree_bisection.map_or("-".to_string(), |b| format!("{b:.3}")),
                 r.diameter
             );
         }
@@ -1041,7 +1070,11 @@ pub fn run(a: &HyperzArgs) -> anyhow::Result<u8> {
     if let Some(path) = &a.write_config {
         let text = config_text(&designs[0], &a.command_line());
         crate::config::parse_str(&text, &path.display().to_string(), &[]).map_err(|e| {
-            ConfigError::value("--write-config", path.display(), format!("this design is beyond what hxsim simulates: {e}"))
+            ConfigError::value(
+                "--write-config",
+                path.display(),
+                format!("this design is beyond what hxsim simulates: {e}"),
+            )
         })?;
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
         eprintln!("config written to {}", path.display());
@@ -1200,8 +1233,14 @@ mod tests {
             assert_eq!(x.radix_per_level(), radix);
             assert_eq!(x.diameter(), diam);
         }
-        // h = 3 A: beta = 1 * 2 * (32 + 32 + 8) / (2 * 256) = 9/32.
-        assert_eq!(Design::new(&[2, 2], &[8, 4, 8], &[1, 4, 8], &[1, 2, 2], 1).bisection(), 9.0 / 32.0);
+        // h = 3 A: beta = 1 * 2 * (32 + 32 + 8) / (2 * 256) = 9/32; tree: level 2 has 32 * 4 * 2 = 256
+        // links per 256 processors, level 3 8 * 8 * 2 = 128.
+        let a = Design::new(&[2, 2], &[8, 4, 8], &[1, 4, 8], &[1, 2, 2], 1);
+        assert_eq!(a.bisection(), 9.0 / 32.0);
+        assert_eq!(a.tree_bisection(), Some(0.5));
+        // h = 2 A: level 2 has 8 * 8 = 64 links per 64 processors; h = 1 has no tree.
+        assert_eq!(Design::new(&[4, 4], &[8, 8], &[1, 8], &[1, 1], 1).tree_bisection(), Some(1.0));
+        assert_eq!(Design::new(&[8, 8], &[16], &[1], &[1], 1).tree_bisection(), None);
     }
 
     #[test]
@@ -1243,8 +1282,8 @@ mod tests {
         // Eq. (4): z^(h+d) >= N.
         assert_eq!(eq4_min_zones(131072, 3, 3), 8); // 7^6 = 117649 < 131072 <= 8^6
         assert_eq!(eq4_min_zones(1024, 3, 2), 4); // 4^5 = 1024
-        // SPEC section 8 item 11: h = 3, s = 8, d = 3 needs 2*8 + 3*7 = 37 ports, and eq. (3) with
-        // L_max = 32 allows z <= 7 only: no fully regular design for 131072 processors.
+                                                  // SPEC section 8 item 11: h = 3, s = 8, d = 3 needs 2*8 + 3*7 = 37 ports, and eq. (3) with
+                                                  // L_max = 32 allows z <= 7 only: no fully regular design for 131072 processors.
         let x = Design::new(&[8, 8, 8], &[8, 8, 8], &[1, 8, 64], &[1, 1, 1], 1);
         assert_eq!(x.max_radix(), 37);
         assert_eq!(eq3_max_zones(3, 1, 32), 7);
@@ -1346,11 +1385,12 @@ mod tests {
     }
 
     fn without_range(v: Vec<Design>) -> Vec<Design> {
-        v.into_iter().map(|mut x| {
-            x.zones1_max = x.zones[0];
-            x
-        })
-        .collect()
+        v.into_iter()
+            .map(|mut x| {
+                x.zones1_max = x.zones[0];
+                x
+            })
+            .collect()
     }
 
     #[test]
