@@ -130,7 +130,8 @@ fn hyperz(args: &[&str]) -> Output {
 }
 
 /// SPEC section 4.3 h = 3 A (Adda 2023 section 5.3's node on (s1, s2) = (2, 2)): 288 switches on
-/// radix 18, relative bisection q s_min sum(R_i) / (2 R_0) = 2 * 72 / 512 = 9/32.
+/// radix 18, relative bisection q s_min sum(R_i) / (2 R_0) = 2 * 72 / 512 = 9/32 (GHC cut) and
+/// min(32 * 4 * 2, 8 * 8 * 2) / 256 = 1/2 (tree cut).
 #[test]
 fn hyperz_search_is_at_least_as_small_as_the_paper_node() {
     let v = json(&hyperz(&[
@@ -153,6 +154,7 @@ fn hyperz_search_is_at_least_as_small_as_the_paper_node() {
         assert!(d["max_radix"].as_u64().unwrap() <= 18);
         assert!(d["processors"].as_u64().unwrap() >= 1024);
         assert!(d["bisection"].as_f64().unwrap() >= 9.0 / 32.0);
+        assert!(d["tree_bisection"].as_f64().unwrap() >= 9.0 / 32.0);
         assert_eq!(d["levels"], 3);
         assert_eq!(d["diameter"].as_u64().unwrap(), 6 + d["dims"].as_u64().unwrap());
     }

@@ -22,12 +22,14 @@
 //! - ports: every level's radix is at most `R` (the SPEC section 1 form of the paper's
 //!   `2z + dq(z-1) <= L_max`);
 //! - size: `N_0 >= N` (eq. (4) with `R_0min` read as the total processor count, SPEC section 8 item 10);
-//! - bisection (optional, `--bisection B`): `beta >= B`, where `beta = q s_min sum_{i>=1} R_i / (2 R_0)`
-//!   is the HyperX paper's relative bisection (Ahn et al., eq. (1)) carried to HyperZ: the side links
-//!   that cross the cut through the middle of the narrowest GHC dimension, at every level, per processor
-//!   of one half. It is defined for every design here (`d >= 1`); it exactly halves the processors when
-//!   `s_min` is even and, as in the HyperX paper, is used as is when it is odd. It counts GHC links only:
-//!   a Z-node tree tapered below `beta` bounds the true bisection lower.
+//! - bisection (optional, `--bisection B`): both cuts below are at least `B`. The HyperX paper's
+//!   relative bisection (Ahn et al., eq. (1)) carried to HyperZ, `beta = q s_min sum_{i>=1} R_i / (2 R_0)`:
+//!   the side links that cross the cut through the middle of the narrowest GHC dimension, at every level,
+//!   per processor of one half (it halves the processors exactly when `s_min` is even and, as in the
+//!   HyperX paper, is used as is when it is odd). And, for `h >= 2`, the tree cut
+//!   `min_{i>=2} R_i z_i g_i / R_0` ([`Design::tree_bisection`]), without which the fewest switches
+//!   would always come from slim trees (`r_i = 1`) with a large `q`. The network's true bisection is at
+//!   most the smaller of the two; neither the paper nor the SPEC defines one.
 //!
 //! **Families.**
 //! - general: any `s`, `z`, `r`, `g`, and one `q` for every level and dimension;
@@ -56,11 +58,14 @@
 //! - `z_1 = max(2, ceil(N / (N_Z prod_{j>=2} z_j)))`, the smallest that reaches `N`: `z_1` adds no
 //!   switch, and a larger one adds ports, links and processors and lowers `beta`. The largest feasible
 //!   `z_1` is reported as a range, as the HyperX search reports `T`;
-//! - `g_i = 1`: `g` changes neither switches nor processors nor `beta`, and only adds ports and links;
+//! - `g`: `g_1 = 1`, and for `i >= 2` the smallest `g_i` with `R_i z_i g_i >= B R_0` (1 without
+//!   `--bisection`): `g` changes neither switches nor processors nor `beta`, and a larger one only adds
+//!   ports and links;
 //! - `r`: with no bisection asked, `r_i = 1` minimises every `R_i` and so switches, ports and links.
 //!   With `--bisection B` the smallest `sum R_i >= 2 B R_0 / (q s_min)` is needed; the divisor chains
-//!   `r` are searched for it (fewest switches, then fewest links) for every `q` that fits the ports, and
-//!   the best `(q, r)` kept. Without `--bisection`, `q = 1` (or `--side-links`).
+//!   `r` (each with its `g`, within the ports) are searched for it (fewest switches, then fewest links)
+//!   for every `q` that fits the ports, and the best `(q, r, g)` kept. Without `--bisection`, `q = 1`
+//!   (or `--side-links`).
 //!
 //! The brute-force enumeration in the tests tries every `(s, z, r, g, q)` in any order within the same
 //! scope and finds the same designs.
@@ -287,7 +292,7 @@ impl Design {
         (self.side_links * s_min) as f64 * self.switches_per_znode() as f64 / (2.0 * self.nodes_per_znode()[0] as f64)
     }
 
-    /// Bisection of the Z-node trees, defined for `h >= 2`: `min_{i>=2} R_i z_i g_i / R_0`, the
+    /// Relative bisection of the Z-node trees, defined for `h >= 2`: `min_{i>=2} R_i z_i g_i / R_0`, the
     /// level-`i` internal links per processor. Splitting every level-`i` zone into halves of its `z_i`
     /// sub-zones, with all switches of levels `>= i` on one side, cuts only those links of one half
     /// (side links join equal flat addresses, so they stay on one side). With [`Self::bisection`] it
@@ -300,11 +305,18 @@ impl Design {
     }
 
     /// `beta >= b`, exactly.
+    /// `min(beta, tree bisection) >= b`, exactly.
     fn bisection_at_least(&self, b: &Ratio) -> bool {
         let s_min = self.sides.iter().copied().min().unwrap_or(0);
         let num = (self.side_links as u128 * s_min as u128).saturating_mul(self.switches_per_znode() as u128);
-        let den = 2 * self.nodes_per_znode()[0] as u128;
-        b.le_ratio_wide(num, den)
+        let r = self.nodes_per_znode();
+        let r0 = r[0] as u128;
+        b.le_ratio_wide(num, 2 * r0)
+            && (2..=self.levels()).all(|i| {
+                let links =
+                    (r[i] as u128 * self.zones[i - 1] as u128).saturating_mul(self.internal_links[i - 1] as u128);
+                b.le_ratio_wide(links, r0)
+            })
     }
 
     /// Processor-to-processor diameter in hops, processor links included: `2h + d` when every `z_i` and
@@ -471,6 +483,18 @@ impl Best {
     }
 }
 
+/// A complete shape while its roots are chosen: `pp[i-1] = P_i = prod_{j>i} z_j`, the largest `w` per
+/// level, the least `sum R_i` the GHC cut needs, `N_Z`, the zones, side ports and `R_0`.
+struct Shape<'a> {
+    pp: &'a [u64],
+    w_max: &'a [u64],
+    target: u64,
+    nz: u64,
+    zones: &'a [u64],
+    side: u64,
+    r0: u64,
+}
+
 struct Search<'a> {
     p: &'a Problem,
     best: Best,
@@ -624,15 +648,16 @@ impl Search<'_> {
             // Up ports w_{i+1} at level i (i < h): z_i + w_{i+1} + side <= R.
             let w_max: Vec<u64> = (0..h).map(|i| p.radix - zones[i] - side).collect();
             let mut chain = vec![1u64];
-            let mut found: Vec<Vec<u64>> = Vec::new();
+            let mut found: Vec<(Vec<u64>, Vec<u64>)> = Vec::new();
             let mut least = u64::MAX;
-            self.roots(&pp, &w_max, target, nz, &mut chain, pp[0], &mut found, &mut least);
-            for roots in found {
+            let shape = Shape { pp: &pp, w_max: &w_max, target, nz, zones: &zones, side, r0 };
+            self.roots(&shape, &mut chain, pp[0], &mut found, &mut least);
+            for (roots, internal_links) in found {
                 let x = Design {
                     sides: sides.to_vec(),
                     zones: zones.clone(),
                     roots,
-                    internal_links: vec![1; h],
+                    internal_links,
                     side_links: q,
                     zones1_max: z1,
                 };
@@ -649,30 +674,46 @@ impl Search<'_> {
         self.best.offer(x);
     }
 
-    /// Divisor chains `r` (`r_1 = 1`, `w_i = r_i / r_{i-1} <= w_max[i-2]`) with `sum_i r_i P_i >= target`
-    /// and that sum least: all of them, in `found`, with the least sum in `least`. `acc` is the sum over
-    /// the levels in `chain`; `nz` scales sums to switch counts for the incumbent bound.
-    #[allow(clippy::too_many_arguments)]
+    /// The fewest internal links `g` for roots `r`: `g_1 = 1` and, for `i >= 2`, the smallest `g_i` with
+    /// `R_i z_i g_i >= B R_0` (the tree cut); `None` when some level's ports exceed `R`.
+    fn internal_links(&self, s: &Shape, roots: &[u64]) -> Option<Vec<u64>> {
+        let h = roots.len();
+        let g: Vec<u64> = (0..h)
+            .map(|i| match (i, self.p.bisection) {
+                (0, _) | (_, None) => 1,
+                (_, Some(b)) => b.min_multiplier(s.r0, roots[i].saturating_mul(s.pp[i - 1])).max(1),
+            })
+            .collect();
+        let fits = (0..h).all(|i| {
+            let up = if i + 1 < h { (roots[i + 1] / roots[i]).saturating_mul(g[i + 1]) } else { 0 };
+            s.zones[i].saturating_mul(g[i]).saturating_add(up).saturating_add(s.side) <= self.p.radix
+        });
+        fits.then_some(g)
+    }
+
+    /// Divisor chains `r` (`r_1 = 1`, `w_i = r_i / r_{i-1} <= w_max[i-2]`) with `sum_i r_i P_i >= target`,
+    /// each with its fewest internal links ([`Self::internal_links`]) fitting the ports, and that sum
+    /// least: all of them, in `found`, with the least sum in `least`. `acc` is the sum over the levels in
+    /// `chain`.
     fn roots(
         &mut self,
-        pp: &[u64],
-        w_max: &[u64],
-        target: u64,
-        nz: u64,
+        s: &Shape,
         chain: &mut Vec<u64>,
         acc: u64,
-        found: &mut Vec<Vec<u64>>,
+        found: &mut Vec<(Vec<u64>, Vec<u64>)>,
         least: &mut u64,
     ) {
+        let (pp, w_max) = (s.pp, s.w_max);
         let h = pp.len();
         let i = chain.len(); // 0-based index of the level chosen now
         if i == h {
-            if acc >= target && acc <= *least {
+            if acc >= s.target && acc <= *least {
+                let Some(g) = self.internal_links(s, chain) else { return };
                 if acc < *least {
                     found.clear();
                     *least = acc;
                 }
-                found.push(chain.clone());
+                found.push((chain.clone(), g));
             }
             return;
         }
@@ -686,7 +727,7 @@ impl Search<'_> {
             let r = r_last.saturating_mul(w);
             // Every later r_j >= r: the least sum this branch can reach.
             let lb = acc.saturating_add(r.saturating_mul(rest));
-            if lb > *least || nz.saturating_mul(lb) > self.best.bound() {
+            if lb > *least || s.nz.saturating_mul(lb) > self.best.bound() {
                 break;
             }
             // The largest sum it can reach: every later level at its largest w.
@@ -697,11 +738,11 @@ impl Search<'_> {
                 }
                 hi = hi.saturating_add(rr.saturating_mul(pp[j]));
             }
-            if hi < target {
+            if hi < s.target {
                 continue;
             }
             chain.push(r);
-            self.roots(pp, w_max, target, nz, chain, acc.saturating_add(r.saturating_mul(pp[i])), found, least);
+            self.roots(s, chain, acc.saturating_add(r.saturating_mul(pp[i])), found, least);
             chain.pop();
         }
     }
@@ -786,7 +827,8 @@ pub struct HyperzArgs {
     /// smallest that meets --bisection.
     #[arg(long, value_name = "Q")]
     side_links: Option<u64>,
-    /// B: smallest relative bisection q*s_min*sum(R_i)/(2*R_0) (decimal or fraction); default: none.
+    /// B: smallest relative bisection, of the GHC cut q*s_min*sum(R_i)/(2*R_0) and of the Z-node tree cut
+    /// min R_i*z_i*g_i/R_0 (decimal or fraction); default: none.
     #[arg(long, value_name = "B")]
     bisection: Option<String>,
     /// Only regular designs (Definition 3.1): z_i = z, s_k = s, r_i = z^(i-1), g_i = 1.
@@ -947,7 +989,7 @@ pub struct Report {
     pub max_radix: u64,
     /// `N_0`.
     pub processors: u64,
-    /// `q s_min sum R_i / (2 R_0)`, the GHC cut.
+    /// `q s_min sum R_i / (2 R_0)`, the GHC cut (module doc).
     pub bisection: f64,
     /// `min_{i>=2} R_i z_i g_i / R_0`, the tree cut; `None` for `h = 1`.
     pub tree_bisection: Option<f64>,
@@ -1298,7 +1340,7 @@ mod tests {
     }
 
     /// Every design with `s_k` in `2..=R` in any order, `z_i` in `2..=R`, `w_i` in `1..=R`, `g_i` in
-    /// `1..=2` (`i >= 2`), `q` in `1..=R`, `h` and `d` within [`scope_cap`] or as fixed, checked with
+    /// `1..=R` (`i >= 2`), `q` in `1..=R`, `h` and `d` within [`scope_cap`] or as fixed, checked with
     /// [`check`] alone; per shape the best by the rank key; ranked.
     fn brute_force(p: &Problem) -> Vec<Design> {
         let r = p.radix;
@@ -1327,7 +1369,7 @@ mod tests {
                 out.push(Design::new(&[], z, roots, g, 1));
                 return;
             }
-            let gs: Vec<u64> = if i == 0 { vec![1] } else { vec![1, 2] };
+            let gs: Vec<u64> = if i == 0 { vec![1] } else { (1..=r).collect() };
             let ws: Vec<u64> = if i == 0 { vec![1] } else { (1..=r).collect() };
             for zz in 2..=r {
                 for &gg in &gs {
@@ -1395,7 +1437,7 @@ mod tests {
 
     #[test]
     fn pruned_search_agrees_with_brute_force_on_small_problems() {
-        let (mut checked, mut grown_roots, mut more_side_links) = (0, 0, 0);
+        let (mut checked, mut grown_roots, mut more_side_links, mut more_internal) = (0, 0, 0, 0);
         for r in 3..=7u64 {
             for n in [1u64, 4, 6, 9, 16, 30, 50] {
                 for b in [None, Some("1/4"), Some("1/2"), Some("1"), Some("3/2")] {
@@ -1418,13 +1460,17 @@ mod tests {
                         checked += fast.len();
                         grown_roots += fast.iter().filter(|x| x.roots.iter().any(|&r| r > 1)).count();
                         more_side_links += fast.iter().filter(|x| x.side_links > 1).count();
+                        more_internal += fast.iter().filter(|x| x.internal_links.iter().any(|&g| g > 1)).count();
                     }
                 }
             }
         }
         assert!(checked > 300, "the grid must hold many feasible designs, found {checked}");
-        // The bisection cases exercise the choice of r and q, not only r = 1, q = 1.
-        assert!(grown_roots > 10 && more_side_links > 10, "{grown_roots} {more_side_links}");
+        // The bisection cases exercise the choice of r, g and q, not only r = 1, g = 1, q = 1.
+        assert!(
+            grown_roots > 10 && more_side_links > 10 && more_internal > 10,
+            "{grown_roots} {more_side_links} {more_internal}"
+        );
     }
 
     #[test]
