@@ -67,6 +67,9 @@
 //!   for every `q` that fits the ports, and the best `(q, r, g)` kept. Without `--bisection`, `q = 1`
 //!   (or `--side-links`).
 //!
+//! The general search starts with the regular one: regular designs are general designs of distinct
+//! shapes, so the `K`-th best regular switch count is a first incumbent bound.
+//!
 //! The brute-force enumeration in the tests tries every `(s, z, r, g, q)` in any order within the same
 //! scope and finds the same designs.
 
@@ -82,7 +85,7 @@ pub const MAX_SWITCHES: u64 = 1 << 24;
 /// Largest `--radix` accepted (switch ports are `u16` in the simulator).
 pub const MAX_RADIX: u64 = 65535;
 /// Most partial shapes one search visits before giving up with [`TooLarge`].
-pub const SHAPE_LIMIT: u64 = 50_000_000;
+pub const SHAPE_LIMIT: u64 = 2_000_000;
 
 /// Which family of HyperZ to search (Adda 2023, section 3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -456,16 +459,16 @@ pub struct TooLarge;
 struct Best {
     cap: usize,
     list: Vec<Design>,
+    /// A switch count known to admit `cap` designs (from the regular search), or `u64::MAX`.
+    seed: u64,
 }
 
 impl Best {
     /// The switch count a new design must not exceed to enter the list (constraint (8) of Ahn et al.).
     fn bound(&self) -> u64 {
-        if self.list.len() < self.cap {
-            u64::MAX
-        } else {
-            self.list.last().map_or(u64::MAX, Design::switches)
-        }
+        let own =
+            if self.list.len() < self.cap { u64::MAX } else { self.list.last().map_or(u64::MAX, Design::switches) };
+        own.min(self.seed)
     }
 
     fn offer(&mut self, x: Design) {
@@ -506,8 +509,25 @@ struct Search<'a> {
 /// The best `p.top` designs of problem `p`, best first (ranking in the module doc). Empty when no
 /// HyperZ meets the constraints.
 pub fn search(p: &Problem) -> Result<Vec<Design>, TooLarge> {
-    let mut s =
-        Search { p, best: Best { cap: p.top.max(1), list: Vec::new() }, visited: 0, q_min: p.side_links.unwrap_or(1) };
+    // Regular designs are general designs of distinct shapes: the K-th best regular one bounds the K-th
+    // best general one from the start (a few thousand candidates, milliseconds).
+    let seed = match p.family {
+        Family::General => {
+            let regular = search(&Problem { family: Family::Regular, ..p.clone() })?;
+            if regular.len() == p.top.max(1) {
+                regular.last().map_or(u64::MAX, Design::switches)
+            } else {
+                u64::MAX
+            }
+        }
+        _ => u64::MAX,
+    };
+    let mut s = Search {
+        p,
+        best: Best { cap: p.top.max(1), list: Vec::new(), seed },
+        visited: 0,
+        q_min: p.side_links.unwrap_or(1),
+    };
     let cap = scope_cap(p.processors);
     let hs = p.levels.map_or(1..=cap, |h| h..=h);
     for h in hs {
