@@ -5,10 +5,13 @@
 //!   regular design space in the `(S, T)` plane as the paper's Figs. 4 and 5 (`--plot`).
 //! - `hxsim design hyperx-vs-clos`: switches per endpoint against network size, HyperX against the
 //!   folded Clos, as the paper's Fig. 8 (see [`figures`] and [`clos`]).
+//! - `hxsim design hyperz`: the HyperZ design search from Adda 2023's design equations (3)-(4) with
+//!   the HyperZ SPEC's corrections (see [`hyperz`]).
 
 pub mod clos;
 pub mod figures;
 pub mod hyperx;
+pub mod hyperz;
 
 use crate::config::ConfigError;
 use anyhow::{Context, Result};
@@ -70,6 +73,11 @@ impl Ratio {
         self.num as u128 * b as u128 <= a as u128 * self.den as u128
     }
 
+    /// `self <= a / b` (`b > 0`), for wide operands.
+    pub fn le_ratio_wide(&self, a: u128, b: u128) -> bool {
+        (self.num as u128).checked_mul(b).is_some_and(|l| a.checked_mul(self.den as u128).is_none_or(|r| l <= r))
+    }
+
     /// The smallest integer `k` with `k * s >= self * x` (`s > 0`).
     pub fn min_multiplier(&self, x: u64, s: u64) -> u64 {
         let k = (self.num as u128 * x as u128).div_ceil(s as u128 * self.den as u128);
@@ -99,6 +107,10 @@ enum DesignCommand {
     /// Switches per endpoint against network size for radix 32, 64, 128 and 256, HyperX (beta
     /// 0.125, 0.25, 0.5, 1) against the folded Clos, as Ahn et al.'s Fig. 8.
     HyperxVsClos(VsClosArgs),
+    /// The HyperZ with fewest switches for N processors on radix-R switches (Adda 2023, section 3.2,
+    /// equations (3)-(4) as corrected by the HyperZ SPEC section 8). Ties go to fewer levels, then
+    /// fewer links.
+    Hyperz(hyperz::HyperzArgs),
 }
 
 /// Options of `hxsim design hyperx`.
@@ -301,6 +313,7 @@ fn vec_text(v: &[u64]) -> String {
 pub fn run(args: &DesignArgs) -> Result<u8> {
     match &args.command {
         DesignCommand::Hyperx(a) => run_hyperx(a),
+        DesignCommand::Hyperz(a) => hyperz::run(a),
         DesignCommand::HyperxVsClos(a) => {
             figure_path("--plot", &a.plot)?;
             if !(10..=30).contains(&a.max_log2_endpoints) {
