@@ -39,7 +39,7 @@
 //! networks (on a faulty one a packet whose DOR hop is dead is unroutable).
 
 use super::dor::hyperx;
-use super::{configured_vcs, step, Candidate, RouteState, Routing};
+use super::{configured_vcs, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::rng::{below, Rng};
 use crate::topology::{Fabric, HyperX, SwitchId};
@@ -152,6 +152,5 @@ impl Routing for ClosAd {
             st.phase = 1;
             st.intermediate = st.dst;
         }
-        step(st, c);
     }
 }

@@ -44,7 +44,7 @@
 //!   construction; `hxsim check-deadlock` verifies Duato's condition on the actual network.
 
 use super::dor::hyperx;
-use super::{configured_vcs, step, Candidate, RouteState, Routing};
+use super::{configured_vcs, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::topology::{Fabric, HyperX, SwitchId};
 use std::sync::Arc;
@@ -223,7 +223,6 @@ impl Routing for Dal {
                 st.dim_mask |= 1 << d;
             }
         }
-        step(st, c);
     }
     fn escape_based(&self) -> bool {
         true

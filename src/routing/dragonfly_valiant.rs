@@ -9,7 +9,7 @@
 //! DAVC policy with at least 5 VCs.
 
 use super::dragonfly_min::{dragonfly, DragonflyVcs};
-use super::{step, Candidate, RouteState, Routing};
+use super::{Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::rng::{below, Rng};
 use crate::topology::{Dragonfly, Fabric, PortId, SwitchId};
@@ -84,8 +84,7 @@ impl Routing for DragonflyValiant {
         };
         self.vcs.push(&self.net, at, st, port, 0, out);
     }
-    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, c: &Candidate) {
-        step(st, c);
+    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, _c: &Candidate) {
         if st.phase == TO_INTERMEDIATE && self.df.group(next) == st.intermediate as usize {
             st.phase = TO_DESTINATION;
         }

@@ -8,7 +8,9 @@
 //! broken at random. Algorithms without penalties use 0, which makes this plain
 //! "least-occupied output" adaptive selection.
 //!
-//! Routing state travels in the packet ([`RouteState`]); algorithms update it in [`Routing::advance`].
+//! Routing state travels in the packet ([`RouteState`]). After each hop the caller (the router, the
+//! deadlock checker) applies [`step`], the update every routing shares, and then
+//! [`Routing::advance`], the routing's own update; a routing cannot forget the shared part.
 
 pub mod aliod;
 pub mod cliod;
@@ -97,11 +99,10 @@ pub trait Routing: Send + Sync {
     /// Next-hop candidates at switch `at` (never the destination switch). An empty list means the
     /// packet cannot move at all, which the router reports as an unroutable packet.
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>);
-    /// Update the state after taking `c` from `at` to `next`.
-    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, c: &Candidate) {
-        step(st, c);
-        let _ = next;
-    }
+    /// The routing's own state update after taking `c` from `at` to `next` (phase, deroutes, ...).
+    /// Callers apply [`step`] first, so `st` already holds the new hop count, escape flag, VC and
+    /// port. Routings whose state is only what [`step`] keeps leave the default, which does nothing.
+    fn advance(&self, _st: &mut RouteState, _at: SwitchId, _next: SwitchId, _c: &Candidate) {}
     /// Every state [`Routing::init`] can produce from `st` (for the deadlock analysis, which must
     /// follow all of a packet's possible routes). The default runs `init` once, which is right for
     /// routings whose `init` draws nothing; routings that draw (Valiant's intermediate) override it.
@@ -122,8 +123,8 @@ pub trait Routing: Send + Sync {
     fn escape_subfunction(&self, _at: SwitchId, _dst: SwitchId, _out: &mut Vec<Candidate>) {}
 }
 
-/// The part of [`Routing::advance`] every routing shares: one more hop, the escape flag, and the VC
-/// and port taken (which DAVC reads at the next switch).
+/// The state update every routing shares, applied by the caller before [`Routing::advance`]: one
+/// more hop, the escape flag, and the VC and port taken (which DAVC reads at the next switch).
 #[inline]
 pub fn step(st: &mut RouteState, c: &Candidate) {
     st.hops += 1;

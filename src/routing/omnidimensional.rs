@@ -23,7 +23,7 @@
 
 use super::dor::hyperx;
 use super::vc::VcPolicy;
-use super::{step, Candidate, RouteState, Routing};
+use super::{Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::topology::{Fabric, HyperX, PortId, SwitchId};
 use std::sync::Arc;
@@ -130,6 +130,5 @@ impl Routing for OmniWar {
     }
     fn advance(&self, st: &mut RouteState, at: SwitchId, _next: SwitchId, c: &Candidate) {
         self.routes.advance(st, at, c.port);
-        step(st, c);
     }
 }

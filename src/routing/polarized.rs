@@ -44,7 +44,7 @@
 
 use super::deadlock::FxSet;
 use super::vc::VcPolicy;
-use super::{network_diameter, step, Candidate, RouteState, Routing};
+use super::{network_diameter, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::topology::fabric::UNREACHABLE;
 use crate::topology::{Fabric, PortId, SwitchId};
@@ -279,8 +279,5 @@ impl Routing for Polarized {
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
         self.routes.candidates(at, st, out, |port| self.policy.vcs_for(&self.net, at, st, port));
-    }
-    fn advance(&self, st: &mut RouteState, _at: SwitchId, _next: SwitchId, c: &Candidate) {
-        step(st, c);
     }
 }

@@ -26,7 +26,7 @@
 use super::omnidimensional::Omnidimensional;
 use super::polarized::PolarizedRoutes;
 use super::updown::{LinkKind, UpDown};
-use super::{configured_vcs, step, Candidate, RouteState, Routing};
+use super::{configured_vcs, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::topology::{Fabric, PortId, SwitchId};
 use std::sync::Arc;
@@ -142,7 +142,6 @@ impl<R: RouteSet> Routing for SurePath<R> {
         if !c.escape {
             self.routes.advance(st, at, c.port);
         }
-        step(st, c);
     }
     fn escape_based(&self) -> bool {
         true

@@ -27,7 +27,7 @@
 
 use super::omnidimensional::DEROUTE_PENALTY;
 use super::vc::VcPolicy;
-use super::{minimal_ports, network_diameter, step, Candidate, RouteState, Routing};
+use super::{minimal_ports, network_diameter, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::rng::{below, mix64, Rng};
 use crate::topology::{Fabric, PortId, SwitchId};
@@ -167,8 +167,5 @@ impl Routing for TableRouting {
             s.intermediate = ECMP_ANY;
         }
         f(s);
-    }
-    fn advance(&self, st: &mut RouteState, _at: SwitchId, _next: SwitchId, c: &Candidate) {
-        step(st, c);
     }
 }

@@ -15,7 +15,7 @@
 //! mesh (no wrap links). `davc-*` and `none` (for `check-deadlock`) can be chosen instead.
 
 use super::vc::{Ladder, VcPolicy};
-use super::{configured_vcs, step, Candidate, RouteState, Routing};
+use super::{configured_vcs, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::topology::{Fabric, PortId, SwitchId, Topology, Torus, View};
 use std::sync::Arc;
@@ -103,7 +103,6 @@ impl Routing for TorusDor {
         }
     }
     fn advance(&self, st: &mut RouteState, at: SwitchId, _next: SwitchId, c: &Candidate) {
-        step(st, c);
         if self.torus.crosses_dateline(at, c.port) {
             st.dim_mask |= 1 << (c.port / 2);
         }

@@ -14,7 +14,7 @@
 
 use super::dragonfly_min::{dragonfly, DragonflyVcs};
 use super::dragonfly_valiant::{first_phase, port_to_group, TO_DESTINATION, TO_INTERMEDIATE};
-use super::{step, Candidate, RouteState, Routing};
+use super::{Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::rng::{below, Rng};
 use crate::topology::{Dragonfly, Fabric, SwitchId, Topology};
@@ -96,7 +96,6 @@ impl Routing for Ugal {
         }
     }
     fn advance(&self, st: &mut RouteState, at: SwitchId, next: SwitchId, c: &Candidate) {
-        step(st, c);
         if st.phase == UNDECIDED {
             st.phase = if c.port == self.df.minimal_port(at, st.dst) { TO_DESTINATION } else { TO_INTERMEDIATE };
         }

@@ -8,7 +8,7 @@
 //! up to twice the diameter.
 
 use super::vc::VcPolicy;
-use super::{network_diameter, step, Candidate, RouteState, Routing};
+use super::{network_diameter, Candidate, RouteState, Routing};
 use crate::config::{Config, ConfigError};
 use crate::rng::{below, Rng};
 use crate::topology::{Fabric, SwitchId};
@@ -56,8 +56,7 @@ impl Routing for Valiant {
             f(RouteState { intermediate: i, phase: if i == st.src { 1 } else { 0 }, ..*st });
         }
     }
-    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, c: &Candidate) {
-        step(st, c);
+    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, _c: &Candidate) {
         if st.phase == 0 && next == st.intermediate {
             st.phase = 1;
         }
