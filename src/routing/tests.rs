@@ -801,15 +801,18 @@ fn faulty_networks_keep_delivering() {
 
 #[test]
 fn check_deadlock_exit_codes() {
-    use crate::cli;
-    // 0: deadlock free; 1: a cycle; 2 (through cli::exit_code): a config the routing rejects.
-    assert_eq!(cli::check_deadlock(&config(&[3, 3], &["routing.algorithm=minimal"]), true).unwrap(), 0);
-    assert_eq!(cli::check_deadlock(&config(&[3, 3], &["routing.algorithm=surepath-omni"]), false).unwrap(), 0);
+    use crate::commands;
+    // 0: deadlock free; 1: a cycle; 2 (through commands::exit_code): a config the routing rejects.
+    assert_eq!(commands::check_deadlock::run(&config(&[3, 3], &["routing.algorithm=minimal"]), true).unwrap(), 0);
+    assert_eq!(
+        commands::check_deadlock::run(&config(&[3, 3], &["routing.algorithm=surepath-omni"]), false).unwrap(),
+        0
+    );
     let cyclic = config(&[3, 3], &["routing.algorithm=minimal", "routing.vc_policy=none", "routing.vcs=1"]);
-    assert_eq!(cli::check_deadlock(&cyclic, false).unwrap(), 1);
+    assert_eq!(commands::check_deadlock::run(&cyclic, false).unwrap(), 1);
     let bad = config(&[3, 3], &["routing.algorithm=valiant", "routing.vcs=3"]);
-    let e = cli::check_deadlock(&bad, false).unwrap_err();
-    assert_eq!(cli::exit_code(&e), 2);
+    let e = commands::check_deadlock::run(&bad, false).unwrap_err();
+    assert_eq!(commands::exit_code(&e), 2);
     assert!(e.to_string().contains("routing.vcs"), "{e}");
 }
 
