@@ -5,7 +5,7 @@ use super::dal::{DEROUTE_PENALTY as DAL_DEROUTE, ESCAPE_PENALTY as DAL_ESCAPE};
 use super::deadlock::{self, Verdict};
 use super::polarized::PolarizedRoutes;
 use super::updown::{LinkKind, UpDown, DOWN_PENALTY, UP_PENALTY};
-use super::{build, Candidate, RouteState, Routing};
+use super::{build, Candidate, RouteState, Routing, RoutingParams};
 use crate::config::{parse_str, Config};
 use crate::engine::Progress;
 use crate::sim::{self, RunOptions};
@@ -874,4 +874,16 @@ fn dal_routes_around_faults() {
             });
     let msg = err.unwrap_err().to_string();
     assert!(msg.contains("routing.vcs") && msg.contains("at least 4"), "{msg}");
+}
+
+/// `routing.vcs = 0` and `routing.max_deroutes = 0` mean "the algorithm's default": `None` in
+/// [`RoutingParams`]; the other keys are copied as they are.
+#[test]
+fn routing_params_from_config() {
+    let p = RoutingParams::from(&config(&[3, 3], &[]));
+    assert_eq!((p.vcs, p.max_deroutes, p.vcs_or(6), p.escape_vcs), (None, None, 6, 1));
+    let sets = ["routing.vcs=4", "routing.max_deroutes=1", "packet.size_phits=8", "seed=7", "routing.extra_hops=2"];
+    let p = RoutingParams::from(&config(&[3, 3], &sets));
+    assert_eq!((p.vcs, p.max_deroutes, p.vcs_or(6)), (Some(4), Some(1), 4));
+    assert_eq!((p.packet_phits, p.seed, p.extra_hops), (8, 7, 2));
 }
