@@ -9,13 +9,18 @@
 //! - [`traffic`]: traffic patterns and injection processes.
 //! - [`network`]: the router/link/server model, run as engine partitions. Knows nothing of threads.
 //! - [`metrics`], [`sim`]: statistics, summaries, and building a run from a [`config::Config`].
-//! - [`output`], [`sweep`], [`plot`]: HDF5 results files, parameter sweeps, figures.
+//! - [`output`], [`sweep`], [`plot`], [`merge`]: results files, sweep grids, figures, merged tables.
 //! - [`design`]: design-space search (the cheapest HyperX for a size, radix and bisection).
+//! - [`cli`], [`commands`]: the command line (parsing only) and what each subcommand does, with the
+//!   small pieces they share: [`console`] (stdout and stderr), [`signals`] (SIGINT/SIGTERM),
+//!   [`timestamp`] (UTC dates).
 #![warn(missing_docs)]
 
 pub mod build_info;
 pub mod cli;
+pub mod commands;
 pub mod config;
+pub mod console;
 pub mod design;
 pub mod engine;
 pub mod merge;
@@ -27,7 +32,9 @@ pub mod plot;
 pub mod preflight;
 pub mod rng;
 pub mod routing;
+pub mod signals;
 pub mod sim;
 pub mod sweep;
+pub mod timestamp;
 pub mod topology;
 pub mod traffic;

@@ -1,7 +1,7 @@
-//! `hxsim merge`: combine the results of separate runs into one table.
+//! Combining the results of separate runs into one table (the command is [`crate::commands::merge`]).
 //!
 //! A Slurm job array runs one point of a sweep per array task, each writing its own file; this
-//! command joins them. Inputs are files holding one or more JSON objects (the output of
+//! module joins them. Inputs are files holding one or more JSON objects (the output of
 //! `hxsim run --json`, or of a job script that wraps it with the point's parameters, see
 //! `jobs/sweep-array.slurm`), or directories whose `*.json` files are read in natural order
 //! (`point-2` before `point-10`). Nested objects are flattened into dotted column names
@@ -286,61 +286,6 @@ pub fn problems(table: &Table, expect: Option<usize>) -> Vec<String> {
         }
     }
     out
-}
-
-/// `hxsim merge`: read `inputs`, write the table to `output` (standard output when `None`; a file
-/// is written under a temporary name and renamed, and may not be one of the inputs). Returns 0, or
-/// fails with [`MergeError::Incomplete`] (exit 3) after writing the table when rows did not complete
-/// or expected points are missing.
-pub fn run(
-    inputs: &[PathBuf],
-    output: Option<&Path>,
-    format: Option<&str>,
-    expect: Option<usize>,
-) -> anyhow::Result<u8> {
-    let format = match format {
-        Some(f) => f.parse()?,
-        None if output.is_some_and(|o| o.extension().is_some_and(|x| x == "csv")) => Format::Csv,
-        None => Format::JsonLines,
-    };
-    let files = expand_inputs(inputs)?;
-    if let Some(o) = output {
-        if files.iter().chain(inputs).any(|f| crate::output::same_file(f, o)) {
-            return Err(MergeError::OutputIsInput { path: o.display().to_string() }.into());
-        }
-    }
-    let table = merge(&files)?;
-    match output {
-        Some(p) => {
-            let mut buf = Vec::new();
-            write(&table, format, &mut buf)?;
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)
-                    .map_err(|source| MergeError::Output { path: p.display().to_string(), source })?;
-            }
-            crate::output::write_atomic(p, &buf).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
-            crate::output::note(&format!(
-                "{} rows, {} columns -> {}",
-                table.rows.len(),
-                table.columns.len(),
-                p.display()
-            ));
-        }
-        None => {
-            let mut buf = Vec::new();
-            write(&table, format, &mut buf)?;
-            crate::cli::out(&String::from_utf8_lossy(&buf))?;
-        }
-    }
-    let problems = problems(&table, expect);
-    if !problems.is_empty() {
-        return Err(MergeError::Incomplete(format!(
-            "not every point completed:\n  {}\n(the table holds what there is; rerun or resubmit these points)",
-            problems.join("\n  ")
-        ))
-        .into());
-    }
-    Ok(0)
 }
 
 #[cfg(test)]

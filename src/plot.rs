@@ -1,5 +1,5 @@
-//! `hxsim plot`: the standard figures from a results file, as SVG, PNG or PDF (by the output's
-//! extension).
+//! The standard figures of a results file, as SVG, PNG or PDF (by the output's extension); the
+//! command that draws them is [`crate::commands::plot`].
 //!
 //! - A sweep with a `traffic.load` axis: accepted load, average latency and Jain's index against
 //!   offered load, one curve per series (each combination of the other swept values).
@@ -29,7 +29,7 @@ use plotters::coord::Shift;
 use plotters::element::DynElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Once;
 
 /// Which figure to draw.
@@ -336,10 +336,11 @@ pub(crate) fn tick(v: &f64) -> String {
     }
 }
 
-/// The output formats, by extension.
-const FORMATS: &str = "a file name ending in .svg, .png or .pdf";
+/// The output formats, by extension (what an error about `--output` allows).
+pub const FORMATS: &str = "a file name ending in .svg, .png or .pdf";
 
-fn extension(out: &Path) -> String {
+/// The extension of `out`, lower case (`""` when it has none).
+pub fn extension(out: &Path) -> String {
     out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default()
 }
 
@@ -887,69 +888,6 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
     Ok(Fig { title, panels, legend })
 }
 
-/// `out` with `-suffix` added to its stem (`fig.png` + `uniform` = `fig-uniform.png`).
-fn with_suffix(out: &Path, suffix: &str) -> PathBuf {
-    if suffix.is_empty() {
-        return out.to_path_buf();
-    }
-    let safe: String =
-        suffix.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    out.with_file_name(format!("{stem}-{safe}.{}", extension(out)))
-}
-
-/// `hxsim plot`: draw `figure` from the results file `file` into `out` (one file per value of `by`
-/// for a sweep that has several).
-pub fn plot_command(file: &Path, out: &Path, figure: Figure, point: Option<usize>, by: Option<&str>) -> Result<u8> {
-    if !["svg", "png", "pdf"].contains(&extension(out).as_str()) {
-        return Err(ConfigError::value("--output", out.display(), FORMATS).into());
-    }
-    if !file.exists() {
-        return Err(ConfigError::value("FILE", file.display(), "an existing results file (.h5)").into());
-    }
-    let f = h5::open_file(file)?;
-    let figs = match (point, f.group("sweep")) {
-        (Some(i), _) => {
-            let names = f.group("points").map(|g| g.member_names().unwrap_or_default()).unwrap_or_default();
-            let name = names.iter().find(|n| n.parse::<usize>().ok() == Some(i)).ok_or_else(|| {
-                ConfigError::value("--point", i, format!("one of the {} points of this sweep", names.len()))
-            })?;
-            vec![(String::new(), timeseries_figure(&f.group(&format!("points/{name}"))?)?)]
-        }
-        (None, Ok(_)) => sweep_figures(&f, figure, by)?,
-        (None, Err(_)) => match figure {
-            Figure::All | Figure::Timeseries => vec![(String::new(), timeseries_figure(&f)?)],
-            f => {
-                return Err(ConfigError::value(
-                    "--figure",
-                    format!("{f:?}").to_lowercase(),
-                    format!("timeseries or all: {} is a single run, with only a time series", file.display()),
-                )
-                .into())
-            }
-        },
-    };
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            ConfigError::value("--output", out.display(), format!("a path in a writable directory: {e}"))
-        })?;
-    }
-    for (suffix, fig) in figs {
-        let path = with_suffix(out, &suffix);
-        // Drawn under a temporary name and renamed, so an existing figure is replaced only by a whole one.
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("svg").to_string();
-        let tmp =
-            path.with_file_name(format!(".{}.partial.{ext}", path.file_name().unwrap_or_default().to_string_lossy()));
-        let drawn = render(&fig, &tmp).and_then(|()| std::fs::rename(&tmp, &path).map_err(anyhow::Error::from));
-        if drawn.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        drawn.with_context(|| format!("writing the figure {}", path.display()))?;
-        crate::cli::out(&format!("{}\n", path.display()))?;
-    }
-    Ok(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -966,10 +904,9 @@ mod tests {
     }
 
     #[test]
-    fn labels_and_suffixes() {
+    fn labels() {
         assert_eq!(routing_label("surepath-polarized"), "PolSP");
         assert_eq!(routing_label("surepath-omni"), "OmniSP");
         assert_eq!(value_label("routing.vcs", "4"), "vcs=4");
-        assert_eq!(with_suffix(Path::new("a/fig.png"), "bit complement"), Path::new("a/fig-bit_complement.png"));
     }
 }

@@ -113,9 +113,9 @@ fn global_link_latency_reaches_lookahead_and_zero_load_latency() {
     let sets = ["link.class_latency.global=10", "routing.algorithm=dragonfly-min"];
     let cfg = parse(DF_SMALL, &sets);
     // Lookahead: blocks of one group each cut only global links; halves cut local links too.
-    let s = hxsim::cli::partition_summary(&cfg, g, Some("block")).unwrap();
+    let s = hxsim::commands::partition::partition_summary(&cfg, g, Some("block")).unwrap();
     assert_eq!(s.methods[0].lookahead, Some(lg as u32));
-    let s = hxsim::cli::partition_summary(&cfg, 2, Some("block")).unwrap();
+    let s = hxsim::commands::partition::partition_summary(&cfg, 2, Some("block")).unwrap();
     assert_eq!(s.methods[0].lookahead, Some(cfg.link.latency as u32));
 
     // Zero-load latency of Kim et al.'s minimal routes (palm tree: group link j of group G reaches

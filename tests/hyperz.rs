@@ -3,7 +3,7 @@
 //! depend on the thread count. Expected values come from the spec (`shared/specs/hyperz/SPEC.md`
 //! section 4.3, computed there by its reference script) and from the HyperZ paper (section 5.3).
 
-use hxsim::cli::analysis;
+use hxsim::commands::analyze::analysis;
 use hxsim::config::{self, Config};
 use hxsim::engine::Progress;
 use hxsim::metrics::Summary;

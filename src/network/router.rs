@@ -7,7 +7,7 @@ use super::packet::NIL;
 use super::{clear_bit, set_bit, Allocator, Msg, NetPartition, OutPort, OutVc, Request, NO_VC};
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::{below, Rng};
-use crate::routing::{Candidate, RouteState};
+use crate::routing::{step, Candidate, RouteState};
 
 /// SurePath selection (SurePath section 3): among `cands` whose output VC has room, the index of the
 /// one with the lowest `Q + P`, ties broken uniformly at random; and the earliest cycle at which the
@@ -456,6 +456,7 @@ impl NetPartition {
                 let next = self.nbr[li * self.r + op - t].0;
                 let c = Candidate { port: (op - t) as u16, vc: rq.out_vc, penalty: 0, escape: rq.escape };
                 let mut st: RouteState = pkt.route;
+                step(&mut st, &c);
                 self.p.routing.advance(&mut st, sw, next, &c);
                 self.slab.get_mut(idx).route = st;
             }

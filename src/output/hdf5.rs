@@ -209,7 +209,7 @@ impl RunMeta {
         RunMeta {
             threads,
             ranks: 1,
-            start_time: super::iso8601_utc(std::time::SystemTime::now()),
+            start_time: crate::timestamp::iso8601_utc(std::time::SystemTime::now()),
             host: super::hostname(),
         }
     }
@@ -253,7 +253,7 @@ pub fn write_build_attrs(loc: &Location) -> Result<()> {
 pub fn finish(loc: &Location, complete: bool, status: &str) -> Result<()> {
     set_attr(loc, "complete", &complete)?;
     set_str_attr(loc, "status", status)?;
-    set_str_attr(loc, "end_time", &super::iso8601_utc(std::time::SystemTime::now()))?;
+    set_str_attr(loc, "end_time", &crate::timestamp::iso8601_utc(std::time::SystemTime::now()))?;
     Ok(())
 }
 

@@ -18,8 +18,8 @@
 //! will use ... ODim, which is known to be deadlock free", made Duato-exact), scheme B selectable.
 
 use super::hyperz_moves::{self, idle_only_penalty, Here, Move, Rule, FALLBACK_PENALTY};
-use super::{RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::{Fabric, HyperZ};
 use std::sync::Arc;
 
@@ -55,6 +55,6 @@ impl Rule for Aliod {
 }
 
 /// `routing.algorithm = "aliod"` over `net` (a fault-free HyperZ or fat tree).
-pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
-    hyperz_moves::build(cfg, net, "aliod", Aliod { idle_only: idle_only_penalty(cfg) }, 2)
+pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
+    hyperz_moves::build(params, net, "aliod", Aliod { idle_only: idle_only_penalty(params) }, 2)
 }

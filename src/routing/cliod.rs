@@ -15,8 +15,8 @@
 //! scheme A by default (VC 0: the ODim escape, VC 1: adaptive) or scheme B (`vc_policy = "hyperz-b"`).
 
 use super::hyperz_moves::{self, idle_only_penalty, Here, Move, Rule};
-use super::{RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::{Fabric, HyperZ};
 use std::sync::Arc;
 
@@ -42,6 +42,6 @@ impl Rule for Cliod {
 }
 
 /// `routing.algorithm = "cliod"` over `net` (a fault-free HyperZ or fat tree).
-pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
-    hyperz_moves::build(cfg, net, "cliod", Cliod { idle_only: idle_only_penalty(cfg) }, 2)
+pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
+    hyperz_moves::build(params, net, "cliod", Cliod { idle_only: idle_only_penalty(params) }, 2)
 }

@@ -39,8 +39,8 @@
 //! networks (on a faulty one a packet whose DOR hop is dead is unroutable).
 
 use super::dor::hyperx;
-use super::{configured_vcs, step, Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::rng::{below, Rng};
 use crate::topology::{Fabric, HyperX, SwitchId};
 use std::sync::Arc;
@@ -56,17 +56,17 @@ pub struct ClosAd {
 
 impl ClosAd {
     /// Clos-AD over `net` (a HyperX).
-    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+    pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let hx = hyperx(&net)?.clone();
-        if cfg.routing.vc_policy != "ladder" {
+        if params.vc_policy != "ladder" {
             return Err(ConfigError::value(
                 "routing.vc_policy",
-                format!("\"{}\"", cfg.routing.vc_policy),
+                format!("\"{}\"", params.vc_policy),
                 "clos-ad assigns VCs itself (sets of one VC towards the ancestor and one towards the destination); \
                  leave routing.vc_policy at its default, \"ladder\"",
             ));
         }
-        let vcs = configured_vcs(cfg, 2 * hx.dims());
+        let vcs = params.vcs_or(2 * hx.dims());
         if vcs < 2 || !vcs.is_multiple_of(2) {
             return Err(ConfigError::value(
                 "routing.vcs",
@@ -75,7 +75,7 @@ impl ClosAd {
                  destination",
             ));
         }
-        Ok(ClosAd { net, hx, sets: (vcs / 2) as u8, hop_penalty: cfg.packet.size_phits as u32 })
+        Ok(ClosAd { net, hx, sets: (vcs / 2) as u8, hop_penalty: params.packet_phits })
     }
 
     /// The dimensions in which the ancestors of `src` and `dst` are free: `d0..n`, `d0` the first
@@ -152,6 +152,5 @@ impl Routing for ClosAd {
             st.phase = 1;
             st.intermediate = st.dst;
         }
-        step(st, c);
     }
 }

@@ -44,8 +44,8 @@
 //!   construction; `hxsim check-deadlock` verifies Duato's condition on the actual network.
 
 use super::dor::hyperx;
-use super::{configured_vcs, step, Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::{Fabric, HyperX, SwitchId};
 use std::sync::Arc;
 
@@ -69,20 +69,20 @@ pub struct Dal {
 
 impl Dal {
     /// DAL over `net` (a HyperX).
-    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+    pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let hx = hyperx(&net)?.clone();
         let n = hx.dims();
         if n > 16 {
             return Err(ConfigError::value("topology.sides", format!("{n} dimensions"), "at most 16 for DAL"));
         }
-        if cfg.routing.vc_policy != "ladder" {
+        if params.vc_policy != "ladder" {
             return Err(ConfigError::value(
                 "routing.vc_policy",
-                format!("\"{}\"", cfg.routing.vc_policy),
+                format!("\"{}\"", params.vc_policy),
                 "dal assigns VCs itself (sets of one adaptive and one escape VC); leave routing.vc_policy at its default, \"ladder\"",
             ));
         }
-        let vcs = configured_vcs(cfg, 2 * n);
+        let vcs = params.vcs_or(2 * n);
         if vcs < 2 || !vcs.is_multiple_of(2) {
             return Err(ConfigError::value(
                 "routing.vcs",
@@ -91,7 +91,7 @@ impl Dal {
             ));
         }
         let sets = (vcs / 2) as u8;
-        let mut dal = Dal { net, hx, sets, direct_sets: 0..sets, seed: cfg.seed };
+        let mut dal = Dal { net, hx, sets, direct_sets: 0..sets, seed: params.seed };
         if dal.net.is_faulty() {
             if sets < 2 {
                 return Err(ConfigError::value(
@@ -223,7 +223,6 @@ impl Routing for Dal {
                 st.dim_mask |= 1 << d;
             }
         }
-        step(st, c);
     }
     fn escape_based(&self) -> bool {
         true

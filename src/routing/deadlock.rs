@@ -34,7 +34,7 @@
 //! Cost: the number of reachable states times the candidates per state, which grows quickly with
 //! the network (fine for 4x4, 3x3x3 and 4x4x4 HyperX; slow for the 8x8x8 of the papers).
 
-use super::{Candidate, RouteState, Routing};
+use super::{step, Candidate, RouteState, Routing};
 use crate::topology::{Fabric, PortId, SwitchId};
 use serde::Serialize;
 use std::collections::HashSet;
@@ -401,6 +401,7 @@ impl Explorer<'_> {
                     continue;
                 }
                 let mut s2 = st;
+                step(&mut s2, c);
                 self.routing.advance(&mut s2, at, next, c);
                 stack.push((next, ch, esc, s2));
             }

@@ -13,8 +13,8 @@
 //! D-mod-K ([`super::dmodk`]).
 
 use super::hyperz_moves::{self, dmodk_down, dmodk_up, Here, Move, Rule};
-use super::{RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::{Fabric, HyperZ};
 use std::sync::Arc;
 
@@ -37,6 +37,6 @@ impl Rule for Deter {
 }
 
 /// `routing.algorithm = "deter"` over `net` (a fault-free HyperZ or fat tree).
-pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
-    hyperz_moves::build(cfg, net, "deter", Deter, 2)
+pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
+    hyperz_moves::build(params, net, "deter", Deter, 2)
 }

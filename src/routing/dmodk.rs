@@ -11,12 +11,12 @@
 //! on one VC (up*/down*); default one VC, every VC usable on every hop.
 
 use super::deter::Deter;
-use super::{hyperz_moves, Routing};
-use crate::config::{Config, ConfigError};
+use super::{hyperz_moves, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::Fabric;
 use std::sync::Arc;
 
 /// `routing.algorithm = "dmodk"` over `net` (a fault-free fat tree or HyperZ).
-pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
-    hyperz_moves::build(cfg, net, "dmodk", Deter, 1)
+pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
+    hyperz_moves::build(params, net, "dmodk", Deter, 1)
 }

@@ -8,8 +8,8 @@
 //! dimension-order hop is dead is reported as unroutable.
 
 use super::vc::VcPolicy;
-use super::{Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::{Fabric, HyperX, SwitchId, View};
 use std::sync::Arc;
 
@@ -22,10 +22,10 @@ pub struct Dor {
 
 impl Dor {
     /// DOR over `net`, which must be a HyperX.
-    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+    pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let hx = hyperx(&net)?.clone();
         let n = hx.dims();
-        let policy = VcPolicy::from_config(cfg, 2 * n, n, &format!("DOR routes are up to n = {n} hops"))?;
+        let policy = VcPolicy::from_params(params, 2 * n, n, &format!("DOR routes are up to n = {n} hops"))?;
         Ok(Dor { net, hx, policy })
     }
 }

@@ -15,8 +15,8 @@
 //! The shared pieces ([`dragonfly`], [`DragonflyVcs`]) serve `dragonfly-valiant` and `ugal` too.
 
 use super::vc::{Ladder, VcPolicy};
-use super::{configured_vcs, Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::{Dragonfly, Fabric, PortId, SwitchId, View};
 use std::ops::Range;
 use std::sync::Arc;
@@ -52,23 +52,23 @@ pub enum DragonflyVcs {
 impl DragonflyVcs {
     /// The scheme named by `routing.vc_policy` for routes of `levels` global-hop levels (2 for
     /// minimal, 3 for Valiant) and at most `max_hops` hops; `why` explains the route for errors.
-    pub fn from_config(
-        cfg: &Config,
+    pub fn from_params(
+        params: &RoutingParams,
         df: &Dragonfly,
         levels: usize,
         max_hops: usize,
         why: &str,
     ) -> Result<Self, ConfigError> {
-        match cfg.routing.vc_policy.as_str() {
+        match params.vc_policy.as_str() {
             "ladder" | "dally" => {
-                let vcs = configured_vcs(cfg, levels);
+                let vcs = params.vcs_or(levels);
                 let why = format!("Dally's scheme uses one VC level per global hop crossed: {why}");
                 Ok(DragonflyVcs::Dally {
                     ladder: Ladder::new(vcs, levels, &why)?,
                     first_global: (df.a() - 1) as PortId,
                 })
             }
-            _ => Ok(DragonflyVcs::Policy(VcPolicy::from_config(cfg, max_hops, max_hops, why)?)),
+            _ => Ok(DragonflyVcs::Policy(VcPolicy::from_params(params, max_hops, max_hops, why)?)),
         }
     }
     /// VCs per port.
@@ -119,9 +119,9 @@ pub struct DragonflyMin {
 
 impl DragonflyMin {
     /// Minimal routing over `net`, which must be a dragonfly.
-    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+    pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let df = dragonfly(&net, "dragonfly-min")?.clone();
-        let vcs = DragonflyVcs::from_config(cfg, &df, 2, 3, "minimal routes are l g l, up to 3 hops and 1 global")?;
+        let vcs = DragonflyVcs::from_params(params, &df, 2, 3, "minimal routes are l g l, up to 3 hops and 1 global")?;
         Ok(DragonflyMin { net, df, vcs })
     }
 }

@@ -9,8 +9,8 @@
 //! DAVC policy with at least 5 VCs.
 
 use super::dragonfly_min::{dragonfly, DragonflyVcs};
-use super::{step, Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::rng::{below, Rng};
 use crate::topology::{Dragonfly, Fabric, PortId, SwitchId};
 use std::sync::Arc;
@@ -51,10 +51,10 @@ pub struct DragonflyValiant {
 
 impl DragonflyValiant {
     /// Valiant routing over `net`, which must be a dragonfly.
-    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+    pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let df = dragonfly(&net, "dragonfly-valiant")?.clone();
         let vcs =
-            DragonflyVcs::from_config(cfg, &df, 3, 5, "Valiant routes are l g l g l, up to 5 hops and 2 globals")?;
+            DragonflyVcs::from_params(params, &df, 3, 5, "Valiant routes are l g l g l, up to 5 hops and 2 globals")?;
         Ok(DragonflyValiant { net, df, vcs })
     }
 }
@@ -84,8 +84,7 @@ impl Routing for DragonflyValiant {
         };
         self.vcs.push(&self.net, at, st, port, 0, out);
     }
-    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, c: &Candidate) {
-        step(st, c);
+    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, _c: &Candidate) {
         if st.phase == TO_INTERMEDIATE && self.df.group(next) == st.intermediate as usize {
             st.phase = TO_DESTINATION;
         }

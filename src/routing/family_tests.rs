@@ -3,6 +3,7 @@
 //! errors on other topologies.
 
 use super::deadlock::{self, Verdict};
+use super::tests::take_hop;
 use super::{build, Candidate, RouteState, Routing};
 use crate::config::{parse_str, Config};
 use crate::topology::{Fabric, SwitchId};
@@ -43,7 +44,7 @@ fn walk_all(net: &Fabric, r: &dyn Routing) -> (u8, u32) {
                         vc = vc.max(c.vc);
                         let next = net.neighbour(at, c.port).unwrap().0;
                         let mut s = st;
-                        r.advance(&mut s, at, next, &c);
+                        take_hop(&*r, &mut s, at, next, &c);
                         stack.push((next, s));
                     }
                 }
@@ -97,10 +98,10 @@ fn ugal_offers_both_first_hops_with_the_extra_hops_as_penalty() {
     assert_eq!(net.neighbour(0, val.port).unwrap().0 / 4, 1);
     assert_eq!(val.penalty % 16, 0, "a packet (16 phits) per extra hop");
     let mut s = st;
-    r.advance(&mut s, 0, net.neighbour(0, val.port).unwrap().0, val);
+    take_hop(&*r, &mut s, 0, net.neighbour(0, val.port).unwrap().0, val);
     assert_eq!(s.phase, super::dragonfly_valiant::TO_DESTINATION, "arrived in the intermediate group");
     let mut s = st;
-    r.advance(&mut s, 0, 1, min);
+    take_hop(&*r, &mut s, 0, 1, min);
     assert_eq!(s.phase, super::dragonfly_valiant::TO_DESTINATION, "minimal chosen");
 }
 

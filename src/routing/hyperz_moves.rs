@@ -44,8 +44,8 @@
 //! These routings need a fault-free HyperZ (or fat tree) with side links at every level: ODim's
 //! side hop and the down path are unique, so a failed link cannot be avoided.
 
-use super::{configured_vcs, Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::{Fabric, HyperZ, PortId, SwitchId, View};
 use std::sync::Arc;
 
@@ -58,8 +58,8 @@ pub const FALLBACK_PENALTY: u32 = 1;
 /// Penalty of a move the paper takes only when its port is idle, against a fallback at penalty 0:
 /// one phit less than a packet, the step of the router's `Q`. An idle port (`Q = 0`) then beats a
 /// fallback port holding a packet; at equal queues the fallback wins.
-pub fn idle_only_penalty(cfg: &Config) -> u32 {
-    (cfg.packet.size_phits as u32).saturating_sub(1)
+pub fn idle_only_penalty(params: &RoutingParams) -> u32 {
+    params.packet_phits.saturating_sub(1)
 }
 
 /// Penalty of scheme A's escape move (VC 0): above the adaptive moves' penalties but below one
@@ -238,17 +238,17 @@ pub fn hyperz<'a>(net: &'a Fabric, routing: &str) -> Result<&'a HyperZ, ConfigEr
 /// Build routing `name` from `rule` over `net` with the VC scheme of `routing.vc_policy`;
 /// `default_vcs` is scheme A's VC count when `routing.vcs = 0` (at least 2 for escape-based rules).
 pub fn build<R: Rule>(
-    cfg: &Config,
+    params: &RoutingParams,
     net: Arc<Fabric>,
     name: &'static str,
     rule: R,
     default_vcs: usize,
 ) -> Result<Box<dyn Routing>, ConfigError> {
     let hz = hyperz(&net, name)?.clone();
-    let policy = cfg.routing.vc_policy.as_str();
+    let policy = params.vc_policy.as_str();
     let (scheme, vcs) = match policy {
         "ladder" | "hyperz-a" if !R::ACYCLIC => {
-            let vcs = configured_vcs(cfg, default_vcs);
+            let vcs = params.vcs_or(default_vcs);
             if vcs < 2 {
                 return Err(ConfigError::value(
                     "routing.vcs",
@@ -258,10 +258,10 @@ pub fn build<R: Rule>(
             }
             (Scheme::Escape, vcs)
         }
-        "ladder" | "hyperz-a" => (Scheme::Any, configured_vcs(cfg, default_vcs)),
+        "ladder" | "hyperz-a" => (Scheme::Any, params.vcs_or(default_vcs)),
         "hyperz-b" => {
             let steps = hz.sides().iter().filter(|&&s| s >= 2).count() + 1;
-            let vcs = configured_vcs(cfg, steps);
+            let vcs = params.vcs_or(steps);
             if vcs != steps {
                 return Err(ConfigError::value(
                     "routing.vcs",
@@ -275,7 +275,7 @@ pub fn build<R: Rule>(
             }
             (Scheme::SideHops, vcs)
         }
-        "none" => (Scheme::Any, configured_vcs(cfg, 1)),
+        "none" => (Scheme::Any, params.vcs_or(1)),
         other => {
             return Err(ConfigError::value(
                 "routing.vc_policy",

@@ -5,6 +5,7 @@
 //! route counts in the comments.
 
 use super::deadlock::{self, Verdict};
+use super::tests::take_hop;
 use super::{build, Candidate, RouteState, Routing};
 use crate::config::{parse_str, Config};
 use crate::sim;
@@ -106,7 +107,7 @@ fn walk(net: &Fabric, r: &dyn Routing, src: SwitchId, dst: SwitchId) -> Walk {
             let mut path = path.clone();
             path.push(next);
             let mut s2 = st;
-            r.advance(&mut s2, at, next, &c);
+            take_hop(r, &mut s2, at, next, &c);
             if next == dst {
                 assert_eq!(s2.hops as u32, dist, "{}: {src} -> {dst}", r.name());
                 if w.routes.insert(path) {
@@ -290,7 +291,7 @@ fn scheme_b_uses_the_side_hop_count() {
         let c = v[0];
         vcs.push(c.vc);
         let next = net.neighbour(at, c.port).unwrap().0;
-        r.advance(&mut st, at, next, &c);
+        take_hop(&*r, &mut st, at, next, &c);
         at = next;
     }
     assert_eq!(vcs, vec![0, 1]); // L* = 1: two side hops at level 1, nothing else

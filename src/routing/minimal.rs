@@ -19,8 +19,8 @@
 use super::dal::ESCAPE_PENALTY;
 use super::dor::hyperx;
 use super::vc::VcPolicy;
-use super::{configured_vcs, network_diameter, Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{network_diameter, Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::{Fabric, HyperX, SwitchId};
 use std::sync::Arc;
 
@@ -45,8 +45,8 @@ pub struct Minimal {
 
 impl Minimal {
     /// Minimal routing over `net`.
-    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
-        if cfg.routing.vc_policy == "dor-escape" {
+    pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+        if params.vc_policy == "dor-escape" {
             let hx = hyperx(&net)?.clone();
             if net.is_faulty() {
                 return Err(ConfigError::value(
@@ -55,7 +55,7 @@ impl Minimal {
                     "a fault-free HyperX: its escape is dimension order, which cannot route around a failed link",
                 ));
             }
-            let vcs = configured_vcs(cfg, 2 * hx.dims());
+            let vcs = params.vcs_or(2 * hx.dims());
             if vcs < 2 || !vcs.is_multiple_of(2) || vcs > 64 {
                 return Err(ConfigError::value(
                     "routing.vcs",
@@ -67,8 +67,8 @@ impl Minimal {
         }
         let diam = network_diameter(&net) as usize;
         let default_vcs = 2 * net.topology().diameter() as usize;
-        let policy = VcPolicy::from_config(
-            cfg,
+        let policy = VcPolicy::from_params(
+            params,
             default_vcs,
             diam,
             &format!("minimal routes are up to the diameter, {diam} hops"),

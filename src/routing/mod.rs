@@ -8,7 +8,9 @@
 //! broken at random. Algorithms without penalties use 0, which makes this plain
 //! "least-occupied output" adaptive selection.
 //!
-//! Routing state travels in the packet ([`RouteState`]); algorithms update it in [`Routing::advance`].
+//! Routing state travels in the packet ([`RouteState`]). After each hop the caller (the router, the
+//! deadlock checker) applies [`step`], the update every routing shares, and then
+//! [`Routing::advance`], the routing's own update; a routing cannot forget the shared part.
 
 pub mod aliod;
 pub mod cliod;
@@ -97,11 +99,10 @@ pub trait Routing: Send + Sync {
     /// Next-hop candidates at switch `at` (never the destination switch). An empty list means the
     /// packet cannot move at all, which the router reports as an unroutable packet.
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>);
-    /// Update the state after taking `c` from `at` to `next`.
-    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, c: &Candidate) {
-        step(st, c);
-        let _ = next;
-    }
+    /// The routing's own state update after taking `c` from `at` to `next` (phase, deroutes, ...).
+    /// Callers apply [`step`] first, so `st` already holds the new hop count, escape flag, VC and
+    /// port. Routings whose state is only what [`step`] keeps leave the default, which does nothing.
+    fn advance(&self, _st: &mut RouteState, _at: SwitchId, _next: SwitchId, _c: &Candidate) {}
     /// Every state [`Routing::init`] can produce from `st` (for the deadlock analysis, which must
     /// follow all of a packet's possible routes). The default runs `init` once, which is right for
     /// routings whose `init` draws nothing; routings that draw (Valiant's intermediate) override it.
@@ -122,8 +123,8 @@ pub trait Routing: Send + Sync {
     fn escape_subfunction(&self, _at: SwitchId, _dst: SwitchId, _out: &mut Vec<Candidate>) {}
 }
 
-/// The part of [`Routing::advance`] every routing shares: one more hop, the escape flag, and the VC
-/// and port taken (which DAVC reads at the next switch).
+/// The state update every routing shares, applied by the caller before [`Routing::advance`]: one
+/// more hop, the escape flag, and the VC and port taken (which DAVC reads at the next switch).
 #[inline]
 pub fn step(st: &mut RouteState, c: &Candidate) {
     st.hops += 1;
@@ -132,8 +133,63 @@ pub fn step(st: &mut RouteState, c: &Candidate) {
     st.last_port = c.port;
 }
 
-/// Builds a routing from the config over a fabric.
-pub type Builder = fn(&Config, Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError>;
+/// What a routing reads from the config when it is built: the `[routing]` section, typed, and the
+/// two other values routings use. The network itself (topology, faults, distances) comes with the
+/// [`Fabric`]. Errors about these values still name their config keys (`routing.vcs`, ...), so each
+/// field says which key it comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoutingParams {
+    /// `routing.algorithm`: the [`REGISTRY`] name (the table routings share one builder and tell
+    /// `sp`, `ecmp`, ... apart by it).
+    pub algorithm: String,
+    /// `routing.vcs`: virtual channels per port; `None` (`routing.vcs = 0`) for the algorithm's own
+    /// default (see [`RoutingParams::vcs_or`]).
+    pub vcs: Option<usize>,
+    /// `routing.vc_policy`: a name from [`vc::POLICIES`], checked by the routing that reads it (each
+    /// accepts its own subset and says which).
+    pub vc_policy: String,
+    /// `routing.escape_vcs`: VCs of the escape subnetwork (SurePath).
+    pub escape_vcs: usize,
+    /// `routing.escape_root`: root switch of the Up/Down escape subnetwork (SurePath).
+    pub escape_root: usize,
+    /// `routing.max_deroutes`: Omnidimensional's non-minimal hop budget `m`; `None`
+    /// (`routing.max_deroutes = 0`) for `n`, the number of dimensions.
+    pub max_deroutes: Option<usize>,
+    /// `routing.extra_hops`: AllPath(k)'s `k`, hops over the shortest path.
+    pub extra_hops: u32,
+    /// `packet.size_phits`: packet length in phits, the unit of the penalties that price one extra
+    /// hop (Clos-AD, UGAL, the HyperZ routings).
+    pub packet_phits: u32,
+    /// `seed`: the run's seed, which DAL names in its errors about a fault set it cannot route.
+    pub seed: u64,
+}
+
+impl RoutingParams {
+    /// The configured VC count, or `default` when `routing.vcs = 0`.
+    pub fn vcs_or(&self, default: usize) -> usize {
+        self.vcs.unwrap_or(default)
+    }
+}
+
+impl From<&Config> for RoutingParams {
+    fn from(cfg: &Config) -> Self {
+        let r = &cfg.routing;
+        RoutingParams {
+            algorithm: r.algorithm.clone(),
+            vcs: (r.vcs != 0).then_some(r.vcs),
+            vc_policy: r.vc_policy.clone(),
+            escape_vcs: r.escape_vcs,
+            escape_root: r.escape_root,
+            max_deroutes: (r.max_deroutes != 0).then_some(r.max_deroutes),
+            extra_hops: r.extra_hops as u32,
+            packet_phits: cfg.packet.size_phits as u32,
+            seed: cfg.seed,
+        }
+    }
+}
+
+/// Builds a routing from its parameters over a fabric.
+pub type Builder = fn(&RoutingParams, Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError>;
 
 /// One routing algorithm: its `routing.algorithm` name, its builder, and a one-line description.
 pub struct Entry {
@@ -226,11 +282,13 @@ pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|e| e.name).collect()
 }
 
-/// Build the routing named by `cfg.routing.algorithm` over `net`.
+/// Build the routing named by `cfg.routing.algorithm` over `net`, from the config's
+/// [`RoutingParams`].
 pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
-    let name = cfg.routing.algorithm.as_str();
+    let params = RoutingParams::from(cfg);
+    let name = params.algorithm.as_str();
     match REGISTRY.iter().find(|e| e.name == name) {
-        Some(e) => (e.build)(cfg, net),
+        Some(e) => (e.build)(&params, net),
         None => Err(ConfigError::value(
             "routing.algorithm",
             format!("\"{name}\""),
@@ -283,15 +341,6 @@ fn minimal_ports_by_distance(net: &Fabric, at: SwitchId, to: SwitchId, mut f: im
                 f(p);
             }
         }
-    }
-}
-
-/// The number of VCs configured, or `default` when `routing.vcs = 0`.
-pub fn configured_vcs(cfg: &Config, default: usize) -> usize {
-    if cfg.routing.vcs == 0 {
-        default
-    } else {
-        cfg.routing.vcs
     }
 }
 

@@ -11,12 +11,12 @@
 //! is usable on every hop, SPEC §5.3).
 
 use super::odim::Odim;
-use super::{hyperz_moves, Routing};
-use crate::config::{Config, ConfigError};
+use super::{hyperz_moves, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::Fabric;
 use std::sync::Arc;
 
 /// `routing.algorithm = "nca"` over `net` (a fault-free fat tree or HyperZ).
-pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
-    hyperz_moves::build(cfg, net, "nca", Odim, 1)
+pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
+    hyperz_moves::build(params, net, "nca", Odim, 1)
 }

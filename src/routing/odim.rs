@@ -10,8 +10,8 @@
 //! [`super::hyperz_moves`] for `routing.vc_policy`). On a fat tree (`d = 0`) it is NCA ([`super::nca`]).
 
 use super::hyperz_moves::{self, odim_moves, Here, Move, Rule};
-use super::{RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::{Fabric, HyperZ};
 use std::sync::Arc;
 
@@ -28,6 +28,6 @@ impl Rule for Odim {
 }
 
 /// `routing.algorithm = "odim"` over `net` (a fault-free HyperZ or fat tree).
-pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
-    hyperz_moves::build(cfg, net, "odim", Odim, 2)
+pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
+    hyperz_moves::build(params, net, "odim", Odim, 2)
 }

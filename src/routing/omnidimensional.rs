@@ -23,8 +23,8 @@
 
 use super::dor::hyperx;
 use super::vc::VcPolicy;
-use super::{step, Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::{Fabric, HyperX, PortId, SwitchId};
 use std::sync::Arc;
 
@@ -41,10 +41,10 @@ pub struct Omnidimensional {
 
 impl Omnidimensional {
     /// Omnidimensional routes over `net` (a HyperX) with the budget of `routing.max_deroutes`.
-    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+    pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let hx = hyperx(&net)?.clone();
         let n = hx.dims();
-        let m = if cfg.routing.max_deroutes == 0 { n } else { cfg.routing.max_deroutes };
+        let m = params.max_deroutes.unwrap_or(n);
         Ok(Omnidimensional { net, hx, max_deroutes: m as u8 })
     }
 
@@ -104,12 +104,12 @@ pub struct OmniWar {
 
 impl OmniWar {
     /// OmniWAR over `net` (a HyperX).
-    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
-        let routes = Omnidimensional::new(cfg, net.clone())?;
+    pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+        let routes = Omnidimensional::new(params, net.clone())?;
         let n = hyperx(&net)?.dims();
         let hops = routes.max_hops();
         let why = format!("Omnidimensional routes are up to n + m = {n} + {} = {hops} hops", routes.max_deroutes);
-        let policy = VcPolicy::from_config(cfg, 2 * n, hops, &why)?;
+        let policy = VcPolicy::from_params(params, 2 * n, hops, &why)?;
         Ok(OmniWar { routes, net, policy })
     }
 }
@@ -130,6 +130,5 @@ impl Routing for OmniWar {
     }
     fn advance(&self, st: &mut RouteState, at: SwitchId, _next: SwitchId, c: &Candidate) {
         self.routes.advance(st, at, c.port);
-        step(st, c);
     }
 }

@@ -44,8 +44,8 @@
 
 use super::deadlock::FxSet;
 use super::vc::VcPolicy;
-use super::{network_diameter, step, Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{network_diameter, Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::fabric::UNREACHABLE;
 use crate::topology::{Fabric, PortId, SwitchId};
 use rayon::prelude::*;
@@ -289,7 +289,7 @@ pub struct Polarized {
 
 impl Polarized {
     /// Polarized over `net`.
-    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+    pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let routes = PolarizedRoutes::pruned(net.clone())?;
         let diam = network_diameter(&net) as usize;
         let why = if net.is_faulty() {
@@ -297,7 +297,7 @@ impl Polarized {
         } else {
             format!("polarized routes are up to 2 x diameter {diam} = {} hops", 2 * diam)
         };
-        let policy = VcPolicy::from_config(cfg, 2 * net.topology().diameter() as usize, routes.max_hops(), &why)?;
+        let policy = VcPolicy::from_params(params, 2 * net.topology().diameter() as usize, routes.max_hops(), &why)?;
         Ok(Polarized { routes, net, policy })
     }
 }
@@ -311,8 +311,5 @@ impl Routing for Polarized {
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
         self.routes.candidates(at, st, out, |port| self.policy.vcs_for(&self.net, at, st, port));
-    }
-    fn advance(&self, st: &mut RouteState, _at: SwitchId, _next: SwitchId, c: &Candidate) {
-        step(st, c);
     }
 }

@@ -26,8 +26,8 @@
 use super::omnidimensional::Omnidimensional;
 use super::polarized::PolarizedRoutes;
 use super::updown::{LinkKind, UpDown};
-use super::{configured_vcs, step, Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::{Fabric, PortId, SwitchId};
 use std::sync::Arc;
 
@@ -72,34 +72,39 @@ pub struct SurePath<R> {
 
 impl SurePath<Omnidimensional> {
     /// OmniSP: SurePath with Omnidimensional routes (needs a HyperX).
-    pub fn omni(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
-        let routes = Omnidimensional::new(cfg, net.clone())?;
-        Self::with_routes("surepath-omni", routes, cfg, net)
+    pub fn omni(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+        let routes = Omnidimensional::new(params, net.clone())?;
+        Self::with_routes("surepath-omni", routes, params, net)
     }
 }
 
 impl SurePath<PolarizedRoutes> {
     /// PolSP: SurePath with Polarized routes.
-    pub fn polarized(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+    pub fn polarized(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let routes = PolarizedRoutes::new(net.clone());
-        Self::with_routes("surepath-polarized", routes, cfg, net)
+        Self::with_routes("surepath-polarized", routes, params, net)
     }
 }
 
 impl<R: RouteSet> SurePath<R> {
-    fn with_routes(name: &'static str, routes: R, cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
-        if cfg.routing.vc_policy != "ladder" {
+    fn with_routes(
+        name: &'static str,
+        routes: R,
+        params: &RoutingParams,
+        net: Arc<Fabric>,
+    ) -> Result<Self, ConfigError> {
+        if params.vc_policy != "ladder" {
             return Err(ConfigError::value(
                 "routing.vc_policy",
-                format!("\"{}\"", cfg.routing.vc_policy),
+                format!("\"{}\"", params.vc_policy),
                 format!(
                     "{name} assigns VCs itself (routing VCs plus routing.escape_vcs escape VCs); \
                      leave routing.vc_policy at its default, \"ladder\""
                 ),
             ));
         }
-        let vcs = configured_vcs(cfg, 2 * net.topology().diameter() as usize);
-        let esc = cfg.routing.escape_vcs;
+        let vcs = params.vcs_or(2 * net.topology().diameter() as usize);
+        let esc = params.escape_vcs;
         if esc == 0 {
             return Err(ConfigError::value("routing.escape_vcs", 0, format!("at least 1 escape VC for {name}")));
         }
@@ -110,7 +115,7 @@ impl<R: RouteSet> SurePath<R> {
                 format!("{name} needs routing VCs besides its {esc} escape VC(s): at least {}", esc + 1),
             ));
         }
-        let escape = UpDown::new(net, cfg.routing.escape_root)?;
+        let escape = UpDown::new(net, params.escape_root)?;
         Ok(SurePath { name, routes, escape, routing_vcs: (vcs - esc) as u8, vcs: vcs as u8 })
     }
 
@@ -142,7 +147,6 @@ impl<R: RouteSet> Routing for SurePath<R> {
         if !c.escape {
             self.routes.advance(st, at, c.port);
         }
-        step(st, c);
     }
     fn escape_based(&self) -> bool {
         true

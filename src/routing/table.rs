@@ -27,8 +27,8 @@
 
 use super::omnidimensional::DEROUTE_PENALTY;
 use super::vc::VcPolicy;
-use super::{minimal_ports, network_diameter, step, Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{minimal_ports, network_diameter, Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::rng::{below, mix64, Rng};
 use crate::topology::{Fabric, PortId, SwitchId};
 use std::sync::Arc;
@@ -77,12 +77,12 @@ pub struct TableRouting {
 
 impl TableRouting {
     /// The routing named by `routing.algorithm` (`sp`, `ecmp` or `allpath`) over `net`.
-    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
-        let kind = match cfg.routing.algorithm.as_str() {
+    pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+        let kind = match params.algorithm.as_str() {
             "sp" => Kind::Sp,
             "ecmp" => Kind::Ecmp,
             "ecmp-adaptive" => Kind::EcmpAdaptive,
-            "allpath" => Kind::AllPath(cfg.routing.extra_hops as u32),
+            "allpath" => Kind::AllPath(params.extra_hops),
             other => {
                 return Err(ConfigError::value(
                     "routing.algorithm",
@@ -97,9 +97,9 @@ impl TableRouting {
                 diam + k as usize,
                 format!("allpath routes are up to diameter {diam} + extra_hops {k} = {} hops", diam + k as usize),
             ),
-            _ => (diam, format!("{} routes are up to the diameter, {diam} hops", cfg.routing.algorithm)),
+            _ => (diam, format!("{} routes are up to the diameter, {diam} hops", params.algorithm)),
         };
-        let policy = VcPolicy::from_config(cfg, hops, hops, &why)?;
+        let policy = VcPolicy::from_params(params, hops, hops, &why)?;
         Ok(TableRouting { kind, net, policy })
     }
 
@@ -167,8 +167,5 @@ impl Routing for TableRouting {
             s.intermediate = ECMP_ANY;
         }
         f(s);
-    }
-    fn advance(&self, st: &mut RouteState, _at: SwitchId, _next: SwitchId, c: &Candidate) {
-        step(st, c);
     }
 }

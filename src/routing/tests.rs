@@ -5,7 +5,7 @@ use super::dal::{DEROUTE_PENALTY as DAL_DEROUTE, ESCAPE_PENALTY as DAL_ESCAPE};
 use super::deadlock::{self, Verdict};
 use super::polarized::PolarizedRoutes;
 use super::updown::{LinkKind, UpDown, DOWN_PENALTY, UP_PENALTY};
-use super::{build, Candidate, RouteState, Routing};
+use super::{build, Candidate, RouteState, Routing, RoutingParams};
 use crate::config::{parse_str, Config};
 use crate::engine::Progress;
 use crate::sim::{self, RunOptions};
@@ -23,6 +23,12 @@ fn routing(sides: &[usize], sets: &[&str]) -> (Arc<Fabric>, Box<dyn Routing>) {
     let net = sim::build_network(&cfg).unwrap();
     let r = build(&cfg, net.clone()).unwrap();
     (net, r)
+}
+
+/// One hop as the router takes it: the shared [`super::step`], then the routing's own update.
+pub(super) fn take_hop<R: Routing + ?Sized>(r: &R, st: &mut RouteState, at: SwitchId, next: SwitchId, c: &Candidate) {
+    super::step(st, c);
+    r.advance(st, at, next, c);
 }
 
 fn hx(sides: &[usize]) -> HyperX {
@@ -97,7 +103,7 @@ fn omni_deroutes_are_counted_and_routes_stay_in_the_unaligned_subnetwork() {
     r.candidates(s, &st, &mut v);
     let d = *v.iter().find(|c| c.penalty == 64).unwrap();
     let y = net.neighbour(s, d.port).unwrap().0;
-    r.advance(&mut st, s, y, &d);
+    take_hop(&*r, &mut st, s, y, &d);
     assert_eq!((st.deroutes, st.hops, st.vc), (1, 1, 0));
     // From (1,0,0): back to (0,0,0) is a deroute (budget 3 - 1 left), (2,0,0) minimal, VC 1.
     assert_eq!(cands(&net, &*r, y, &st), vec![(s, 1, 64, false), (t, 1, 0, false)]);
@@ -303,7 +309,7 @@ fn surepath_splits_routing_and_escape_vcs() {
     assert_eq!(cands(&net, &*r, s, &esc), sorted(vec![(t, 3, 64, true), (at(&h, &[0, 0]), 3, UP_PENALTY, true)]));
     // Taking an escape candidate sets the flag.
     let mut st = state(s, t);
-    r.advance(&mut st, s, t, &Candidate { port: h.port_to(s, 1, 3, 0), vc: 3, penalty: 64, escape: true });
+    take_hop(&*r, &mut st, s, t, &Candidate { port: h.port_to(s, 1, 3, 0), vc: 3, penalty: 64, escape: true });
     assert!(st.escape);
 }
 
@@ -386,7 +392,13 @@ fn dal_candidates_follow_section_3_3() {
     // Deroute in dimension 0 to (2,0,0): dimension 0 is marked, so from there only its minimal hop
     // (1,0,0) remains in dimension 0 while dimension 1 can still be derouted.
     let y = at(&h, &[2, 0, 0]);
-    r.advance(&mut st, s, y, &Candidate { port: h.port_to(s, 0, 2, 0), vc: 0, penalty: DAL_DEROUTE, escape: false });
+    take_hop(
+        &*r,
+        &mut st,
+        s,
+        y,
+        &Candidate { port: h.port_to(s, 0, 2, 0), vc: 0, penalty: DAL_DEROUTE, escape: false },
+    );
     assert_eq!(st.dim_mask, 1);
     let c = cands(&net, &*r, y, &st);
     assert!(c.iter().all(|&(z, _, _, _)| h.coord(z, 0) == 2 || z == at(&h, &[1, 0, 0])));
@@ -454,18 +466,18 @@ fn clos_ad_decides_at_the_source_and_never_deroutes_twice() {
     // Non-minimal chosen: DOR to the ancestor on the even VCs, no more minimal option.
     let mut st = st0;
     let y = at(&h, &[0, 3, 0]);
-    r.advance(&mut st, s, y, &Candidate { port: h.port_to(s, 1, 3, 0), vc: 2, penalty: 32, escape: false });
+    take_hop(&*r, &mut st, s, y, &Candidate { port: h.port_to(s, 1, 3, 0), vc: 2, penalty: 32, escape: false });
     assert_eq!((st.phase, st.hops), (0, 1));
     assert_eq!(cands(&net, &*r, y, &st), vec![(anc, 0, 0, false), (anc, 2, 0, false), (anc, 4, 0, false)]);
     // At the ancestor: DOR to the destination on the odd VCs, dimension 1 first.
-    r.advance(&mut st, y, anc, &Candidate { port: h.port_to(y, 2, 3, 0), vc: 4, penalty: 0, escape: false });
+    take_hop(&*r, &mut st, y, anc, &Candidate { port: h.port_to(y, 2, 3, 0), vc: 4, penalty: 0, escape: false });
     assert_eq!(st.phase, 1);
     let z = at(&h, &[0, 2, 3]);
     assert_eq!(cands(&net, &*r, anc, &st), vec![(z, 1, 0, false), (z, 3, 0, false), (z, 5, 0, false)]);
     // Minimal chosen at the source: DOR to the destination from then on, whatever the ancestor was.
     let mut st = st0;
     let m = at(&h, &[0, 2, 0]);
-    r.advance(&mut st, s, m, &Candidate { port: h.port_to(s, 1, 2, 0), vc: 1, penalty: 0, escape: false });
+    take_hop(&*r, &mut st, s, m, &Candidate { port: h.port_to(s, 1, 2, 0), vc: 1, penalty: 0, escape: false });
     assert_eq!((st.phase, st.intermediate), (1, t));
     assert_eq!(cands(&net, &*r, m, &st), vec![(t, 1, 0, false), (t, 3, 0, false), (t, 5, 0, false)]);
 }
@@ -524,7 +536,7 @@ fn davc_vcs_follow_the_allocation_functions_along_a_route() {
         let mut v = Vec::new();
         r.candidates(x, st, &mut v);
         let c = *v.iter().find(|c| net.neighbour(x, c.port).unwrap().0 == y).unwrap();
-        r.advance(st, x, y, &c);
+        take_hop(&*r, st, x, y, &c);
         c.vc
     };
     let (a, b, c) = (at(&h, &[0, 0]), at(&h, &[1, 0]), at(&h, &[1, 2]));
@@ -789,15 +801,18 @@ fn faulty_networks_keep_delivering() {
 
 #[test]
 fn check_deadlock_exit_codes() {
-    use crate::cli;
-    // 0: deadlock free; 1: a cycle; 2 (through cli::exit_code): a config the routing rejects.
-    assert_eq!(cli::check_deadlock(&config(&[3, 3], &["routing.algorithm=minimal"]), true).unwrap(), 0);
-    assert_eq!(cli::check_deadlock(&config(&[3, 3], &["routing.algorithm=surepath-omni"]), false).unwrap(), 0);
+    use crate::commands;
+    // 0: deadlock free; 1: a cycle; 2 (through commands::exit_code): a config the routing rejects.
+    assert_eq!(commands::check_deadlock::run(&config(&[3, 3], &["routing.algorithm=minimal"]), true).unwrap(), 0);
+    assert_eq!(
+        commands::check_deadlock::run(&config(&[3, 3], &["routing.algorithm=surepath-omni"]), false).unwrap(),
+        0
+    );
     let cyclic = config(&[3, 3], &["routing.algorithm=minimal", "routing.vc_policy=none", "routing.vcs=1"]);
-    assert_eq!(cli::check_deadlock(&cyclic, false).unwrap(), 1);
+    assert_eq!(commands::check_deadlock::run(&cyclic, false).unwrap(), 1);
     let bad = config(&[3, 3], &["routing.algorithm=valiant", "routing.vcs=3"]);
-    let e = cli::check_deadlock(&bad, false).unwrap_err();
-    assert_eq!(cli::exit_code(&e), 2);
+    let e = commands::check_deadlock::run(&bad, false).unwrap_err();
+    assert_eq!(commands::exit_code(&e), 2);
     assert!(e.to_string().contains("routing.vcs"), "{e}");
 }
 
@@ -859,4 +874,16 @@ fn dal_routes_around_faults() {
             });
     let msg = err.unwrap_err().to_string();
     assert!(msg.contains("routing.vcs") && msg.contains("at least 4"), "{msg}");
+}
+
+/// `routing.vcs = 0` and `routing.max_deroutes = 0` mean "the algorithm's default": `None` in
+/// [`RoutingParams`]; the other keys are copied as they are.
+#[test]
+fn routing_params_from_config() {
+    let p = RoutingParams::from(&config(&[3, 3], &[]));
+    assert_eq!((p.vcs, p.max_deroutes, p.vcs_or(6), p.escape_vcs), (None, None, 6, 1));
+    let sets = ["routing.vcs=4", "routing.max_deroutes=1", "packet.size_phits=8", "seed=7", "routing.extra_hops=2"];
+    let p = RoutingParams::from(&config(&[3, 3], &sets));
+    assert_eq!((p.vcs, p.max_deroutes, p.vcs_or(6)), (Some(4), Some(1), 4));
+    assert_eq!((p.packet_phits, p.seed, p.extra_hops), (8, 7, 2));
 }

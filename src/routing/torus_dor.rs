@@ -15,8 +15,8 @@
 //! mesh (no wrap links). `davc-*` and `none` (for `check-deadlock`) can be chosen instead.
 
 use super::vc::{Ladder, VcPolicy};
-use super::{configured_vcs, step, Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::topology::{Fabric, PortId, SwitchId, Topology, Torus, View};
 use std::sync::Arc;
 
@@ -36,7 +36,7 @@ pub struct TorusDor {
 
 impl TorusDor {
     /// DOR over `net`, which must be a torus or mesh.
-    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+    pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let torus =
             match net.topology().view() {
                 View::Torus(t) => t.clone(),
@@ -49,17 +49,17 @@ impl TorusDor {
             };
         let levels = if torus.wraps() { 2 } else { 1 };
         let diam = torus.diameter() as usize;
-        let vcs = match cfg.routing.vc_policy.as_str() {
+        let vcs = match params.vc_policy.as_str() {
             "ladder" | "dateline" => {
                 let why = if torus.wraps() {
                     "a torus ring needs one VC before and one after its dateline"
                 } else {
                     "a mesh needs one VC"
                 };
-                Vcs::Dateline(Ladder::new(configured_vcs(cfg, levels), levels, why)?)
+                Vcs::Dateline(Ladder::new(params.vcs_or(levels), levels, why)?)
             }
-            _ => Vcs::Policy(VcPolicy::from_config(
-                cfg,
+            _ => Vcs::Policy(VcPolicy::from_params(
+                params,
                 diam,
                 diam,
                 &format!("DOR routes are up to the diameter, {diam} hops"),
@@ -103,7 +103,6 @@ impl Routing for TorusDor {
         }
     }
     fn advance(&self, st: &mut RouteState, at: SwitchId, _next: SwitchId, c: &Candidate) {
-        step(st, c);
         if self.torus.crosses_dateline(at, c.port) {
             st.dim_mask |= 1 << (c.port / 2);
         }

@@ -14,8 +14,8 @@
 
 use super::dragonfly_min::{dragonfly, DragonflyVcs};
 use super::dragonfly_valiant::{first_phase, port_to_group, TO_DESTINATION, TO_INTERMEDIATE};
-use super::{step, Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::rng::{below, Rng};
 use crate::topology::{Dragonfly, Fabric, SwitchId, Topology};
 use std::sync::Arc;
@@ -33,16 +33,16 @@ pub struct Ugal {
 
 impl Ugal {
     /// UGAL over `net`, which must be a dragonfly.
-    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+    pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let df = dragonfly(&net, "ugal")?.clone();
-        let vcs = DragonflyVcs::from_config(
-            cfg,
+        let vcs = DragonflyVcs::from_params(
+            params,
             &df,
             3,
             5,
             "UGAL's Valiant routes are l g l g l, up to 5 hops and 2 globals",
         )?;
-        Ok(Ugal { net, df, vcs, packet_phits: cfg.packet.size_phits as u32 })
+        Ok(Ugal { net, df, vcs, packet_phits: params.packet_phits })
     }
 
     fn phase(&self, st: &RouteState, grp: usize) -> u8 {
@@ -96,7 +96,6 @@ impl Routing for Ugal {
         }
     }
     fn advance(&self, st: &mut RouteState, at: SwitchId, next: SwitchId, c: &Candidate) {
-        step(st, c);
         if st.phase == UNDECIDED {
             st.phase = if c.port == self.df.minimal_port(at, st.dst) { TO_DESTINATION } else { TO_INTERMEDIATE };
         }

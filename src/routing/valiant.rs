@@ -8,8 +8,8 @@
 //! up to twice the diameter.
 
 use super::vc::VcPolicy;
-use super::{network_diameter, step, Candidate, RouteState, Routing};
-use crate::config::{Config, ConfigError};
+use super::{network_diameter, Candidate, RouteState, Routing, RoutingParams};
+use crate::config::ConfigError;
 use crate::rng::{below, Rng};
 use crate::topology::{Fabric, SwitchId};
 use std::sync::Arc;
@@ -22,11 +22,11 @@ pub struct Valiant {
 
 impl Valiant {
     /// Valiant routing over `net`.
-    pub fn new(cfg: &Config, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+    pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let diam = network_diameter(&net) as usize;
         let default_vcs = 2 * net.topology().diameter() as usize;
         let why = format!("Valiant routes are up to 2 x diameter {diam} = {} hops", 2 * diam);
-        let policy = VcPolicy::from_config(cfg, default_vcs, 2 * diam, &why)?;
+        let policy = VcPolicy::from_params(params, default_vcs, 2 * diam, &why)?;
         Ok(Valiant { net, policy })
     }
 }
@@ -56,8 +56,7 @@ impl Routing for Valiant {
             f(RouteState { intermediate: i, phase: if i == st.src { 1 } else { 0 }, ..*st });
         }
     }
-    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, c: &Candidate) {
-        step(st, c);
+    fn advance(&self, st: &mut RouteState, _at: SwitchId, next: SwitchId, _c: &Candidate) {
         if st.phase == 0 && next == st.intermediate {
             st.phase = 1;
         }

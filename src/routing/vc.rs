@@ -18,11 +18,11 @@
 //! silently reusing a VC, which would void the deadlock-freedom argument.
 
 use super::davc::Davc;
-use super::{Candidate, RouteState};
-use crate::config::{Config, ConfigError};
+use super::{Candidate, RouteState, RoutingParams};
+use crate::config::ConfigError;
 
 /// Every `routing.vc_policy` name with what it is: the only list of names (config validation and
-/// [`VcPolicy::from_config`] read it). Routings that manage their VCs themselves (SurePath, DAL,
+/// [`VcPolicy::from_params`] read it). Routings that manage their VCs themselves (SurePath, DAL,
 /// the HyperZ routings) accept only the names their docs give.
 pub const POLICIES: &[(&str, &str)] = &[
     ("ladder", "hop-count ladder (SurePath Table 4)"),
@@ -108,9 +108,14 @@ impl VcPolicy {
     /// The policy named by `routing.vc_policy` for a routing whose routes are at most `max_hops`
     /// switch-to-switch hops (`why` says why, for errors) and which uses `default_vcs` VCs when
     /// `routing.vcs = 0`.
-    pub fn from_config(cfg: &Config, default_vcs: usize, max_hops: usize, why: &str) -> Result<Self, ConfigError> {
-        let vcs = super::configured_vcs(cfg, default_vcs);
-        let name = cfg.routing.vc_policy.as_str();
+    pub fn from_params(
+        params: &RoutingParams,
+        default_vcs: usize,
+        max_hops: usize,
+        why: &str,
+    ) -> Result<Self, ConfigError> {
+        let vcs = params.vcs_or(default_vcs);
+        let name = params.vc_policy.as_str();
         match name {
             "ladder" => Ok(VcPolicy::Ladder(Ladder::new(vcs, max_hops, why)?)),
             "none" => Ok(VcPolicy::Any { vcs: vcs.max(1) }),
@@ -126,7 +131,7 @@ impl VcPolicy {
                 format!(
                     "dor-escape is Min-AD's escape (HyperX paper section 4.1) and only routing.algorithm = \"minimal\" \
                      on a HyperX takes it; here: {}",
-                    cfg.routing.algorithm
+                    params.algorithm
                 ),
             )),
             _ => {

@@ -1,0 +1,210 @@
+//! `hxsim analyze`: topology properties after faults (switches, servers, links, radix, diameter,
+//! distances, failed and live elements, unreachable pairs), and with `--sequence` the same along a
+//! nested random link fault sequence (SurePath Fig. 1).
+
+use crate::config::{Config, ConfigError};
+use crate::sim;
+use crate::topology::faults::{LiveGraph, Reach};
+use anyhow::Result;
+use serde::Serialize;
+
+/// Topology properties reported by `hxsim analyze`.
+#[derive(Debug, Serialize)]
+pub struct Analysis {
+    /// Switches.
+    pub switches: usize,
+    /// Servers.
+    pub servers: usize,
+    /// Live switch-to-switch links.
+    pub links: usize,
+    /// Ports per switch (servers plus switch-to-switch), the most of any switch.
+    pub radix: usize,
+    /// Largest distance between switches that have servers (over live links), in switch-to-switch
+    /// hops.
+    pub diameter: u32,
+    /// Largest distance between two servers, in hops including the two server links.
+    pub server_diameter: u32,
+    /// Mean distance over all ordered pairs of switches that have servers (self pairs included).
+    pub average_distance: f64,
+    /// Every switch reaches every other.
+    pub connected: bool,
+    /// Links removed by faults (listed, or taken down by a failed switch).
+    pub failed_links: usize,
+    /// Switches removed by faults.
+    pub failed_switches: usize,
+    /// Switches alive.
+    pub live_switches: usize,
+    /// Live switch-to-switch links (the same as `links`).
+    pub live_links: usize,
+    /// Servers of live switches.
+    pub live_servers: u64,
+    /// Servers lost with failed switches.
+    pub servers_lost: u64,
+    /// Ordered pairs of live servers that cannot reach each other.
+    pub unreachable_pairs: u64,
+    /// Family-specific facts (e.g. switches, radix and links per level of a HyperZ).
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Compute the analysis of a config's network.
+pub fn analysis(cfg: &Config) -> Result<Analysis, ConfigError> {
+    let topo = sim::build_topology(cfg)?;
+    let faults = cfg.faults.build(&*topo, cfg.seed)?;
+    let comps = LiveGraph::new(&*topo, &faults).components();
+    if comps.live_servers == 0 {
+        return Err(ConfigError::value(
+            "faults",
+            cfg.faults.describe(),
+            format!(
+                "a fault set that leaves some of the {} servers alive (failed switches take their servers with them)",
+                topo.num_servers()
+            ),
+        ));
+    }
+    let net = crate::topology::Fabric::new(topo, &faults);
+    let d = net.distance_stats();
+    Ok(Analysis {
+        switches: net.num_switches(),
+        servers: net.num_servers(),
+        links: net.live_links(),
+        radix: net.max_router_ports(),
+        diameter: d.diameter,
+        server_diameter: d.diameter + 2,
+        average_distance: d.average_distance,
+        connected: d.connected,
+        failed_links: net.failed_links(),
+        failed_switches: net.failed_switches(),
+        live_switches: net.num_switches() - net.failed_switches(),
+        live_links: net.live_links(),
+        live_servers: comps.live_servers,
+        servers_lost: net.num_servers() as u64 - comps.live_servers,
+        unreachable_pairs: comps.unreachable_pairs,
+        details: net.topology().details(),
+    })
+}
+
+/// `hxsim analyze`.
+pub fn run(cfg: &Config, json: bool) -> Result<u8> {
+    let a = analysis(cfg)?;
+    if json {
+        println!("{}", serde_json::to_string(&a)?);
+    } else {
+        println!("{}", sim::build_topology(cfg)?.name());
+        println!("  switches          {}", a.switches);
+        println!("  servers           {}", a.servers);
+        println!("  links             {} ({} failed)", a.links, a.failed_links);
+        if a.failed_switches > 0 {
+            println!(
+                "  failed switches   {} ({} live; {} servers lost, {} live)",
+                a.failed_switches, a.live_switches, a.servers_lost, a.live_servers
+            );
+        }
+        if a.unreachable_pairs > 0 {
+            println!("  unreachable pairs {} (ordered pairs of live servers)", a.unreachable_pairs);
+        }
+        println!("  radix             {}", a.radix);
+        println!("  diameter          {} switch-to-switch hops ({} server to server)", a.diameter, a.server_diameter);
+        println!("  average distance  {:.4}", a.average_distance);
+        println!("  connected         {}", a.connected);
+        for (k, v) in &a.details {
+            println!("  {:<17} {}", k.replace('_', " "), v);
+        }
+    }
+    Ok(0)
+}
+
+/// One point of `hxsim analyze --sequence`.
+#[derive(Debug, Serialize)]
+pub struct SequencePoint {
+    /// Random links failed so far (on top of the config's other faults).
+    pub random_links: usize,
+    /// Links failed in all.
+    pub failed_links: usize,
+    /// Diameter, average distance, connectivity and unreachable pairs.
+    #[serde(flatten)]
+    pub reach: Reach,
+}
+
+/// Parse `START:STOP:STEP` (inclusive, `STEP > 0`), or a single number.
+fn parse_range(key: &str, s: &str) -> Result<Vec<usize>, ConfigError> {
+    let bad = || {
+        ConfigError::value(
+            key,
+            format!("\"{s}\""),
+            "START:STOP:STEP (non-negative integers, STEP > 0, START <= STOP) or N",
+        )
+    };
+    let v: Vec<usize> = s.split(':').map(|x| x.trim().parse::<usize>()).collect::<Result<_, _>>().map_err(|_| bad())?;
+    match v[..] {
+        [n] => Ok(vec![n]),
+        [a, b, st] if st > 0 && a <= b => Ok((a..=b).step_by(st).collect()),
+        _ => Err(bad()),
+    }
+}
+
+/// The points of `hxsim analyze --sequence`: the nested random link sequence of the fault seed
+/// (`faults.seed`, else `seed`) applied link by link to one [`LiveGraph`] holding the config's other
+/// faults (`faults.random_links` is replaced by the sequence), with a breadth-first search from every
+/// live server-bearing switch at each point.
+pub fn sequence_points(cfg: &Config, spec: &str) -> Result<Vec<SequencePoint>, ConfigError> {
+    let points = parse_range("--sequence", spec)?;
+    let topo = sim::build_topology(cfg)?;
+    let base_cfg = crate::topology::faults::FaultConfig { random_links: 0, lifetime: None, ..cfg.faults.clone() };
+    let base = base_cfg.base_set(&*topo, cfg.seed)?;
+    let all = crate::topology::fabric::all_links(&*topo);
+    let max = points.iter().copied().max().unwrap_or(0);
+    if max > all.len() {
+        return Err(ConfigError::value(
+            "--sequence",
+            format!("\"{spec}\""),
+            format!("at most the number of links of the network ({}) failed", all.len()),
+        ));
+    }
+    let seq = crate::topology::faults::link_sequence(&all, max, cfg.faults.seed_or(cfg.seed));
+    let mut g = LiveGraph::new(&*topo, &base);
+    let mut done = 0;
+    let mut out = Vec::new();
+    for k in points {
+        if k < done {
+            g = LiveGraph::new(&*topo, &base);
+            done = 0;
+        }
+        for &(s, p) in &seq[done..k] {
+            g.fail_link(s, p);
+        }
+        done = k;
+        out.push(SequencePoint { random_links: k, failed_links: g.failed_links(), reach: g.reach() });
+    }
+    Ok(out)
+}
+
+/// `hxsim analyze --sequence`.
+pub fn run_sequence(cfg: &Config, spec: &str, json: bool) -> Result<u8> {
+    let pts = sequence_points(cfg, spec)?;
+    if json {
+        println!("{}", serde_json::to_string(&pts)?);
+        return Ok(0);
+    }
+    println!(
+        "{}: nested random link faults, fault seed {}",
+        sim::build_topology(cfg)?.name(),
+        cfg.faults.seed_or(cfg.seed)
+    );
+    println!(
+        "  {:>12} {:>12} {:>9} {:>12} {:>10} {:>18}",
+        "random links", "failed links", "diameter", "avg distance", "connected", "unreachable pairs"
+    );
+    for p in &pts {
+        println!(
+            "  {:>12} {:>12} {:>9} {:>12.4} {:>10} {:>18}",
+            p.random_links,
+            p.failed_links,
+            p.reach.diameter,
+            p.reach.average_distance,
+            p.reach.connected,
+            p.reach.unreachable_pairs
+        );
+    }
+    Ok(0)
+}

@@ -1,0 +1,148 @@
+//! What a run shows while it goes on: a progress bar on a terminal, heartbeat lines in a batch job's
+//! log, and the steady-state note at the end. Shared by `hxsim run` and `hxsim sweep`.
+
+use crate::config::Config;
+use crate::engine::{Progress, World};
+use crate::metrics::Summary;
+use crate::sim::{self, RunOptions, RunResult, SimError};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Run with a progress bar on stderr (unless `quiet`), shown once the run has lasted a second.
+pub fn run_with_progress(cfg: &Config, opts: &RunOptions, quiet: bool) -> Result<RunResult, SimError> {
+    run_with_progress_observed(cfg, opts, quiet, Arc::new(Progress::default()), None)
+}
+
+/// [`run_with_progress`] with a caller's `progress` (so that a signal handler can stop the run) and
+/// an optional receiver of the time series during the run (see [`sim::run_observed`]).
+pub fn run_with_progress_observed(
+    cfg: &Config,
+    opts: &RunOptions,
+    quiet: bool,
+    progress: Arc<Progress>,
+    samples: Option<crate::metrics::SampleSender>,
+) -> Result<RunResult, SimError> {
+    run_with_progress_on(&World::single(), cfg, opts, quiet, progress, samples)
+        .map(|r| r.expect("a single process is rank 0"))
+}
+
+/// [`run_with_progress_observed`] on every rank of `world` (collective); only rank 0 shows progress
+/// and gets the result (see [`sim::run_on`], also for `samples`).
+pub fn run_with_progress_on(
+    world: &World,
+    cfg: &Config,
+    opts: &RunOptions,
+    quiet: bool,
+    progress: Arc<Progress>,
+    samples: Option<crate::metrics::SampleSender>,
+) -> Result<Option<RunResult>, SimError> {
+    let end =
+        if cfg.traffic.mode == "fixed" { 0 } else { cfg.simulation.warmup_cycles + cfg.simulation.measure_cycles };
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = (!quiet && world.is_root()).then(|| {
+        let (progress, done) = (progress.clone(), done.clone());
+        std::thread::spawn(move || watch(&progress, &done, end))
+    });
+    let result = sim::run_on(world, cfg, opts, &progress, samples);
+    done.store(true, Ordering::Relaxed);
+    if let Some(w) = watcher {
+        let _ = w.join();
+    }
+    if let Ok(Some(r)) = &result {
+        if let Some(note) = steady_note(cfg, &r.summary) {
+            eprintln!("{note}");
+        }
+    }
+    result
+}
+
+/// Seconds between heartbeat lines (`HXSIM_HEARTBEAT_SECS`, default 60; 0: none).
+pub const HEARTBEAT_ENV: &str = "HXSIM_HEARTBEAT_SECS";
+
+/// How often to print a heartbeat line on stderr: only when stderr is not a terminal (a batch
+/// job's log, where the progress bar does not draw), every `HXSIM_HEARTBEAT_SECS` (default 60).
+pub fn heartbeat_every() -> Option<Duration> {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        return None;
+    }
+    let secs = std::env::var(HEARTBEAT_ENV).ok().and_then(|v| v.trim().parse::<f64>().ok()).unwrap_or(60.0);
+    (secs > 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+/// `hxsim: 2026-11-22T09:59:00Z, 1m 30s: WHAT`.
+pub fn heartbeat(start: Instant, what: &str) {
+    let elapsed = humantime::format_duration(Duration::from_secs(start.elapsed().as_secs()));
+    eprintln!("hxsim: {}, {elapsed}: {what}", crate::timestamp::iso8601_utc(std::time::SystemTime::now()));
+}
+
+/// What stderr says about the measured window's steady state: a warning when it did not reach one,
+/// and with `simulation.measure_until_steady` where the extension ended. `None` when there is
+/// nothing to say.
+pub fn steady_note(cfg: &Config, s: &Summary) -> Option<String> {
+    let what = format!(
+        "{} (routing {}, {} traffic, offered {})",
+        cfg.name, cfg.routing.algorithm, cfg.traffic.pattern, cfg.traffic.load
+    );
+    let pct = |x: f64| if x.is_nan() { "-".to_string() } else { format!("{:+.0}%", 100.0 * x) };
+    let window = cfg.simulation.measure_cycles.min(s.cycles);
+    let until = cfg.simulation.measure_until_steady && cfg.traffic.mode == "bernoulli";
+    match (s.steady_state, until) {
+        (true, true) => Some(format!("{what}: steady after {} cycles (measured the last {window})", s.cycles)),
+        (true, false) => None,
+        (false, until) => Some(format!(
+            "warning: {what}: the measured window did not reach a steady state (accepted load {} and packets in \
+             flight {} across it); {}",
+            pct(s.accepted_trend),
+            pct(s.in_flight_trend),
+            if until {
+                format!("not steady by simulation.max_cycles ({} cycles simulated)", s.cycles)
+            } else {
+                "run longer, or set simulation.measure_until_steady = true".to_string()
+            }
+        )),
+    }
+}
+
+fn watch(progress: &Progress, done: &std::sync::atomic::AtomicBool, end: u64) {
+    let start = Instant::now();
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let mut last = (Instant::now(), 0u64);
+    let (beat, mut beat_last) = (heartbeat_every(), (Instant::now(), 0u64));
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+        if beat.is_some_and(|e| beat_last.0.elapsed() >= e) {
+            let c = progress.cycle.load(Ordering::Relaxed);
+            let rate = (c - beat_last.1.min(c)) as f64 / beat_last.0.elapsed().as_secs_f64();
+            let of = if end > 0 { format!("/{end} ({:.0}%)", 100.0 * c as f64 / end as f64) } else { String::new() };
+            heartbeat(start, &format!("cycle {c}{of}, {rate:.0} cycles/s"));
+            beat_last = (Instant::now(), c);
+        }
+        if start.elapsed() < Duration::from_secs(1) {
+            continue;
+        }
+        let b = bar.get_or_insert_with(|| {
+            let b = if end > 0 { indicatif::ProgressBar::new(end) } else { indicatif::ProgressBar::new_spinner() };
+            b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:40}] {pos}/{len} cycles, {msg} (eta {eta})",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            b
+        });
+        let c = progress.cycle.load(Ordering::Relaxed);
+        let dt = last.0.elapsed().as_secs_f64();
+        if dt >= 0.5 {
+            b.set_message(format!("{:.0} cycles/s", (c - last.1.min(c)) as f64 / dt));
+            last = (Instant::now(), c);
+        }
+        b.set_position(c);
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+}

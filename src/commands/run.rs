@@ -1,0 +1,265 @@
+//! `hxsim run`: simulate one experiment, print its summary, and write its results file (see
+//! [`crate::output`] for its layout) and JSON record.
+//!
+//! The results file is created before the run starts and is readable while it runs; the time series
+//! is streamed into it. Files are written under [`crate::output::partial_path`] and moved into place at the
+//! end, so an existing file is replaced only by a finished (or validly interrupted) one. SIGINT or
+//! SIGTERM stops the run at the next window boundary (see [`crate::signals`]); the results gathered
+//! so far are written, the file keeps `complete = false`, and the process exits with 128 + the
+//! signal number. A second signal exits at once.
+
+use super::progress::run_with_progress_on;
+use super::{exit_code, warn_threads};
+use crate::config::{Config, ConfigError};
+use crate::console::{note, out};
+use crate::engine::{Progress, World};
+use crate::metrics::Summary;
+use crate::output::{hdf5, json_record, same_file, Staged, FLUSH_EVERY};
+use crate::signals::{exit_status, signal_name, StopOnSignal, STOP_IO_ERROR};
+use crate::sim::{self, Layout, RunOptions, SimError};
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Where `hxsim run` writes besides stdout.
+#[derive(Debug, Default, Clone)]
+pub struct RunOutputs {
+    /// The HDF5 results file (`None`: `--no-output`).
+    pub h5: Option<PathBuf>,
+    /// `--json-out`: the JSON record of the run (see [`crate::output::json_record`]).
+    pub json: Option<PathBuf>,
+}
+
+/// `hxsim run`: simulate, print the summary, and (unless `outputs.h5` is `None`) write the results
+/// file, streaming the time series while the run goes on. Files are written under
+/// [`crate::output::partial_path`] and moved into place at the end, so an existing file is replaced only by a
+/// finished (or validly interrupted) one. Returns the exit code: 0 when complete, 128 + signal when
+/// stopped by a signal, 1 (with the summary printed anyway) when an output could not be written.
+pub fn run(cfg: &Config, threads: usize, json: bool, quiet: bool, outputs: &RunOutputs) -> Result<u8> {
+    // One process, or every rank of the MPI world this process was started into: rank 0 prints and
+    // writes the one results file; the other ranks simulate their partitions and stay silent.
+    let world = World::from_env()?;
+    let (ranks, root) = (world.size(), world.is_root());
+    let layout = Layout { ranks, threads };
+    let progress = Arc::new(Progress::default());
+    let signals = StopOnSignal::install(progress.clone())?;
+    let opts = RunOptions { threads };
+    if root {
+        warn_threads(threads);
+    }
+    // Checked before anything runs: a path that cannot be written is bad input.
+    let staged_json = match outputs.json.as_deref().filter(|_| root) {
+        Some(p) => {
+            let s = Staged::new(p)?;
+            if outputs.h5.as_deref().is_some_and(|h| same_file(h, p)) {
+                return Err(ConfigError::value("--json-out", p.display(), "a different file than --output").into());
+            }
+            Some(s)
+        }
+        None => None,
+    };
+    let Some(path) = outputs.h5.as_deref().filter(|_| root) else {
+        let res = match run_with_progress_on(&world, cfg, &opts, quiet, progress, None) {
+            Ok(Some(res)) => res,
+            Ok(None) => return Ok(0),
+            // Rank 0 reports errors for everybody.
+            Err(e) if !root => return Ok(exit_code(&e.into())),
+            Err(e) => return Err(e.into()),
+        };
+        let status = status_of(&res, signals.caught());
+        let io = staged_json.map(|s| commit_json(s, cfg, &res, &status)).transpose().err();
+        print_summary_with(cfg, &res.summary, layout, json)?;
+        return finish_code(io, exit_status(res.complete, signals.caught()));
+    };
+    let staged = Staged::new(path)?;
+    signals.discard_on_exit(Some(staged.tmp()));
+    let file = hdf5::create_file(staged.tmp())?;
+    hdf5::write_header(&file, cfg, &hdf5::RunMeta { ranks, ..hdf5::RunMeta::now(threads) })?;
+    let mut ts = hdf5::Timeseries::create(&file, cfg)?;
+    file.flush()?;
+    let (result, streamed) = {
+        // With several ranks the other ranks' intervals arrive merged, relayed through this one.
+        let (tx, rx) = crossbeam::channel::unbounded();
+        std::thread::scope(|s| {
+            let writer = s.spawn(|| {
+                let r = hdf5::stream_timeseries(rx, crate::sim::sample_senders(layout), &mut ts, &file, FLUSH_EVERY);
+                if r.is_err() {
+                    // The file cannot be completed: stop the run at the next window, not at its end.
+                    progress.stop.store(STOP_IO_ERROR, Ordering::SeqCst);
+                }
+                r
+            });
+            let result = run_with_progress_on(&world, cfg, &opts, quiet, progress.clone(), Some(tx))
+                .map(|r| r.expect("rank 0 gets the merged result"));
+            let streamed = writer.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the time-series writer panicked")));
+            (result, streamed)
+        })
+    };
+    let res = match result {
+        Ok(res) => res,
+        Err(e @ SimError::Config(_)) => {
+            // Bad input found while building the model: nothing ran; dropping `staged` removes the
+            // partial file and leaves any existing file alone.
+            return Err(e.into());
+        }
+        Err(e) => {
+            // The run failed: an existing file at the path stays as it was; a new path gets the
+            // partial results with the error.
+            let written = (|| {
+                hdf5::set_str_attr(&file, "error", &e.to_string())?;
+                hdf5::finish(&file, false, &format!("failed: {e}"))?;
+                file.flush()?;
+                anyhow::Ok(())
+            })();
+            drop(ts);
+            drop(file);
+            if written.is_ok() && !staged.dest().exists() && staged.commit().is_ok() {
+                note(&format!("hxsim: partial results written to {}", path.display()));
+            }
+            return Err(e.into());
+        }
+    };
+    let status = status_of(&res, signals.caught());
+    let writing = std::time::Instant::now();
+    let written = streamed.with_context(|| format!("writing the time series to {}", path.display())).and_then(|()| {
+        hdf5::write_results(&file, cfg, &res, &mut ts)?;
+        hdf5::finish(&file, res.complete, &status)?;
+        file.flush()?;
+        drop(ts);
+        drop(file);
+        signals.discard_on_exit(None);
+        staged.commit().with_context(|| format!("moving the results file into place at {}", path.display()))
+    });
+    let w = writing.elapsed().as_secs_f64();
+    tracing::info!(
+        "wrote {} in {w:.4} s ({:.2}% of the simulation's {:.3} s)",
+        path.display(),
+        100.0 * w / res.summary.wall_seconds.max(1e-9),
+        res.summary.wall_seconds
+    );
+    let io = written.err().or_else(|| staged_json.map(|s| commit_json(s, cfg, &res, &status)).transpose().err());
+    print_summary_with(cfg, &res.summary, layout, json)?;
+    if io.is_none() {
+        if json {
+            note(&format!("results: {}", path.display()));
+        } else {
+            out(&format!("  {:<18} {}\n", "results", path.display()))?;
+        }
+    }
+    finish_code(io, exit_status(res.complete, signals.caught()))
+}
+
+fn status_of(res: &crate::sim::RunResult, caught: Option<i32>) -> String {
+    match (res.complete, caught) {
+        (true, _) => "complete".to_string(),
+        (false, Some(sig)) => format!("interrupted by {} at cycle {}", signal_name(sig), res.summary.cycles),
+        (false, None) => format!("interrupted at cycle {}", res.summary.cycles),
+    }
+}
+
+fn commit_json(s: Staged, cfg: &Config, res: &crate::sim::RunResult, status: &str) -> Result<()> {
+    use std::io::Write;
+    let dest = s.dest().to_path_buf();
+    (|| {
+        let mut f = std::fs::File::create(s.tmp())?;
+        f.write_all(json_record(cfg, &res.summary, res.complete, status).as_bytes())?;
+        f.sync_all()?;
+        s.commit()
+    })()
+    .with_context(|| format!("writing the JSON summary to {}", dest.display()))
+}
+
+/// Exit code 1 with the I/O error reported (after the summary was printed), else `code`.
+fn finish_code(io: Option<anyhow::Error>, code: u8) -> Result<u8> {
+    match io {
+        Some(e) => {
+            note(&format!("error: {e:#}"));
+            note("hxsim: the run stopped because its results could not be written; the summary above is all it kept (any existing results file was left as it was)");
+            Ok(1)
+        }
+        None => Ok(code),
+    }
+}
+
+/// Print a summary as JSON or as a table (one process).
+pub fn print_summary(cfg: &Config, s: &Summary, threads: usize, json: bool) -> Result<()> {
+    print_summary_with(cfg, s, Layout { ranks: 1, threads }, json)
+}
+
+/// Print a summary as JSON or as a table. The JSON object holds only [`Summary`], identical for any
+/// `layout` apart from the timing keys (`wall_seconds`, `hops_per_second`, `peak_memory_bytes`);
+/// the table also shows the layout and the memory per endpoint.
+pub fn print_summary_with(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Result<()> {
+    out(&summary_text(cfg, s, layout, json)?)
+}
+
+/// What [`print_summary_with`] prints.
+pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Result<String> {
+    use std::fmt::Write;
+    if json {
+        return Ok(serde_json::to_string(s).context("serialising the summary")? + "\n");
+    }
+    let mut t = String::new();
+    let endpoints = cfg.topology.size().1 as u64;
+    writeln!(
+        t,
+        "{} ({}; routing {}; {} traffic; {} ranks x {} threads)",
+        cfg.name,
+        sim::build_topology(cfg)?.name(),
+        cfg.routing.algorithm,
+        cfg.traffic.pattern,
+        layout.ranks,
+        layout.threads
+    )?;
+    let rows: Vec<(&str, String, &str)> = vec![
+        ("offered load", format!("{:.4}", s.offered_load), "phits/cycle/server"),
+        ("accepted load", format!("{:.4}", s.accepted_load), "phits/cycle/server"),
+        ("average latency", format!("{:.2}", s.average_latency), "cycles"),
+        ("latency p99", format!("{}", s.latency_p99), "cycles"),
+        ("average hops", format!("{:.3}", s.average_hops), "switch traversals/packet"),
+        ("Jain index", format!("{:.4}", s.jain_index), "(injected load)"),
+        ("packets delivered", format!("{}", s.packets_delivered), "in the measured window"),
+        ("cycles", format!("{}", s.cycles), "simulated"),
+        ("ranks", format!("{}", layout.ranks), "MPI processes"),
+        ("threads", format!("{}", layout.threads), "partitions per rank"),
+        ("wall time", format!("{:.3}", s.wall_seconds), "s"),
+        ("speed", format!("{:.0}", s.hops_per_second), "switch traversals/s"),
+        ("peak memory", format!("{:.1}", s.peak_memory_bytes as f64 / 1048576.0), "MiB (sum over ranks)"),
+        ("memory/endpoint", format!("{:.0}", s.peak_memory_bytes as f64 / endpoints as f64), "bytes per server"),
+    ];
+    for (k, v, u) in rows {
+        writeln!(t, "  {k:<18} {v:>14}  {u}")?;
+    }
+    if let Some(c) = s.completion_cycles {
+        writeln!(t, "  {:<18} {:>14}  cycles", "completion time", c)?;
+    }
+    if s.servers_lost > 0 {
+        writeln!(
+            t,
+            "  note: {} servers were lost with failed switches; accepted load and Jain's index are over the live servers",
+            s.servers_lost
+        )?;
+    }
+    if s.unreachable_pairs > 0 {
+        writeln!(
+            t,
+            "  note: faults split the network: {} ordered pairs of live servers cannot communicate, and {} packets to them were not generated (faults.unreachable = \"drop\")",
+            s.unreachable_pairs, s.packets_dropped
+        )?;
+    }
+    if s.packets_delivered == 0 {
+        writeln!(
+            t,
+            "  note: no packet was delivered in the measured window: latency, hops and Jain's index have no data (NaN)"
+        )?;
+    }
+    if s.packets_suppressed > 0 {
+        writeln!(
+            t,
+            "  note: {} packet generations were skipped because source queues were full (offered load above what the network accepts)",
+            s.packets_suppressed
+        )?;
+    }
+    Ok(t)
+}

@@ -1,0 +1,351 @@
+//! `hxsim sweep`: run one config at every point of a grid of overridden values (see [`crate::sweep`]
+//! for the grid), into one HDF5 file.
+//!
+//! Each point runs single-threaded; `--jobs N` runs N points at once. Results never depend on
+//! `--jobs`: every point's group holds only what that point computed. The file holds one group per
+//! point, `/points/NNN`, with the layout of a run (see [`crate::output`]), and the table `/sweep`: one
+//! 1-D dataset per column along the dimension `point` (`point`, `group`, each swept key, each summary
+//! key as `f64` with NaN where a point has no value, `complete`, `error`), and the same values
+//! gridded over the swept keys in `/grid` (see [`crate::output::table`]).
+//!
+//! A point that fails (deadlock, unroutable packet, bad derived value) records its error in its group
+//! and in the table, and the sweep goes on; the exit code is then 3. Bad `--set` syntax, or a value
+//! that makes any point's config invalid, is reported before anything runs (exit code 2).
+
+use super::progress::{heartbeat, heartbeat_every, run_with_progress_observed};
+use super::warn_threads;
+use crate::config::{Config, ConfigError};
+use crate::console::{note, out};
+use crate::engine::Progress;
+use crate::output::hdf5 as h5;
+use crate::output::Staged;
+use crate::signals::{exit_status, signal_name, StopOnSignal, STOP_IO_ERROR};
+use crate::sim::{RunOptions, RunResult, SimError};
+use crate::sweep::{expand, Axis, Point};
+use crate::timestamp::iso8601_utc;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// How one point ended.
+enum Outcome {
+    Done(Box<RunResult>),
+    Failed(String),
+    NotRun,
+}
+
+/// Where `hxsim sweep` writes.
+#[derive(Debug, Clone)]
+pub enum Output {
+    /// `--no-output`: print the table only.
+    None,
+    /// `results/<name>-<timestamp>-sweep.h5`.
+    Default,
+    /// `--output PATH`.
+    Path(PathBuf),
+}
+
+/// `hxsim sweep`. Returns the exit code: 0 if every point completed, 3 if any failed, 128 + signal
+/// if interrupted.
+pub fn run(
+    config_path: &Path,
+    sets: &[String],
+    jobs: usize,
+    quiet: bool,
+    output: Output,
+    max_memory: Option<u64>,
+) -> Result<u8> {
+    if jobs == 0 {
+        return Err(ConfigError::value("--jobs", 0, "at least 1").into());
+    }
+    let (axes, points) = expand(config_path, sets)?;
+    for p in &points {
+        p.config.check_memory(1, max_memory).map_err(|e| match e {
+            ConfigError::Value { key, value, allowed } => {
+                ConfigError::Value { key, value, allowed: format!("{allowed} (sweep point {})", p.label(&axes)) }
+            }
+            other => other,
+        })?;
+    }
+    warn_threads(jobs);
+    let base = &points[0].config;
+    let path = match output {
+        Output::None => None,
+        Output::Default => Some(crate::output::default_path(&base.name, "-sweep")),
+        Output::Path(p) => Some(p),
+    };
+    let progress = Arc::new(Progress::default());
+    let signals = StopOnSignal::install(progress.clone())?;
+    let staged = path.as_deref().map(Staged::new).transpose()?;
+    signals.discard_on_exit(staged.as_ref().map(|s| s.tmp()));
+    let file = match &staged {
+        Some(st) => {
+            let f = h5::create_file(st.tmp())?;
+            write_sweep_header(&f, config_path, base, sets, &axes, points.len(), jobs)?;
+            h5::new_group(&f, "points")?;
+            f.flush()?;
+            Some(f)
+        }
+        None => None,
+    };
+    let n = points.len();
+    let bar = if quiet { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(n as u64) };
+    bar.set_draw_target(if quiet {
+        indicatif::ProgressDrawTarget::hidden()
+    } else {
+        indicatif::ProgressDrawTarget::stderr()
+    });
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} points (eta {eta}) {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let width = (n - 1).to_string().len().max(3);
+    let group_name = |i: usize| format!("{i:0width$}");
+    let mut outcomes: Vec<Outcome> = (0..n).map(|_| Outcome::NotRun).collect();
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = crossbeam::channel::unbounded::<(usize, String, Result<RunResult, SimError>)>();
+    let mut write_error: Option<anyhow::Error> = None;
+    let (beat, started) = (heartbeat_every(), std::time::Instant::now());
+    let (mut beat_last, mut done) = (std::time::Instant::now(), 0usize);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.min(n) {
+            let (tx, next, points, progress) = (tx.clone(), &next, &points, progress.clone());
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= points.len() || progress.stop.load(Ordering::SeqCst) != 0 {
+                    break;
+                }
+                let start = iso8601_utc(std::time::SystemTime::now());
+                let opts = RunOptions { threads: 1 };
+                let r = run_with_progress_observed(&points[i].config, &opts, true, progress.clone(), None);
+                if tx.send((i, start, r)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (i, start, r) in rx {
+            let p = &points[i];
+            let outcome = match r {
+                Ok(res) => Outcome::Done(Box::new(res)),
+                Err(e) => Outcome::Failed(e.to_string()),
+            };
+            if let (Some(f), None) = (&file, &write_error) {
+                let meta = h5::RunMeta { threads: 1, ranks: 1, start_time: start, host: crate::output::hostname() };
+                let writing = std::time::Instant::now();
+                let written = f
+                    .group("points")
+                    .map_err(anyhow::Error::from)
+                    .and_then(|g| write_point(&g, &group_name(i), p, &axes, &meta, &outcome))
+                    .and_then(|_| f.flush().map_err(anyhow::Error::from));
+                if let Outcome::Done(r) = &outcome {
+                    let w = writing.elapsed().as_secs_f64();
+                    tracing::info!(
+                        point = i,
+                        "wrote the point in {w:.4} s ({:.2}% of its {:.3} s simulation)",
+                        100.0 * w / r.summary.wall_seconds.max(1e-9),
+                        r.summary.wall_seconds
+                    );
+                }
+                if let Err(e) = written {
+                    // Stop the other points: the file is unusable.
+                    progress.stop.store(STOP_IO_ERROR, Ordering::SeqCst);
+                    write_error = Some(e.context(format!("writing sweep point {i}")));
+                }
+            }
+            if let Outcome::Failed(e) = &outcome {
+                bar.println(format!("point {i} ({}) failed: {}", p.label(&axes), e.lines().next().unwrap_or("")));
+            }
+            outcomes[i] = outcome;
+            bar.set_message(p.label(&axes));
+            bar.inc(1);
+            done += 1;
+            tracing::debug!(point = i, "sweep point done: {}", p.label(&axes));
+            if !quiet && (done == n || beat.is_some_and(|e| beat_last.elapsed() >= e)) && beat.is_some() {
+                heartbeat(started, &format!("{done}/{n} points done (last: {})", p.label(&axes)));
+                beat_last = std::time::Instant::now();
+            }
+        }
+    });
+    bar.finish_and_clear();
+    let caught = signals.caught();
+    let failed = outcomes.iter().filter(|o| matches!(o, Outcome::Failed(_))).count();
+    let interrupted = caught.is_some();
+    if let (Some(f), Some(st)) = (file, staged) {
+        let written = write_error.map_or_else(
+            || {
+                crate::output::table::write(&f, &table(&axes, &points, &outcomes, &group_name))?;
+                let status = match caught {
+                    Some(sig) => format!("interrupted by {}", signal_name(sig)),
+                    None if failed > 0 => format!("complete; {failed} of {n} points failed"),
+                    None => "complete".into(),
+                };
+                h5::finish(&f, !interrupted, &status)?;
+                f.flush()?;
+                drop(f);
+                signals.discard_on_exit(None);
+                let dest = st.dest().to_path_buf();
+                st.commit().with_context(|| format!("moving the results file into place at {}", dest.display()))
+            },
+            Err,
+        );
+        out(&table_text(&axes, &points, &outcomes))?;
+        if let Err(e) = written {
+            note(&format!("error: {e:#}"));
+            note(
+                "hxsim: the sweep stopped because its results file could not be written; the table above is all \
+                 it kept (any existing file was left as it was)",
+            );
+            return Ok(1);
+        }
+        out(&format!("results: {}\n", path.as_deref().unwrap_or(Path::new("")).display()))?;
+    } else {
+        out(&table_text(&axes, &points, &outcomes))?;
+    }
+    if interrupted {
+        return Ok(exit_status(false, caught));
+    }
+    Ok(if failed > 0 { 3 } else { 0 })
+}
+
+fn write_sweep_header(
+    f: &::hdf5::File,
+    config_path: &Path,
+    base: &Config,
+    sets: &[String],
+    axes: &[Axis],
+    n: usize,
+    jobs: usize,
+) -> Result<()> {
+    let text = std::fs::read_to_string(config_path).unwrap_or_default();
+    h5::set_str_attr(f, "format", h5::FORMAT)?;
+    h5::set_attr(f, "format_version", &h5::FORMAT_VERSION)?;
+    h5::set_str_attr(f, "kind", "sweep")?;
+    h5::set_str_attr(f, "hxsim_version", env!("CARGO_PKG_VERSION"))?;
+    h5::write_build_attrs(f)?;
+    h5::set_str_attr(f, "name", &base.name)?;
+    h5::set_str_attr(f, "config", &text)?;
+    h5::set_str_attr(f, "config_path", &config_path.display().to_string())?;
+    h5::set_str_list_attr(f, "sweep", sets)?;
+    h5::set_str_list_attr(f, "swept_keys", &axes.iter().map(|a| a.key.clone()).collect::<Vec<_>>())?;
+    h5::set_attr(f, "points", &(n as u64))?;
+    h5::set_attr(f, "seed", &base.seed)?;
+    h5::set_attr(f, "threads", &1u64)?;
+    h5::set_attr(f, "ranks", &1u64)?;
+    h5::set_attr(f, "jobs", &(jobs as u64))?;
+    h5::set_str_attr(f, "start_time", &iso8601_utc(std::time::SystemTime::now()))?;
+    h5::set_str_attr(f, "host", &crate::output::hostname())?;
+    h5::set_attr(f, "complete", &false)?;
+    h5::set_str_attr(f, "status", "running")?;
+    Ok(())
+}
+
+fn write_point(
+    points: &::hdf5::Group,
+    name: &str,
+    p: &Point,
+    axes: &[Axis],
+    meta: &h5::RunMeta,
+    outcome: &Outcome,
+) -> Result<()> {
+    let g = h5::new_group(points, name)?;
+    h5::write_header(&g, &p.config, meta)?;
+    h5::set_attr(&g, "point", &(p.index as u64))?;
+    h5::set_str_attr(&g, "swept", &p.label(axes))?;
+    match outcome {
+        Outcome::Done(res) => {
+            let mut ts = h5::Timeseries::create(&g, &p.config)?;
+            h5::write_results(&g, &p.config, res, &mut ts)?;
+            let status = if res.complete {
+                "complete".to_string()
+            } else {
+                format!("interrupted at cycle {}", res.summary.cycles)
+            };
+            h5::finish(&g, res.complete, &status)?;
+        }
+        Outcome::Failed(e) => {
+            h5::set_str_attr(&g, "error", e)?;
+            h5::finish(&g, false, &format!("failed: {}", e.lines().next().unwrap_or("")))?;
+        }
+        Outcome::NotRun => h5::finish(&g, false, "not run")?,
+    }
+    Ok(())
+}
+
+/// The table of a sweep's outcomes (see [`crate::output::table`]).
+fn table(
+    axes: &[Axis],
+    points: &[Point],
+    outcomes: &[Outcome],
+    group_name: &dyn Fn(usize) -> String,
+) -> crate::output::table::SweepTable {
+    use crate::output::table::{Row, SweepTable};
+    let rows = points
+        .iter()
+        .zip(outcomes)
+        .map(|(p, o)| Row {
+            point: p.index as u64,
+            values: p.values.clone(),
+            group: if matches!(o, Outcome::NotRun) { String::new() } else { format!("points/{}", group_name(p.index)) },
+            summary: match o {
+                Outcome::Done(r) => Some(h5::summary_pairs(&r.summary)),
+                _ => None,
+            },
+            complete: matches!(o, Outcome::Done(r) if r.complete),
+            error: match o {
+                Outcome::Done(r) if r.complete => String::new(),
+                Outcome::Done(_) => "interrupted".into(),
+                Outcome::Failed(e) => e.clone(),
+                Outcome::NotRun => "not run (sweep interrupted)".into(),
+            },
+        })
+        .collect();
+    SweepTable { axes: axes.to_vec(), rows }
+}
+
+fn table_text(axes: &[Axis], points: &[Point], outcomes: &[Outcome]) -> String {
+    use std::fmt::Write;
+    let mut t = String::new();
+    let label_w = points.iter().map(|p| p.label(axes).len()).max().unwrap_or(5).max(5);
+    let _ = writeln!(
+        t,
+        "{:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  {:>6}  status",
+        "point", "accepted", "latency", "p99", "Jain", "steady"
+    );
+    for (p, o) in points.iter().zip(outcomes) {
+        let label = p.label(axes);
+        let _ = match o {
+            Outcome::Done(r) => {
+                let s = &r.summary;
+                writeln!(
+                    t,
+                    "{label:<label_w$}  {:>9.4}  {:>10.2}  {:>6}  {:>7.4}  {:>6}  {}",
+                    s.accepted_load,
+                    s.average_latency,
+                    s.latency_p99,
+                    s.jain_index,
+                    if s.steady_state { "yes" } else { "NO" },
+                    if r.complete { "ok" } else { "interrupted" }
+                )
+            }
+            Outcome::Failed(e) => {
+                writeln!(
+                    t,
+                    "{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  {:>6}  failed: {}",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    { e.lines().next().unwrap_or("") }
+                )
+            }
+            Outcome::NotRun => {
+                writeln!(t, "{label:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  {:>6}  not run", "-", "-", "-", "-", "-")
+            }
+        };
+    }
+    t
+}
