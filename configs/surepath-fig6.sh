@@ -10,9 +10,9 @@
 # WARMUP / MEASURE (cycles; default 800 / 800, shorter than the paper's runs, to fit a shared
 # 2-core machine), LOAD (default 1.0), FAULTS (default "0 20 40 60 80 100"; the paper steps by 10),
 # FSEED (fault seed, default 1), PATTERNS (default "uniform"; the paper also shows RSP and DCR,
-# whose loss it calls negligible), THREADS (default 1).
-# Run time here (shared 2-core machine, loaded, 800 + 800 cycles): about 25 s per run, 24 runs,
-# about 10 minutes.
+# whose loss it calls negligible), NETS (default "hyperx-2d-16 hyperx-3d-8"), THREADS (default 1).
+# Run time here (shared 2-core machine at load about 9, 800 + 800 cycles): about 30 s per run, 24
+# runs, 12 minutes.
 # Prints one TSV line per run (appended to raw.tsv if given), then the summary table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,11 +25,12 @@ FAULTS=${FAULTS:-0 20 40 60 80 100}
 FSEED=${FSEED:-1}
 PATTERNS=${PATTERNS:-uniform}
 THREADS=${THREADS:-1}
+NETS=${NETS:-hyperx-2d-16 hyperx-3d-8}
 RAW=${1:-/dev/null}
 OUT=$(mktemp)
 
 echo -e "config\tpattern\trouting\tfaults\tdiameter\toffered\taccepted\tlatency\tjain\thops\tsteady"
-for cfg in hyperx-2d-16 hyperx-3d-8; do
+for cfg in $NETS; do
     for f in $FAULTS; do
         diam=$("$HXSIM" analyze "configs/$cfg.toml" --set faults.seed="$FSEED" --set faults.random_links="$f" --json |
             python3 -c 'import json,sys; print(json.load(sys.stdin)["diameter"])')

@@ -14,9 +14,11 @@
 # WARMUP / MEASURE (cycles; default 800 / 800, shorter than the paper's runs, to fit a shared
 # 2-core machine), LOAD (default 1.0), NETS (default "hyperx-3d-8 hyperx-2d-16"), SHAPES (subset
 # of "none row subplane cross subcube star" to run; default all that fit the network),
-# PATTERNS (restrict the patterns; default all of the figure), THREADS (default 1).
-# Run time here (shared 2-core machine, loaded, 800 + 800 cycles): about 25 s per run; 32 runs on
-# 3-D, 24 on 2-D, about 25 minutes in all.
+# PATTERNS (restrict the patterns; default all of the figure), ROUTINGS (default "OmniSP PolSP"),
+# EXTRA (more space-separated key=value settings for every run, e.g. "router.allocator=islip"),
+# THREADS (default 1).
+# Run time here (shared 2-core machine at load 9 to 14, 800 + 800 cycles): 25 to 45 s per run; 32
+# runs on 3-D, 24 on 2-D, 35 minutes in all.
 # Prints one TSV line per run (appended to raw.tsv if given), then the summary table: accepted load
 # per shape and its loss relative to the fault-free network.
 set -euo pipefail
@@ -28,6 +30,9 @@ MEASURE=${MEASURE:-800}
 LOAD=${LOAD:-1.0}
 NETS=${NETS:-hyperx-3d-8 hyperx-2d-16}
 THREADS=${THREADS:-1}
+ROUTINGS=${ROUTINGS:-OmniSP PolSP}
+extra=()
+for kv in ${EXTRA:-}; do extra+=(--set "$kv"); done
 RAW=${1:-/dev/null}
 OUT=$(mktemp)
 trap 'rm -f "$OUT"' EXIT
@@ -49,10 +54,10 @@ for cfg in $NETS; do
         nf=$("$HXSIM" analyze "configs/$cfg.toml" "${set_shape[@]}" --json |
             python3 -c 'import json,sys; print(json.load(sys.stdin)["failed_links"])')
         for pat in $patterns; do
-            for r in OmniSP PolSP; do
+            for r in $ROUTINGS; do
                 [ $r = OmniSP ] && alg=surepath-omni || alg=surepath-polarized
                 json=$("$HXSIM" run "configs/$cfg.toml" --set routing.algorithm=$alg --set routing.vcs=4 \
-                    --set routing.escape_root=0 "${set_shape[@]}" \
+                    --set routing.escape_root=0 "${set_shape[@]}" "${extra[@]}" \
                     --set traffic.pattern="$pat" --set traffic.load="$LOAD" \
                     --set simulation.warmup_cycles="$WARMUP" --set simulation.measure_cycles="$MEASURE" \
                     --threads "$THREADS" --json -q --no-output)
@@ -75,7 +80,7 @@ for c in dict.fromkeys(r[0] for r in rows):
     shapes = list(dict.fromkeys(r[1] for r in rows if r[0] == c))
     pats = list(dict.fromkeys(r[3] for r in rows if r[0] == c))
     print("\n%s" % c)
-    print("%-5s %-7s" % ("", "") + "".join("%-18s" % ("%s (%s links)" % (s, nfl[(c, s)]) if s != "none" else "fault-free") for s in shapes))
+    print("%-5s %-7s" % ("", "") + "".join("%-22s" % ("%s (%s links)" % (s, nfl[(c, s)]) if s != "none" else "fault-free") for s in shapes))
     for p in pats:
         for r in ("OmniSP", "PolSP"):
             base = acc.get((c, "none", p, r))
@@ -83,11 +88,11 @@ for c in dict.fromkeys(r[0] for r in rows):
             for s in shapes:
                 a = acc.get((c, s, p, r))
                 if a is None:
-                    cells.append("%-18s" % "-")
+                    cells.append("%-22s" % "-")
                 elif s == "none" or base is None:
-                    cells.append("%-18s" % ("%.3f" % a))
+                    cells.append("%-22s" % ("%.3f" % a))
                 else:
-                    cells.append("%-18s" % ("%.3f (%+.1f%%)" % (a, 100 * (a / base - 1))))
+                    cells.append("%-22s" % ("%.3f (%+.1f%%)" % (a, 100 * (a / base - 1))))
             print("%-5s %-7s" % (short.get(p, p), r) + "".join(cells))
 print("\npaper (section 6, text): 2-D Row and Subplane lose about 11%, Cross about 37% on uniform; OmniSP and"
       " PolSP close except on 3-D Star: on RPN OmniSP is near its fault-free throughput and PolSP is not; on DCR"
