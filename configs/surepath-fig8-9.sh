@@ -83,6 +83,8 @@ for c in dict.fromkeys(r[0] for r in rows):
     print("%-5s %-7s" % ("", "") + "".join("%-22s" % ("%s (%s links)" % (s, nfl[(c, s)]) if s != "none" else "fault-free") for s in shapes))
     for p in pats:
         for r in ("OmniSP", "PolSP"):
+            if not any((c, s, p, r) in acc for s in shapes):
+                continue
             base = acc.get((c, "none", p, r))
             cells = []
             for s in shapes:
