@@ -233,6 +233,17 @@ pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Re
     if let Some(c) = s.completion_cycles {
         writeln!(t, "  {:<18} {:>14}  cycles", "completion time", c)?;
     }
+    if s.routing_layers > 0 {
+        writeln!(
+            t,
+            "  {:<18} {:>14}  {} ({:.1} MiB of tables built in {:.3} s)",
+            "routing layers",
+            s.routing_layers,
+            if cfg.routing.algorithm == "spda" { "spanning trees" } else { "virtual layers needed" },
+            s.routing_table_bytes as f64 / 1048576.0,
+            s.routing_build_seconds
+        )?;
+    }
     if s.servers_lost > 0 {
         writeln!(
             t,
@@ -716,6 +727,15 @@ pub fn check_deadlock(cfg: &Config, json: bool) -> Result<u8> {
         "  explored {} switch pairs, {} routing states; longest route {} hops; {} channels used, {} dependencies",
         r.pairs, r.states, r.longest_route, r.channels_used, r.dependencies
     );
+    if let Some(t) = routing.tables() {
+        println!(
+            "  tables: {} {} needed, {:.1} MiB, built in {:.3} s",
+            t.layers,
+            if r.routing == "spda" { "spanning trees" } else { "virtual layers" },
+            t.bytes as f64 / 1048576.0,
+            t.build_seconds
+        );
+    }
     let chain = |c: &[deadlock::Channel]| {
         let mut s: Vec<String> = c.iter().map(|x| x.to_string()).collect();
         if let Some(first) = c.first() {

@@ -43,6 +43,8 @@ mod family_tests;
 #[cfg(test)]
 mod hyperz_tests;
 #[cfg(test)]
+mod layered_tests;
+#[cfg(test)]
 mod tests;
 
 use crate::config::{Config, ConfigError};
