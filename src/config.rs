@@ -627,8 +627,7 @@ impl Config {
         let ports = self.topology.router_ports();
         let vcs = if self.routing.vcs == 0 { 2 } else { self.routing.vcs as u128 };
         let state = (ports * (vcs * 32 + 48) + servers * 48) / ranks.max(1) as u128;
-        let table =
-            if self.faults.any() && self.topology.kind() != "hyperx" { switches * switches } else { 0 };
+        let table = if self.faults.any() && self.topology.kind() != "hyperx" { switches * switches } else { 0 };
         let routes = self.routing_table_bytes();
         let total = (state + table + routes).min(u64::MAX as u128) as u64;
         let why = format!(

@@ -8,7 +8,8 @@ use hxsim::sim::{self, RunOptions};
 use std::process::Command;
 
 const TORUS: &str = "name = \"t\"\nseed = 4\n[topology]\nkind = \"torus\"\nsides = [4, 3, 3]\nservers_per_switch = 2\n";
-const RRG: &str = "name = \"r\"\nseed = 4\n[topology]\nkind = \"rrg\"\nswitches = 24\ndegree = 5\nservers_per_switch = 2\n";
+const RRG: &str =
+    "name = \"r\"\nseed = 4\n[topology]\nkind = \"rrg\"\nswitches = 24\ndegree = 5\nservers_per_switch = 2\n";
 
 fn summary(text: &str, sets: &[&str], threads: usize) -> Summary {
     let mut all: Vec<String> =
@@ -51,7 +52,14 @@ fn too_few_vcs_for_the_layers_is_exit_code_2_naming_the_key_and_the_need() {
     for alg in ["dfsssp", "lash"] {
         for cmd in ["run", "check-deadlock"] {
             let out = Command::new(env!("CARGO_BIN_EXE_hxsim"))
-                .args([cmd, path.to_str().unwrap(), "--set", &format!("routing.algorithm={alg}"), "--set", "routing.vcs=1"])
+                .args([
+                    cmd,
+                    path.to_str().unwrap(),
+                    "--set",
+                    &format!("routing.algorithm={alg}"),
+                    "--set",
+                    "routing.vcs=1",
+                ])
                 .output()
                 .unwrap();
             let err = String::from_utf8_lossy(&out.stderr);

@@ -66,8 +66,7 @@ pub const SUMMARY_UNITS: &[(&str, &str, &str)] = &[
 ];
 
 /// Summary keys that measure the machine rather than the model: they differ between identical runs.
-pub const TIMING_KEYS: &[&str] =
-    &["wall_seconds", "hops_per_second", "peak_memory_bytes", "routing_build_seconds"];
+pub const TIMING_KEYS: &[&str] = &["wall_seconds", "hops_per_second", "peak_memory_bytes", "routing_build_seconds"];
 
 /// Attributes that describe when, where or how a file was written rather than what was simulated.
 pub const NONDETERMINISTIC_ATTRS: &[&str] = &["start_time", "end_time", "host", "jobs", "argv"];

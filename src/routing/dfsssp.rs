@@ -459,7 +459,10 @@ pub(crate) fn too_many(name: &str, layers: usize) -> ConfigError {
     ConfigError::value(
         "routing.vcs",
         "any",
-        format!("{name} needs more than {} virtual layers on this network (gave up at {layers}); use another routing", layers - 1),
+        format!(
+            "{name} needs more than {} virtual layers on this network (gave up at {layers}); use another routing",
+            layers - 1
+        ),
     )
 }
 

@@ -82,7 +82,9 @@ fn every_baseline_is_deadlock_free_on_faulty_tori_rrg_kautz_and_hyperx() {
 
 #[test]
 fn dfsssp_and_lash_routes_are_shortest_paths() {
-    for (topo, faults) in [(TORUS, "faults.random_links=6"), (RRG, "faults.random_links=3"), (KAUTZ, "faults.random_links=0")] {
+    for (topo, faults) in
+        [(TORUS, "faults.random_links=6"), (RRG, "faults.random_links=3"), (KAUTZ, "faults.random_links=0")]
+    {
         for alg in ["dfsssp", "lash"] {
             let (net, r) = routing(topo, &[&format!("routing.algorithm={alg}"), faults]);
             let n = net.num_switches() as SwitchId;
@@ -232,4 +234,3 @@ fn spda_follows_one_bfs_tree_per_vc() {
     assert!(seen.iter().all(|&s| s > 60), "{seen:?}");
     assert_eq!(deadlock::check(&net, &*r).verdict, Verdict::Acyclic);
 }
-
