@@ -628,16 +628,36 @@ impl Config {
         let vcs = if self.routing.vcs == 0 { 2 } else { self.routing.vcs as u128 };
         let state = (ports * (vcs * 32 + 48) + servers * 48) / ranks.max(1) as u128;
         let table = if self.faults.any() && self.topology.kind() != "hyperx" { switches * switches } else { 0 };
-        let total = (state + table).min(u64::MAX as u128) as u64;
+        let routes = self.routing_table_bytes();
+        let total = (state + table + routes).min(u64::MAX as u128) as u64;
         let why = format!(
-            "{switches} switches with {ports} router ports x {vcs} VCs of router state{}",
+            "{switches} switches with {ports} router ports x {vcs} VCs of router state{}{}",
             if table > 0 {
                 format!(", plus a {switches} x {switches} distance table because [faults] has faults")
+            } else {
+                String::new()
+            },
+            if routes > 0 {
+                format!(
+                    ", plus {}'s {switches} x {switches} tables of next hops (2 bytes) and VCs (1 byte)",
+                    self.routing.algorithm
+                )
             } else {
                 String::new()
             }
         );
         (total, why)
+    }
+
+    /// Bytes of the all-pairs tables of the table-based routings (`dfsssp`, `lash`): a 2-byte port
+    /// per (switch, destination switch) and a VC byte per (source, destination) pair; 0 for the
+    /// others (SPDA's trees are `O(switches)` each).
+    pub fn routing_table_bytes(&self) -> u128 {
+        let (switches, _) = self.topology.size();
+        match self.routing.algorithm.as_str() {
+            "dfsssp" | "lash" => 3 * switches * switches,
+            _ => 0,
+        }
     }
 
     /// Refuse (bad input, exit code 2) a config whose [`Config::memory_lower_bound`] exceeds `limit`
@@ -653,6 +673,19 @@ impl Config {
         let (need, why) = self.memory_lower_bound(ranks);
         if need <= avail {
             return Ok(());
+        }
+        let routes = self.routing_table_bytes().min(u64::MAX as u128) as u64;
+        if routes > 0 && need - routes <= avail {
+            return Err(ConfigError::value(
+                "routing.algorithm",
+                format!("\"{}\"", self.routing.algorithm),
+                format!(
+                    "a routing whose tables fit in memory: with them the run needs at least {} ({why}) but {source} \
+                     is {}; use a routing that computes its routes (e.g. minimal, sp, ecmp) or a smaller network",
+                    human_bytes(need),
+                    human_bytes(avail)
+                ),
+            ));
         }
         let (switches, servers) = self.topology.size();
         Err(ConfigError::value(

@@ -622,6 +622,9 @@ fn collect(
         packets_dropped: stats.dropped_packets,
         unreachable_pairs: params.unreachable_pairs,
         servers_lost: (ns as u64).saturating_sub(params.live_servers),
+        routing_layers: params.routing.tables().map_or(0, |t| t.layers as u64),
+        routing_table_bytes: params.routing.tables().map_or(0, |t| t.bytes),
+        routing_build_seconds: params.routing.tables().map_or(0.0, |t| t.build_seconds),
     };
     RunResult {
         summary,

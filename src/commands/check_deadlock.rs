@@ -29,6 +29,15 @@ pub fn run(cfg: &Config, json: bool) -> Result<u8> {
         "  explored {} switch pairs, {} routing states; longest route {} hops; {} channels used, {} dependencies",
         r.pairs, r.states, r.longest_route, r.channels_used, r.dependencies
     );
+    if let Some(t) = routing.tables() {
+        println!(
+            "  tables: {} {} needed, {:.1} MiB, built in {:.3} s",
+            t.layers,
+            if r.routing == "spda" { "spanning trees" } else { "virtual layers" },
+            t.bytes as f64 / 1048576.0,
+            t.build_seconds
+        );
+    }
     let chain = |c: &[deadlock::Channel]| {
         let mut s: Vec<String> = c.iter().map(|x| x.to_string()).collect();
         if let Some(first) = c.first() {

@@ -234,6 +234,17 @@ pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Re
     if let Some(c) = s.completion_cycles {
         writeln!(t, "  {:<18} {:>14}  cycles", "completion time", c)?;
     }
+    if s.routing_layers > 0 {
+        writeln!(
+            t,
+            "  {:<18} {:>14}  {} ({:.1} MiB of tables built in {:.3} s)",
+            "routing layers",
+            s.routing_layers,
+            if cfg.routing.algorithm == "spda" { "spanning trees" } else { "virtual layers needed" },
+            s.routing_table_bytes as f64 / 1048576.0,
+            s.routing_build_seconds
+        )?;
+    }
     if s.servers_lost > 0 {
         writeln!(
             t,

@@ -431,6 +431,20 @@ pub struct Summary {
     /// Servers lost with failed switches (absent when 0); accepted load is per live server.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub servers_lost: u64,
+    /// Table-based routings (DFSSSP, LASH, SPDA): virtual layers needed, or spanning trees (absent
+    /// for other routings).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub routing_layers: u64,
+    /// Table-based routings: bytes of their routing tables (absent for other routings).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub routing_table_bytes: u64,
+    /// Table-based routings: wall-clock seconds to build their tables (absent for other routings).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub routing_build_seconds: f64,
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 fn is_zero(x: &u64) -> bool {

@@ -60,10 +60,13 @@ pub const SUMMARY_UNITS: &[(&str, &str, &str)] = &[
         "ordered pairs of live servers that faults disconnected (their traffic is not generated)",
     ),
     ("servers_lost", "servers", "servers of failed switches (accepted load is per live server)"),
+    ("routing_layers", "layers", "dfsssp, lash: virtual layers (VCs) needed; spda: spanning trees"),
+    ("routing_table_bytes", "bytes", "dfsssp, lash, spda: memory of the routing tables"),
+    ("routing_build_seconds", "s", "dfsssp, lash, spda: wall-clock time to build the routing tables"),
 ];
 
 /// Summary keys that measure the machine rather than the model: they differ between identical runs.
-pub const TIMING_KEYS: &[&str] = &["wall_seconds", "hops_per_second", "peak_memory_bytes"];
+pub const TIMING_KEYS: &[&str] = &["wall_seconds", "hops_per_second", "peak_memory_bytes", "routing_build_seconds"];
 
 /// Attributes that describe when, where or how a file was written rather than what was simulated.
 pub const NONDETERMINISTIC_ATTRS: &[&str] = &["start_time", "end_time", "host", "jobs", "argv"];

@@ -19,16 +19,19 @@ pub mod dal;
 pub mod davc;
 pub mod deadlock;
 pub mod deter;
+pub mod dfsssp;
 pub mod dmodk;
 pub mod dor;
 pub mod dragonfly_min;
 pub mod dragonfly_valiant;
 pub mod hyperz_moves;
+pub mod lash;
 pub mod minimal;
 pub mod nca;
 pub mod odim;
 pub mod omnidimensional;
 pub mod polarized;
+pub mod spda;
 pub mod surepath;
 pub mod table;
 pub mod torus_dor;
@@ -41,6 +44,8 @@ pub mod vc;
 mod family_tests;
 #[cfg(test)]
 mod hyperz_tests;
+#[cfg(test)]
+mod layered_tests;
 #[cfg(test)]
 mod tests;
 
@@ -61,7 +66,8 @@ pub struct RouteState {
     /// Valiant's intermediate switch; ECMP's per-packet hash key ([`table::ECMP_ANY`]: any port, for
     /// the deadlock analysis).
     pub intermediate: SwitchId,
-    /// Phase (Valiant: 0 towards the intermediate, 1 towards the destination).
+    /// Phase (Valiant: 0 towards the intermediate, 1 towards the destination; SPDA: the spanning
+    /// tree the packet follows).
     pub phase: u8,
     /// Non-minimal hops taken (Omnidimensional budget).
     pub deroutes: u8,
@@ -121,6 +127,23 @@ pub trait Routing: Send + Sync {
     /// channels form the escape subnetwork that must be connected and have an acyclic extended
     /// channel dependency graph. Every state must offer these channels among its candidates.
     fn escape_subfunction(&self, _at: SwitchId, _dst: SwitchId, _out: &mut Vec<Candidate>) {}
+    /// Routings built from tables computed once (DFSSSP, LASH, SPDA): what building them took.
+    fn tables(&self) -> Option<TableReport> {
+        None
+    }
+}
+
+/// What building a table-based routing took: reported in the run summary and by
+/// `hxsim check-deadlock`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct TableReport {
+    /// Virtual layers (VCs) the deadlock-free assignment needs (DFSSSP, LASH), or spanning trees
+    /// (SPDA).
+    pub layers: usize,
+    /// Bytes the routing keeps for routing decisions.
+    pub bytes: u64,
+    /// Wall-clock time of the build, seconds.
+    pub build_seconds: f64,
 }
 
 /// The state update every routing shares, applied by the caller before [`Routing::advance`]: one
@@ -270,6 +293,13 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(ugal::Ugal::new(c, n)?)),
         doc: "dragonfly UGAL-L (Kim et al. 2008)",
     },
+    Entry {
+        name: "dfsssp",
+        build: dfsssp::build,
+        doc: "deadlock-free SSSP: balanced shortest paths on virtual layers (Domke, Hoefler, Nagel 2011)",
+    },
+    Entry { name: "lash", build: lash::build, doc: "layered shortest path (Skeie, Lysne, Theiss 2002)" },
+    Entry { name: "spda", build: spda::build, doc: "one BFS spanning tree per VC, random root (DAVC section 7.2)" },
     Entry {
         name: "torus-dor",
         build: |c, n| Ok(Box::new(torus_dor::TorusDor::new(c, n)?)),

@@ -38,7 +38,7 @@ use std::sync::Arc;
 pub const ECMP_ANY: u32 = u32::MAX;
 
 /// The minimal port of `at` towards `dst` that `hash` picks (uniformly over them), if any.
-fn hashed_minimal_port(net: &Fabric, at: SwitchId, dst: SwitchId, hash: u64) -> Option<PortId> {
+pub(crate) fn hashed_minimal_port(net: &Fabric, at: SwitchId, dst: SwitchId, hash: u64) -> Option<PortId> {
     let mut count = 0u64;
     minimal_ports(net, at, dst, |_| count += 1);
     if count == 0 {

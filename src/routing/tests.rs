@@ -742,8 +742,9 @@ fn simulate(sides: &[usize], sets: &[&str]) -> crate::metrics::Summary {
 #[test]
 fn every_algorithm_delivers_at_moderate_load() {
     // Family-only routings run in their own tests: HyperZ and fat trees in tests/hyperz_routing.rs,
-    // dragonflies and tori in tests/families.rs.
-    let family_only = ["dragonfly-min", "dragonfly-valiant", "ugal", "torus-dor"];
+    // dragonflies and tori in tests/families.rs. SPDA (one spanning tree by default) saturates far
+    // below 0.3 at the links near the root (DAVC Fig. 8); tests/table_routings.rs runs it.
+    let family_only = ["dragonfly-min", "dragonfly-valiant", "ugal", "torus-dor", "spda"];
     for alg in super::names().into_iter().filter(|a| !family_only.contains(a)) {
         if super::hyperz_moves::NAMES.contains(&alg) {
             continue;
