@@ -342,8 +342,17 @@ pub fn analysis(cfg: &Config) -> Result<Analysis, ConfigError> {
 /// `hxsim analyze`.
 pub fn analyze(cfg: &Config, json: bool) -> Result<u8> {
     let a = analysis(cfg)?;
+    // Table-based routings (Nue, Up*/Down*) report what building their tables cost.
+    let tables = sim::build_network(cfg)
+        .ok()
+        .and_then(|net| crate::routing::build(cfg, net).ok())
+        .and_then(|r| r.tables().cloned());
     if json {
-        println!("{}", serde_json::to_string(&a)?);
+        let mut v = serde_json::to_value(&a)?;
+        if let (Some(t), Some(m)) = (&tables, v.as_object_mut()) {
+            m.insert("routing_tables".into(), serde_json::to_value(t)?);
+        }
+        println!("{v}");
     } else {
         println!("{}", sim::build_topology(cfg)?.name());
         println!("  switches          {}", a.switches);
@@ -364,6 +373,9 @@ pub fn analyze(cfg: &Config, json: bool) -> Result<u8> {
         println!("  connected         {}", a.connected);
         for (k, v) in &a.details {
             println!("  {:<17} {}", k.replace('_', " "), v);
+        }
+        if let Some(t) = &tables {
+            println!("  {:<17} {}", cfg.routing.algorithm, table_line(t));
         }
     }
     Ok(0)
@@ -692,6 +704,17 @@ pub fn partition(cfg: &Config, parts: usize, method: Option<&str>, json: bool) -
     Ok(0)
 }
 
+/// One line on a table-based routing's build: time, memory, layers and how it was built.
+fn table_line(t: &crate::routing::TableReport) -> String {
+    format!(
+        "routing tables built in {:.3} s, {} in {} layer(s); {}",
+        t.build_seconds,
+        crate::config::human_bytes(t.table_bytes),
+        t.layers,
+        t.note
+    )
+}
+
 /// `hxsim check-deadlock`: 0 when the routing is shown deadlock free on the config's network, 1
 /// when a cycle (or a packet that cannot move) is found; config errors are exit code 2.
 pub fn check_deadlock(cfg: &Config, json: bool) -> Result<u8> {
@@ -716,6 +739,9 @@ pub fn check_deadlock(cfg: &Config, json: bool) -> Result<u8> {
         "  explored {} switch pairs, {} routing states; longest route {} hops; {} channels used, {} dependencies",
         r.pairs, r.states, r.longest_route, r.channels_used, r.dependencies
     );
+    if let Some(t) = routing.tables() {
+        println!("  {}", table_line(t));
+    }
     let chain = |c: &[deadlock::Channel]| {
         let mut s: Vec<String> = c.iter().map(|x| x.to_string()).collect();
         if let Some(first) = c.first() {
