@@ -32,7 +32,7 @@
 //!      otherwise the next-best channel of `w` is tried. Distances are sums of **channel
 //!      weights**; after `t` is routed every channel's weight grows by the number of servers whose
 //!      route to `t` uses it (line 10: balance). If the search reaches an impasse (some switch
-//!      cannot be settled), the dependencies it added are withdrawn and `t` is routed on the
+//!      cannot be settled) that local backtracking cannot solve, the dependencies it added are withdrawn and `t` is routed on the
 //!      escape paths (the tree route), whose dependencies are in `D_i` already. The number of such
 //!      destinations is reported (`escape_fallbacks`).
 //! 3. **Tables**: one output port per (switch, destination switch); the destination's layer is its
@@ -44,9 +44,10 @@
 //! servers of a switch share its routes; the weights count servers), so the tables have one entry
 //! per (switch, destination switch), stored for the destination's own layer only (the other
 //! layers have no entry for it), `1` or `2` bytes each: `switches x destination switches` bytes
-//! in all, not per layer. OpenSM's *local backtracking* and *shortcut discovery* (dissertation
-//! sections 6.2.6.2-3), which retry a few switches before falling back to the escape paths, are
-//! not done: an impasse falls back at once. The build is single-threaded and deterministic.
+//! in all, not per layer. OpenSM's *local backtracking* (dissertation section 6.2.6.2) is done one level deep (an unsettled
+//! switch's settled neighbour may move to another settled neighbour, see `Construction::backtrack`);
+//! its *shortcut discovery* (section 6.2.6.3) is not, and an impasse that backtracking cannot solve
+//! falls back to the escape paths for the whole destination, as Alg. 4.1 does. The build is single-threaded and deterministic.
 //!
 //! Memory: the tables above plus, while building, 4 bytes per (channel, port) pair of the complete
 //! CDG; the build refuses (exit 2, naming `routing.algorithm`) when the tables would not fit.
