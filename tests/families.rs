@@ -218,7 +218,10 @@ fn nue_and_updown_give_the_same_results_for_any_thread_count() {
     let cases: Vec<(&String, Vec<&str>)> = vec![
         (&torus, vec!["routing.algorithm=nue", "routing.vcs=1", "faults.random_links=3", "traffic.load=0.5"]),
         (&torus, vec!["routing.algorithm=nue", "routing.vcs=3", "faults.random_links=3", "traffic.load=0.7"]),
-        (&torus, vec!["routing.algorithm=updown", "routing.escape_root=5", "faults.random_links=3", "traffic.load=0.5"]),
+        (
+            &torus,
+            vec!["routing.algorithm=updown", "routing.escape_root=5", "faults.random_links=3", "traffic.load=0.5"],
+        ),
         (&rrg, vec!["routing.algorithm=nue", "routing.vcs=2", "traffic.load=0.6"]),
         (&rrg, vec!["routing.algorithm=updown", "routing.vcs=2", "traffic.load=0.6"]),
     ];

@@ -147,7 +147,12 @@ pub struct TableReport {
 
 /// Refuse (a config error naming `routing.algorithm`) tables of `bytes` that would not fit in
 /// `available` bytes of memory (`None`: unknown, allowed).
-pub fn refuse_tables_beyond(bytes: u64, available: Option<u64>, name: &str, switches: usize) -> Result<(), ConfigError> {
+pub fn refuse_tables_beyond(
+    bytes: u64,
+    available: Option<u64>,
+    name: &str,
+    switches: usize,
+) -> Result<(), ConfigError> {
     match available {
         Some(avail) if bytes > avail => Err(ConfigError::value(
             "routing.algorithm",
@@ -260,8 +265,8 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(torus_dor::TorusDor::new(c, n)?)),
         doc: "torus/mesh dimension order, dateline VCs (Dally and Seitz 1987)",
     },
-    Entry { name: "updown", build: updown_routing::build, doc: "Up*/Down* on a BFS spanning tree (Autonet), any topology" },
-    Entry { name: "nue", build: nue::build, doc: "Nue: routing on the complete channel dependency graph (Domke et al. 2016)" },
+    Entry { name: "updown", build: updown_routing::build, doc: "Up*/Down* on a BFS spanning tree (Autonet)" },
+    Entry { name: "nue", build: nue::build, doc: "Nue, routing on the complete CDG (Domke et al. 2016)" },
 ];
 
 /// Every `routing.algorithm` name, in registry order.

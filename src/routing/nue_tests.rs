@@ -152,15 +152,9 @@ fn nue_routes_the_papers_ring_examples_on_one_vc() {
 
 #[test]
 fn updown_routes_are_legal_minimal_among_legal_and_deadlock_free() {
-    for (topo, faults, root) in [
-        (TORUS, 0, 0),
-        (TORUS, 6, 7),
-        (RRG, 3, 2),
-        (KAUTZ, 0, 5),
-        (FATTREE, 2, 0),
-        (HYPERX, 8, 11),
-        (DRAGONFLY, 4, 3),
-    ] {
+    for (topo, faults, root) in
+        [(TORUS, 0, 0), (TORUS, 6, 7), (RRG, 3, 2), (KAUTZ, 0, 5), (FATTREE, 2, 0), (HYPERX, 8, 11), (DRAGONFLY, 4, 3)]
+    {
         for vcs in [1usize, 3] {
             let sets = [
                 "routing.algorithm=updown".to_string(),
