@@ -169,11 +169,7 @@ fn summary(text: &str, sets: &[&str], threads: usize) -> Summary {
     let r =
         sim::run(&parse(text, &all), &RunOptions { threads }, &Progress::default()).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.complete);
-    let mut s = r.summary;
-    s.wall_seconds = 0.0;
-    s.hops_per_second = 0.0;
-    s.peak_memory_bytes = 0;
-    s
+    r.summary.without_timings()
 }
 
 #[test]
@@ -206,6 +202,46 @@ fn every_new_family_gives_the_same_results_for_any_thread_count() {
         for t in [2, 3] {
             assert_eq!(summary(text, &sets, t), reference, "{sets:?}, {t} threads on {text}");
         }
+    }
+}
+
+#[test]
+fn nue_and_updown_give_the_same_results_for_any_thread_count() {
+    // Table-based routings on faulty networks: the tables are built once, deterministically, so
+    // 1 and 3 threads simulate the same packets.
+    let torus = "seed = 2\n[topology]\nkind = \"torus\"\nsides = [4, 4, 3]\nservers_per_switch = 2\n".to_string();
+    let rrg = "[topology]\nkind = \"rrg\"\nswitches = 16\ndegree = 4\nservers_per_switch = 2\n".to_string();
+    let cases: Vec<(&String, Vec<&str>)> = vec![
+        (&torus, vec!["routing.algorithm=nue", "routing.vcs=1", "faults.random_links=3", "traffic.load=0.5"]),
+        (&torus, vec!["routing.algorithm=nue", "routing.vcs=3", "faults.random_links=3", "traffic.load=0.7"]),
+        (
+            &torus,
+            vec!["routing.algorithm=updown", "routing.escape_root=5", "faults.random_links=3", "traffic.load=0.5"],
+        ),
+        (&rrg, vec!["routing.algorithm=nue", "routing.vcs=2", "traffic.load=0.6"]),
+        (&rrg, vec!["routing.algorithm=updown", "routing.vcs=2", "traffic.load=0.6"]),
+    ];
+    for (text, sets) in cases {
+        let reference = summary(text, &sets, 1);
+        assert!(reference.packets_delivered > 50, "{sets:?}: {}", reference.packets_delivered);
+        assert_eq!(summary(text, &sets, 3), reference, "{sets:?}, 3 threads on {text}");
+    }
+}
+
+#[test]
+fn nue_and_updown_refuse_bad_keys_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let torus = dir.path().join("t.toml");
+    std::fs::write(&torus, "[topology]\nkind = \"torus\"\nsides = [4, 4]\nservers_per_switch = 1\n").unwrap();
+    for (sets, key) in [
+        (["routing.algorithm=updown", "routing.escape_root=16"], "routing.escape_root"),
+        (["routing.algorithm=nue", "routing.vc_policy=davc-n"], "routing.vc_policy"),
+        (["routing.algorithm=nue", "routing.vcs=65"], "routing.vcs"),
+    ] {
+        let out = hxsim(&["run", torus.to_str().unwrap(), "--no-output", "--set", sets[0], "--set", sets[1]]);
+        assert_eq!(out.status.code(), Some(2), "{sets:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(key) && !err.contains("panicked"), "{sets:?}: {err}");
     }
 }
 

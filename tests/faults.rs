@@ -39,10 +39,7 @@ fn results_with_switch_faults_and_shapes_are_the_same_for_1_2_3_threads() {
         let mut o: Vec<&str> = SWITCH_FAULTS.to_vec();
         o.push(&p);
         let strip = |r: RunResult| {
-            let mut s = r.summary;
-            s.wall_seconds = 0.0;
-            s.hops_per_second = 0.0;
-            s.peak_memory_bytes = 0;
+            let s = r.summary.without_timings();
             (s, r.server_injected, r.server_accepted, r.link_phits)
         };
         let reference = strip(run(&o, 1));

@@ -102,11 +102,7 @@ fn summary(text: &str, sets: &[&str], threads: usize) -> Summary {
     let r =
         sim::run(&parse(text, &all), &RunOptions { threads }, &Progress::default()).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.complete);
-    let mut s = r.summary;
-    s.wall_seconds = 0.0;
-    s.hops_per_second = 0.0;
-    s.peak_memory_bytes = 0;
-    s
+    r.summary.without_timings()
 }
 
 /// SPEC section 7.9 (and the paper's section 3): with h = 1 a HyperZ is a HyperX with T = z_1,

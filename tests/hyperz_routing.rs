@@ -22,10 +22,7 @@ fn run(cfg: &Config, threads: usize) -> RunResult {
 }
 
 fn comparable(r: &RunResult) -> String {
-    let mut s = r.summary.clone();
-    s.wall_seconds = 0.0;
-    s.hops_per_second = 0.0;
-    s.peak_memory_bytes = 0;
+    let s = r.summary.clone().without_timings();
     format!("{:?} {:?} {:?} {:?}", s, r.server_injected, r.link_phits, r.stats.latency_hist)
 }
 

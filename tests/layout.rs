@@ -18,11 +18,7 @@ fn summary(overrides: &[&str], threads: usize) -> Summary {
     let r = sim::run(&cfg, &RunOptions { threads }, &Progress::default()).unwrap();
     assert!(r.complete);
     assert_eq!((r.layout.ranks, r.layout.threads), (1, threads));
-    let mut s = r.summary;
-    s.wall_seconds = 0.0;
-    s.hops_per_second = 0.0;
-    s.peak_memory_bytes = 0;
-    s
+    r.summary.without_timings()
 }
 
 #[test]

@@ -18,12 +18,7 @@ fn summary(text: &str, sets: &[&str], threads: usize) -> Summary {
     let cfg = config::parse_str(text, "test", &all).unwrap_or_else(|e| panic!("{e}"));
     let r = sim::run(&cfg, &RunOptions { threads }, &Progress::default()).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.complete);
-    let mut s = r.summary;
-    s.wall_seconds = 0.0;
-    s.hops_per_second = 0.0;
-    s.peak_memory_bytes = 0;
-    s.routing_build_seconds = 0.0;
-    s
+    r.summary.without_timings()
 }
 
 #[test]

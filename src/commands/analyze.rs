@@ -87,8 +87,16 @@ pub fn analysis(cfg: &Config) -> Result<Analysis, ConfigError> {
 /// `hxsim analyze`.
 pub fn run(cfg: &Config, json: bool) -> Result<u8> {
     let a = analysis(cfg)?;
+    // Table-based routings (Nue, Up*/Down*, DFSSSP, LASH, SPDA) report what building their tables
+    // cost; the others have no report, and a routing that cannot be built here is left to `run`.
+    let tables =
+        sim::build_network(cfg).ok().and_then(|net| crate::routing::build(cfg, net).ok()).and_then(|r| r.tables());
     if json {
-        println!("{}", serde_json::to_string(&a)?);
+        let mut v = serde_json::to_value(&a)?;
+        if let (Some(t), Some(m)) = (&tables, v.as_object_mut()) {
+            m.insert("routing_tables".into(), serde_json::to_value(t)?);
+        }
+        println!("{v}");
     } else {
         println!("{}", sim::build_topology(cfg)?.name());
         println!("  switches          {}", a.switches);
@@ -110,8 +118,26 @@ pub fn run(cfg: &Config, json: bool) -> Result<u8> {
         for (k, v) in &a.details {
             println!("  {:<17} {}", k.replace('_', " "), v);
         }
+        if let Some(t) = &tables {
+            println!("  {:<17} {}", cfg.routing.algorithm, table_line(t));
+        }
     }
     Ok(0)
+}
+
+/// One line on a table-based routing's build: time, memory, layers and how it was built.
+pub fn table_line(t: &crate::routing::TableReport) -> String {
+    let mut line = format!(
+        "routing tables built in {:.3} s, {} in {} layer(s)",
+        t.build_seconds,
+        crate::config::human_bytes(t.bytes),
+        t.layers
+    );
+    if !t.note.is_empty() {
+        line += "; ";
+        line += &t.note;
+    }
+    line
 }
 
 /// One point of `hxsim analyze --sequence`.

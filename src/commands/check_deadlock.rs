@@ -31,11 +31,9 @@ pub fn run(cfg: &Config, json: bool) -> Result<u8> {
     );
     if let Some(t) = routing.tables() {
         println!(
-            "  tables: {} {} needed, {:.1} MiB, built in {:.3} s",
-            t.layers,
-            if r.routing == "spda" { "spanning trees" } else { "virtual layers" },
-            t.bytes as f64 / 1048576.0,
-            t.build_seconds
+            "  {}{}",
+            super::analyze::table_line(&t),
+            if r.routing == "spda" { " (one spanning tree per layer)" } else { "" }
         );
     }
     let chain = |c: &[deadlock::Channel]| {

@@ -443,6 +443,18 @@ pub struct Summary {
     pub routing_build_seconds: f64,
 }
 
+impl Summary {
+    /// The summary without the keys that measure the machine rather than the model (wall time,
+    /// speed, memory, table build time): what must be identical across thread and rank counts.
+    pub fn without_timings(mut self) -> Self {
+        self.wall_seconds = 0.0;
+        self.hops_per_second = 0.0;
+        self.peak_memory_bytes = 0;
+        self.routing_build_seconds = 0.0;
+        self
+    }
+}
+
 fn is_zero_f64(x: &f64) -> bool {
     *x == 0.0
 }

@@ -313,8 +313,8 @@ pub fn break_cycles(r: &Routes) -> Result<(Vec<u8>, usize), usize> {
                                         weakest = dk;
                                     }
                                 }
-                                for i in off[weakest] as usize..off[weakest + 1] as usize {
-                                    let pid = list[i] as usize;
+                                for &pid in &list[off[weakest] as usize..off[weakest + 1] as usize] {
+                                    let pid = pid as usize;
                                     if layer_of[pid] as usize == layer {
                                         layer_of[pid] = layer as u8 + 1;
                                         moved.push(pid as u32);
@@ -437,7 +437,13 @@ impl LayeredTables {
         let vcs = vcs_for_layers(name, configured, layers)?;
         let vc = spread(layer_of, layers, vcs);
         let bytes = routes.bytes() + vc.len() as u64;
-        let report = TableReport { layers, bytes, build_seconds: start.elapsed().as_secs_f64() };
+        let report = TableReport {
+            layers,
+            bytes,
+            build_seconds: start.elapsed().as_secs_f64(),
+            note: format!("{name}: {layers} virtual layer(s) needed"),
+            ..Default::default()
+        };
         Ok(LayeredTables { name, routes, vc, vcs, report })
     }
 
@@ -488,7 +494,7 @@ impl Routing for LayeredTables {
         }
     }
     fn tables(&self) -> Option<TableReport> {
-        Some(self.report)
+        Some(self.report.clone())
     }
 }
 

@@ -183,6 +183,8 @@ pub fn assign_layers(net: &Fabric, r: &Routes) -> Result<(Vec<u8>, usize), usize
     let mut ls = Layers::new(net, r);
     let mut layer_of = vec![u8::MAX; e * e];
     let mut chs: Vec<u32> = Vec::new();
+    // Pair ids index the route table as well as `layer_of`, so the loop runs over ids.
+    #[allow(clippy::needless_range_loop)]
     for pid in 0..e * e {
         if !r.routed(pid) {
             continue;

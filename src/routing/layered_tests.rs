@@ -41,7 +41,7 @@ fn route(net: &Fabric, r: &dyn Routing, src: SwitchId, dst: SwitchId) -> (Vec<Sw
         r.candidates(at, &st, &mut c);
         assert_eq!(c.len(), 1, "{} offers one hop at {at} ({src} -> {dst})", r.name());
         let next = net.neighbour(at, c[0].port).expect("a live port").0;
-        r.advance(&mut st, at, next, &c[0]);
+        super::tests::take_hop(r, &mut st, at, next, &c[0]);
         vcs.push(c[0].vc);
         at = next;
         path.push(at);
@@ -212,7 +212,7 @@ fn spda_follows_one_bfs_tree_per_vc() {
                     assert_eq!(c[0].vc, k);
                     let next = net.neighbour(at, c[0].port).unwrap().0;
                     links.insert((at.min(next), at.max(next)));
-                    r.advance(&mut st, at, next, &c[0]);
+                    super::tests::take_hop(&*r, &mut st, at, next, &c[0]);
                     at = next;
                     hops += 1;
                     assert!(hops < n, "tree routes are simple paths");

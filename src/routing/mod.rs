@@ -28,6 +28,7 @@ pub mod hyperz_moves;
 pub mod lash;
 pub mod minimal;
 pub mod nca;
+pub mod nue;
 pub mod odim;
 pub mod omnidimensional;
 pub mod polarized;
@@ -37,6 +38,7 @@ pub mod table;
 pub mod torus_dor;
 pub mod ugal;
 pub mod updown;
+pub mod updown_routing;
 pub mod valiant;
 pub mod vc;
 
@@ -46,6 +48,8 @@ mod family_tests;
 mod hyperz_tests;
 #[cfg(test)]
 mod layered_tests;
+#[cfg(test)]
+mod nue_tests;
 #[cfg(test)]
 mod tests;
 
@@ -127,23 +131,50 @@ pub trait Routing: Send + Sync {
     /// channels form the escape subnetwork that must be connected and have an acyclic extended
     /// channel dependency graph. Every state must offer these channels among its candidates.
     fn escape_subfunction(&self, _at: SwitchId, _dst: SwitchId, _out: &mut Vec<Candidate>) {}
-    /// Routings built from tables computed once (DFSSSP, LASH, SPDA): what building them took.
+    /// Routings built from tables computed once (Nue, Up*/Down*, DFSSSP, LASH, SPDA): what building
+    /// them took.
     fn tables(&self) -> Option<TableReport> {
         None
     }
 }
 
-/// What building a table-based routing took: reported in the run summary and by
+/// What building a table-based routing took: reported in the run summary, by `hxsim analyze` and by
 /// `hxsim check-deadlock`.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct TableReport {
-    /// Virtual layers (VCs) the deadlock-free assignment needs (DFSSSP, LASH), or spanning trees
-    /// (SPDA).
-    pub layers: usize,
-    /// Bytes the routing keeps for routing decisions.
-    pub bytes: u64,
-    /// Wall-clock time of the build, seconds.
+    /// Wall-clock seconds to build the tables (one thread unless said otherwise).
     pub build_seconds: f64,
+    /// Bytes the routing keeps for its tables.
+    pub bytes: u64,
+    /// Virtual layers (VCs) the tables use (DFSSSP, LASH, Nue), or spanning trees (SPDA).
+    pub layers: usize,
+    /// Destinations whose routes fell back to the escape paths (Nue, Alg. 4.1).
+    pub escape_fallbacks: usize,
+    /// One line on how the tables were built.
+    pub note: String,
+}
+
+/// Refuse (a config error naming `routing.algorithm`) tables of `bytes` that would not fit in
+/// `available` bytes of memory (`None`: unknown, allowed).
+pub fn refuse_tables_beyond(
+    bytes: u64,
+    available: Option<u64>,
+    name: &str,
+    switches: usize,
+) -> Result<(), ConfigError> {
+    match available {
+        Some(avail) if bytes > avail => Err(ConfigError::value(
+            "routing.algorithm",
+            format!("\"{name}\""),
+            format!(
+                "a routing whose tables fit in memory: {name} needs {} of tables for {switches} switches but the \
+                 available memory is {}; use a routing computed from coordinates or a smaller network",
+                crate::config::human_bytes(bytes),
+                crate::config::human_bytes(avail)
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The state update every routing shares, applied by the caller before [`Routing::advance`]: one
@@ -305,6 +336,8 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(torus_dor::TorusDor::new(c, n)?)),
         doc: "torus/mesh dimension order, dateline VCs (Dally and Seitz 1987)",
     },
+    Entry { name: "updown", build: updown_routing::build, doc: "Up*/Down* on a BFS spanning tree (Autonet)" },
+    Entry { name: "nue", build: nue::build, doc: "Nue, routing on the complete CDG (Domke et al. 2016)" },
 ];
 
 /// Every `routing.algorithm` name, in registry order.

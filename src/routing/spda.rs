@@ -171,7 +171,13 @@ impl Spda {
             })?);
         }
         let bytes = trees.iter().map(Tree::bytes).sum();
-        let report = TableReport { layers: m, bytes, build_seconds: start.elapsed().as_secs_f64() };
+        let report = TableReport {
+            layers: m,
+            bytes,
+            build_seconds: start.elapsed().as_secs_f64(),
+            note: format!("{m} spanning tree(s), one per VC"),
+            ..Default::default()
+        };
         Ok(Spda { trees, roots, report })
     }
 
@@ -202,7 +208,7 @@ impl Routing for Spda {
         out.push(Candidate { port, vc: st.phase, penalty: 0, escape: false });
     }
     fn tables(&self) -> Option<TableReport> {
-        Some(self.report)
+        Some(self.report.clone())
     }
 }
 
