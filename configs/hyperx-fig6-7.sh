@@ -10,11 +10,16 @@
 # 160 switches, the top ones two per package, P = 415) with adaptive up / deterministic down routing
 # (minimal), plus Uniform as the benign reference.
 #
+# The beta = 0.25 HyperX has 4802 server ports; the paper says N = 4096 for all three networks
+# without saying which 4096. Every run there uses traffic.active_servers = 4096: 4096 servers spread
+# evenly over the 343 switches (12 on 323 switches, 11 on 20; the rest neither send nor receive), the
+# patterns on their ranks 0..4095 and the accepted load per active server, so all three networks
+# carry N = 4096 and the bit patterns are defined on 12 bits as in the paper.
+#
 # What this simulator cannot run and the tables mark "n/a":
 # - Swap2 on the folded Clos: Swap2 is defined by HyperX coordinates.
-# - Bit Complement, Bit Rotate, Transpose and Swap2 on the beta = 0.25 HyperX: its 4802 servers are
-#   not a power of two and its sides are odd; the paper used 4096 of them without saying which.
-#   Uniform and Random Server Permutation run there.
+# - Swap2 on the beta = 0.25 HyperX: its sides are 7 (odd), so no switch has a peer across a
+#   bisection of dimension 0 or 1, and on a subset of servers "even-numbered" would change meaning.
 # Router and packets are the simulator's defaults (SurePath Table 2: 16-phit packets, virtual
 # cut-through), not the paper's single-flit packets, 32-flit VCs and iSLIP: compare shapes (where
 # each network saturates), not absolute latencies.
@@ -70,8 +75,8 @@ job_list() { # one line of run's arguments per simulation
                         echo "7 hyperx-3d-8 $pat HyperX-b0.5 $load --set routing.algorithm=dal"
                     [ "$pat" = swap2 ] || echo "7 clos-fig7 $pat Clos-b0.5 $load"
                 done
-                for pat in uniform random-server-permutation; do
-                    echo "7 hyperx-3d-7-t14 $pat HyperX-b0.25 $load"
+                for pat in uniform random-server-permutation bit-complement bit-rotate transpose; do
+                    echo "7 hyperx-3d-7-t14 $pat HyperX-b0.25 $load --set traffic.active_servers=4096"
                 done
             fi
         done

@@ -212,6 +212,13 @@ pub struct TrafficConfig {
     pub workload_phits: u64,
     /// Capacity of each server's source queue in packets; generation pauses while it is full.
     pub source_queue_packets: usize,
+    /// Only this many servers take part in the traffic (the rest neither send nor receive), spread
+    /// evenly over the switches ([`crate::traffic::active_servers`]); the pattern is defined on their
+    /// ranks `0..n` ([`crate::traffic::Pattern::on_active`]) and the accepted load and Jain's index
+    /// are over them. For the HyperX paper's Fig. 7 (section 4.1: `N = 4096` on a network of 4802
+    /// ports). Absent: every server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_servers: Option<u64>,
 }
 
 impl Default for TrafficConfig {
@@ -222,6 +229,7 @@ impl Default for TrafficConfig {
             mode: "bernoulli".into(),
             workload_phits: 1600,
             source_queue_packets: 64,
+            active_servers: None,
         }
     }
 }

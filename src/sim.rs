@@ -112,6 +112,11 @@ pub fn build_pattern(cfg: &Config, topo: &dyn Topology) -> Result<Pattern, Confi
         .pattern
         .parse()
         .map_err(|e: String| ConfigError::value("traffic.pattern", format!("\"{}\"", cfg.traffic.pattern), e))?;
+    if let Some(n) = cfg.traffic.active_servers {
+        let key = |e| ConfigError::value("traffic.active_servers", n, e);
+        let ids = crate::traffic::active_servers(topo, n).map_err(key)?;
+        return Pattern::on_active(kind, ids, topo.num_servers() as u64, cfg.seed).map_err(key);
+    }
     let built = match (kind, topo.view()) {
         // Groups are consecutive switches with the same number of servers each.
         (PatternKind::AdversarialGroup, _) if topo.group_size().is_some() && topo.uniform_servers().is_some() => {
@@ -181,6 +186,9 @@ pub fn class_latencies(cfg: &Config, topo: &dyn Topology) -> Result<Vec<u64>, Co
 /// Everything derived from the config that partitions share. Checks first that the live servers
 /// can reach each other ([`crate::preflight::check_connected`]).
 ///
+/// **Active servers.** With `traffic.active_servers = n` only those `n` servers send and receive
+/// (the others are silent) and the accepted load is over them.
+///
 /// **Dead servers and unreachable destinations.** The servers of failed switches never generate
 /// and are never destinations: uniform traffic picks among the other *live* servers, and the random
 /// server permutation permutes the live servers only (dead ones map to themselves and never send).
@@ -197,7 +205,22 @@ pub fn build_params(cfg: &Config, net: Arc<Fabric>) -> Result<ModelParams, Confi
     let ns = net.num_servers();
     let mut silent = None;
     let mut component = None;
-    if net.failed_switches() > 0 || reach.component.is_some() {
+    let mut live_servers = reach.live_servers;
+    if let Some(n) = cfg.traffic.active_servers {
+        // The servers outside the active set are silent, as dead ones are; choosing the active set
+        // among live servers is not defined, so faults that kill servers or split the network are
+        // refused.
+        if net.failed_switches() > 0 || reach.component.is_some() {
+            return Err(ConfigError::value(
+                "traffic.active_servers",
+                n,
+                "absent when faults fail switches or split the network (the active servers are chosen \
+                 on the whole network)",
+            ));
+        }
+        silent = Some(Arc::new((0..ns as u32).map(|v| !pattern.is_active(v)).collect()));
+        live_servers = n;
+    } else if net.failed_switches() > 0 || reach.component.is_some() {
         let live: Vec<bool> = (0..ns as u32).map(|v| net.server_alive(v)).collect();
         if net.failed_switches() > 0 {
             pattern.restrict_to_live(&live, cfg.seed);
@@ -256,7 +279,7 @@ pub fn build_params(cfg: &Config, net: Arc<Fabric>) -> Result<ModelParams, Confi
         silent,
         component,
         unreachable_pairs: reach.unreachable_pairs,
-        live_servers: reach.live_servers,
+        live_servers,
     })
 }
 
@@ -621,7 +644,7 @@ fn collect(
         peak_memory_bytes: peak_memory_total,
         packets_dropped: stats.dropped_packets,
         unreachable_pairs: params.unreachable_pairs,
-        servers_lost: (ns as u64).saturating_sub(params.live_servers),
+        servers_lost: (ns - net.live_servers()) as u64,
         routing_layers: params.routing.tables().map_or(0, |t| t.layers as u64),
         routing_table_bytes: params.routing.tables().map_or(0, |t| t.bytes),
         routing_build_seconds: params.routing.tables().map_or(0.0, |t| t.build_seconds),

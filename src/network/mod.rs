@@ -160,7 +160,8 @@ pub struct ModelParams {
     pub component: Option<Arc<Vec<u32>>>,
     /// Ordered pairs of live servers that cannot reach each other (their traffic is dropped).
     pub unreachable_pairs: u64,
-    /// Servers of live switches (the denominator of the accepted load).
+    /// Servers that take part in the traffic: those of live switches, or the `traffic.active_servers`
+    /// (the denominator of the accepted load).
     pub live_servers: u64,
 }
 

@@ -141,6 +141,10 @@ enum Map {
     Swap2 { s0: u32, s1: u32 },
     /// Uniform in the next group of `group` consecutive servers.
     NextGroup { group: u64, groups: u64 },
+    /// The pattern `inner`, defined on the ranks `0..ids.len()` of the active servers
+    /// (`traffic.active_servers`): `ids[i]` is the global id of rank `i` (increasing), `rank[v]` the
+    /// rank of server `v` (`u32::MAX` for an inactive one).
+    Active { inner: Box<Pattern>, ids: Vec<u32>, rank: Vec<u32> },
 }
 
 /// A traffic pattern instantiated on one HyperX: maps a source server to the destination of its next packet.
@@ -382,6 +386,10 @@ impl Pattern {
                 ids[(r + (r >= rank[src as usize]) as u32) as usize]
             }
             Map::Table(perm) => perm[src as usize],
+            Map::Active { inner, ids, rank } => {
+                debug_assert!(rank[src as usize] != u32::MAX, "inactive server {src} generated a packet");
+                ids[inner.destination(rank[src as usize], rng) as usize]
+            }
             Map::NextGroup { group, groups } => {
                 let next = (src as u64 / group + 1) % groups;
                 (next * group + below(rng, *group)) as u32
@@ -469,7 +477,74 @@ impl Pattern {
     /// except Uniform. SurePath section 4 and HyperX section 4.1 define these as permutations; each map here
     /// is a bijection under the constraints checked by [`Pattern::new`].
     pub fn is_permutation(&self) -> bool {
-        !matches!(self.map, Map::Uniform { .. } | Map::UniformLive { .. } | Map::NextGroup { .. })
+        match &self.map {
+            Map::Active { inner, .. } => inner.is_permutation(),
+            m => !matches!(m, Map::Uniform { .. } | Map::UniformLive { .. } | Map::NextGroup { .. }),
+        }
+    }
+
+    /// Whether server `v` takes part in the traffic: every server, except with a pattern built by
+    /// [`Pattern::on_active`], where only the active ones do.
+    pub fn is_active(&self, v: u32) -> bool {
+        match &self.map {
+            Map::Active { rank, .. } => rank[v as usize] != u32::MAX,
+            _ => true,
+        }
+    }
+
+    /// Instantiates `kind` on the active servers `ids` (global ids in increasing order, at least 2, all
+    /// below `servers`) of a network of `servers` servers (`traffic.active_servers`, see
+    /// [`crate::traffic::active_servers`]). The pattern is defined on the ranks `0..M` (`M = ids.len()`):
+    /// rank `i` is the server `ids[i]`, and a packet of rank `i` goes to rank `p(i)`, where `p` is the
+    /// pattern by server id on `M` servers ([`Pattern::on_servers`]). So bit complement sends rank `i`
+    /// to rank `M-1-i`, and uniform and the random server permutation stay among the active servers.
+    ///
+    /// This is how the HyperX paper (Ahn et al., SC09, section 4.1) can run its bit patterns on the
+    /// beta = 0.25 HyperX of Fig. 7: "N = 4096" processors on a network of 4802 server ports, the bit
+    /// patterns being defined on the `log2 N` bits of the processor number, not on a port.
+    ///
+    /// The HyperX-coordinate patterns (dimension complement reverse, regular permutation to
+    /// neighbour, Swap2) are errors: they map a server to a server of a switch chosen by coordinates
+    /// with the same local index, which an uneven subset need not contain (Swap2's "even-numbered
+    /// servers" would also change meaning with the numbering). The group pattern is an error too.
+    /// Bit complement, bit reverse and bit rotate need `M` a power of two, transpose `M = 2^b` with `b`
+    /// even. Errors are Strings for the key `traffic.active_servers`.
+    pub fn on_active(kind: PatternKind, ids: Vec<u32>, servers: u64, seed: u64) -> Result<Pattern, String> {
+        let m = ids.len() as u64;
+        match kind {
+            PatternKind::DimensionComplementReverse
+            | PatternKind::RegularPermutationToNeighbour
+            | PatternKind::Swap2
+            | PatternKind::AdversarialGroup => {
+                return Err(format!(
+                    "all servers ({servers}) with {kind}, which maps servers by switch coordinates or groups and \
+                     is not defined on a subset; patterns by rank work on the active servers: uniform, \
+                     random-server-permutation, bit-complement, bit-reverse, bit-rotate, transpose"
+                ));
+            }
+            PatternKind::BitComplement | PatternKind::BitReverse | PatternKind::BitRotate if !m.is_power_of_two() => {
+                return Err(format!("a power of two for {kind} (at most {servers}, the servers of the network)"));
+            }
+            PatternKind::Transpose if !(m.is_power_of_two() && m.trailing_zeros().is_multiple_of(2)) => {
+                return Err(format!(
+                    "a power of two 2^b with b even for transpose (4^k: 4, 16, .., 4096; at most {servers})"
+                ));
+            }
+            _ => {}
+        }
+        let inner = Pattern::on_servers(kind, m, "the active servers", seed)?;
+        let mut rank = vec![u32::MAX; servers as usize];
+        for (i, &v) in ids.iter().enumerate() {
+            rank[v as usize] = i as u32;
+        }
+        Ok(Pattern {
+            kind,
+            servers,
+            servers_per_switch: 1,
+            sides: vec![servers as u32],
+            strides: vec![1],
+            map: Map::Active { inner: Box::new(inner), ids, rank },
+        })
     }
 
     /// Define the pattern over the live servers only (`live[v]`; at least 2 live, checked by the
