@@ -10,10 +10,12 @@
 //! - [`network`]: the router/link/server model, run as engine partitions. Knows nothing of threads.
 //! - [`metrics`], [`sim`]: statistics, summaries, and building a run from a [`config::Config`].
 //! - [`output`], [`sweep`], [`plot`]: HDF5 results files, parameter sweeps, figures.
+//! - [`checkpoint`]: checkpoint and restart of `hxsim run`.
 //! - [`design`]: design-space search (the cheapest HyperX for a size, radix and bisection).
 #![warn(missing_docs)]
 
 pub mod build_info;
+pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod design;

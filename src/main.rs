@@ -28,6 +28,17 @@ struct ConfigArgs {
     set: Vec<String>,
 }
 
+/// The config of `hxsim run`: as [`ConfigArgs`], but none with `--resume` (the checkpoint has it).
+#[derive(clap::Args, Debug, Clone)]
+struct RunConfigArgs {
+    /// Experiment description (TOML); not with `--resume`.
+    #[arg(required_unless_present = "resume", conflicts_with = "resume")]
+    config: Option<PathBuf>,
+    /// Override a config key, e.g. `--set traffic.load=0.7` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", conflicts_with = "resume")]
+    set: Vec<String>,
+}
+
 /// Where results go (HDF5).
 #[derive(clap::Args, Debug, Clone)]
 struct OutputArgs {
@@ -56,7 +67,10 @@ enum Command {
     /// Simulate one experiment and print its summary.
     Run {
         #[command(flatten)]
-        cfg: ConfigArgs,
+        cfg: RunConfigArgs,
+        /// Checkpoint and restart.
+        #[command(flatten)]
+        checkpoint: hxsim::checkpoint::CheckpointArgs,
         /// Partitions, one thread each; results are identical for any value.
         #[arg(long, default_value_t = 1)]
         threads: usize,
@@ -257,8 +271,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
     match cli.command {
-        Command::Run { cfg, threads, json, quiet, out, json_out, max_memory } => {
-            let config = cli::load_config(&cfg.config, &cfg.set)?;
+        Command::Run { cfg, checkpoint, threads, json, quiet, out, json_out, max_memory } => {
+            // Checkpoint and restart: with --resume the config and threads come from the checkpoint.
+            let (config, threads) = hxsim::checkpoint::setup(&checkpoint, cfg.config.as_deref(), &cfg.set, threads)?;
             let ranks = hxsim::engine::launcher_ranks().map_or(1, |r| r.1);
             config.check_memory(ranks, max_memory)?;
             let outputs = hxsim::output::RunOutputs { h5: out.path(&config.name, ""), json: json_out };
