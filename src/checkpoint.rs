@@ -126,7 +126,8 @@ pub fn setup(args: &CheckpointArgs, config: Option<&Path>, set: &[String], threa
     }
     let (cfg, threads, resume) = match &args.resume {
         None => {
-            let path = config.ok_or_else(|| ConfigError::value("CONFIG", "missing", "a config file, or --resume FILE"))?;
+            let path =
+                config.ok_or_else(|| ConfigError::value("CONFIG", "missing", "a config file, or --resume FILE"))?;
             (crate::config::load(path, set)?, threads, None)
         }
         Some(file) => {
@@ -176,7 +177,11 @@ pub fn setup(args: &CheckpointArgs, config: Option<&Path>, set: &[String], threa
         }
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         if !dir.is_dir() {
-            return Err(bad("--checkpoint", p, format!("a file in an existing directory ({} is not one)", dir.display())));
+            return Err(bad(
+                "--checkpoint",
+                p,
+                format!("a file in an existing directory ({} is not one)", dir.display()),
+            ));
         }
         *PLAN.lock().unwrap() = Some(Plan { path: p.clone(), every, resume });
     } else {
@@ -211,10 +216,9 @@ pub fn prepare(parts: &mut [NetPartition], spec: &mut RunSpec, ranks: usize) -> 
 
 /// First checkpoint cycle after `now`: the next multiple of `every` (0: never).
 fn next_pause(now: Cycle, every: Cycle) -> Cycle {
-    if every == 0 {
-        Cycle::MAX
-    } else {
-        (now / every + 1).saturating_mul(every)
+    match now.checked_div(every) {
+        Some(k) => (k + 1).saturating_mul(every),
+        None => Cycle::MAX,
     }
 }
 
@@ -300,7 +304,9 @@ fn write(path: &Path, cfg: &Config, parts: &[NetPartition], cycle: Cycle, every:
 fn read(path: &Path) -> Result<Loaded> {
     let flag = "--resume";
     let bytes = std::fs::read(path).map_err(|e| bad(flag, path, format!("a checkpoint file that can be read: {e}")))?;
-    let corrupt = |what: &str| bad(flag, path, format!("a complete hxsim checkpoint; this file is truncated or corrupt ({what})"));
+    let corrupt = |what: &str| {
+        bad(flag, path, format!("a complete hxsim checkpoint; this file is truncated or corrupt ({what})"))
+    };
     if bytes.len() < 16 || &bytes[..8] != MAGIC {
         return Err(bad(flag, path, "an hxsim checkpoint (written by `hxsim run --checkpoint`); this file is not one"));
     }

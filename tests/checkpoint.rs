@@ -109,7 +109,11 @@ fn killed_and_resumed_equals_uninterrupted(threads: &str, resume_threads: Option
     let mut base = vec!["run", QUICKSTART, "-q", "--json", "--threads", threads];
     base.extend_from_slice(&HX3);
     let whole = summary(&hxsim(&[&base[..], &["-o", p(&a)]].concat(), d));
-    start_and_kill(&[&base[..], &["--no-output", "--checkpoint", p(&ck), "--checkpoint-every", every]].concat(), &ck, d);
+    start_and_kill(
+        &[&base[..], &["--no-output", "--checkpoint", p(&ck), "--checkpoint-every", every]].concat(),
+        &ck,
+        d,
+    );
     let mut resume = vec!["run", "--resume", p(&ck), "-q", "--json", "-o", p(&b)];
     if let Some(t) = resume_threads {
         resume.extend_from_slice(&["--threads", t]);
@@ -122,7 +126,12 @@ fn killed_and_resumed_equals_uninterrupted(threads: &str, resume_threads: Option
     assert_eq!(names(&x), names(&y), "threads {threads}: datasets");
     for ((n, u), (_, v)) in x.iter().zip(&y) {
         let first = u.iter().zip(v).position(|(a, b)| a != b);
-        assert!(u.len() == v.len() && first.is_none(), "threads {threads}: {n} differs (lengths {} and {}, first difference at {first:?})", u.len(), v.len());
+        assert!(
+            u.len() == v.len() && first.is_none(),
+            "threads {threads}: {n} differs (lengths {} and {}, first difference at {first:?})",
+            u.len(),
+            v.len()
+        );
     }
     // The resumed run went on checkpointing to the same file (the saved run's settings).
     assert!(ck.exists());
@@ -187,7 +196,11 @@ fn bad_resumes_exit_2_naming_the_flag() {
     let notckpt = write(d, "config.toml", &std::fs::read(QUICKSTART).unwrap());
     exits_2_naming(&hxsim(&["run", "--resume", p(&notckpt), "-q", "--no-output"], d), "--resume", "not one");
     // Another thread count, and a config next to --resume.
-    exits_2_naming(&hxsim(&["run", "--resume", p(&ck), "--threads", "2", "-q", "--no-output"], d), "--threads", "thread count");
+    exits_2_naming(
+        &hxsim(&["run", "--resume", p(&ck), "--threads", "2", "-q", "--no-output"], d),
+        "--threads",
+        "thread count",
+    );
     let both = hxsim(&["run", QUICKSTART, "--resume", p(&ck), "-q", "--no-output"], d);
     assert_eq!(both.status.code(), Some(2), "{}", text(&both.stderr));
     // The good checkpoint was never touched by the failed resumes.
