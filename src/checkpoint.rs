@@ -51,7 +51,7 @@ pub struct CheckpointArgs {
     #[arg(long, value_name = "CYCLES", requires = "checkpoint")]
     pub checkpoint_every: Option<u64>,
     /// Continue the run saved in FILE (no CONFIG: the config is in the checkpoint). Without
-    /// `--checkpoint`, goes on checkpointing to the same file as the saved run did.
+    /// `--checkpoint`, goes on checkpointing to FILE at the saved run's interval.
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
 }
@@ -152,7 +152,9 @@ pub fn setup(args: &CheckpointArgs, config: Option<&Path>, set: &[String], threa
     };
     let (path, every) = match (&args.checkpoint, &resume) {
         (Some(p), _) => (Some(p.clone()), args.checkpoint_every.unwrap_or(0)),
-        (None, Some(l)) => (Some(l.header.path.clone()), l.header.every),
+        // The file resumed from, not the path stored in it: that may be relative to another
+        // directory.
+        (None, Some(l)) => (args.resume.clone(), l.header.every),
         (None, None) => (None, 0),
     };
     if let Some(p) = &path {
@@ -174,6 +176,10 @@ pub fn setup(args: &CheckpointArgs, config: Option<&Path>, set: &[String], threa
         }
         if p.is_dir() {
             return Err(bad("--checkpoint", p, "a file path, not a directory"));
+        }
+        // A checkpoint replaces only a checkpoint: any other file there is the user's.
+        if p.exists() && std::fs::read(p).map_or(true, |b| !b.starts_with(MAGIC)) {
+            return Err(bad("--checkpoint", p, "a new file or an hxsim checkpoint; this file exists and is not one"));
         }
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         if !dir.is_dir() {

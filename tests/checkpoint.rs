@@ -203,6 +203,11 @@ fn bad_resumes_exit_2_naming_the_flag() {
     );
     let both = hxsim(&["run", QUICKSTART, "--resume", p(&ck), "-q", "--no-output"], d);
     assert_eq!(both.status.code(), Some(2), "{}", text(&both.stderr));
+    // --checkpoint never replaces a file that is not a checkpoint.
+    let precious = write(d, "notes.txt", b"precious");
+    let out = hxsim(&["run", QUICKSTART, "-q", "--no-output", "--checkpoint", p(&precious)], d);
+    exits_2_naming(&out, "--checkpoint", "not one");
+    assert_eq!(std::fs::read(&precious).unwrap(), b"precious");
     // The good checkpoint was never touched by the failed resumes.
     assert_eq!(std::fs::read(&ck).unwrap(), good);
 }
