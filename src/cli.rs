@@ -27,6 +27,33 @@ pub struct ConfigArgs {
     pub set: Vec<String>,
 }
 
+/// The config of `hxsim run`: as [`ConfigArgs`], but none with `--resume` (the checkpoint has it).
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunConfigArgs {
+    /// Experiment description (TOML); not with `--resume`.
+    #[arg(required_unless_present = "resume", conflicts_with = "resume")]
+    pub config: Option<PathBuf>,
+    /// Override a config key, e.g. `--set traffic.load=0.7` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", conflicts_with = "resume")]
+    pub set: Vec<String>,
+}
+
+/// Checkpoint options of `hxsim run`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CheckpointArgs {
+    /// Write the whole simulation state to FILE (atomically) every `--checkpoint-every` cycles and
+    /// when stopped by SIGTERM, SIGINT or SIGUSR1; `hxsim run --resume FILE` continues from it.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// Cycles between checkpoints (taken at the first window end at or after each multiple).
+    #[arg(long, value_name = "CYCLES", requires = "checkpoint")]
+    pub checkpoint_every: Option<u64>,
+    /// Continue the run saved in FILE (no CONFIG: the config is in the checkpoint). Without
+    /// `--checkpoint`, goes on checkpointing to FILE at the saved run's interval.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
+}
+
 /// Where results go (HDF5).
 #[derive(clap::Args, Debug, Clone)]
 pub struct OutputArgs {
@@ -57,7 +84,10 @@ pub enum Command {
     Run {
         /// The experiment description and its `--set` overrides.
         #[command(flatten)]
-        cfg: ConfigArgs,
+        cfg: RunConfigArgs,
+        /// Checkpoint and restart.
+        #[command(flatten)]
+        checkpoint: CheckpointArgs,
         /// Partitions, one thread each; results are identical for any value.
         #[arg(long, default_value_t = 1)]
         threads: usize,

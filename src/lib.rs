@@ -10,6 +10,7 @@
 //! - [`network`]: the router/link/server model, run as engine partitions. Knows nothing of threads.
 //! - [`metrics`], [`sim`]: statistics, summaries, and building a run from a [`config::Config`].
 //! - [`output`], [`sweep`], [`plot`], [`merge`]: results files, sweep grids, figures, merged tables.
+//! - [`checkpoint`]: checkpoint and restart of `hxsim run`.
 //! - [`design`]: design-space search (the cheapest HyperX for a size, radix and bisection).
 //! - [`cli`], [`commands`]: the command line (parsing only) and what each subcommand does, with the
 //!   small pieces they share: [`console`] (stdout and stderr), [`signals`] (SIGINT/SIGTERM),
@@ -17,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod build_info;
+pub mod checkpoint;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -61,8 +61,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
     match cli.command {
-        Command::Run { cfg, threads, json, quiet, out, json_out, max_memory } => {
-            let config = commands::load_config(&cfg.config, &cfg.set)?;
+        Command::Run { cfg, checkpoint, threads, json, quiet, out, json_out, max_memory } => {
+            // Checkpoint and restart: with --resume the config and threads come from the checkpoint.
+            let (config, threads) = hxsim::checkpoint::setup(&checkpoint, cfg.config.as_deref(), &cfg.set, threads)?;
             let ranks = hxsim::engine::launcher_ranks().map_or(1, |r| r.1);
             config.check_memory(ranks, max_memory)?;
             let outputs = RunOutputs { h5: out.path(&config.name, ""), json: json_out };

@@ -27,16 +27,18 @@ pub struct StopOnSignal {
 impl StopOnSignal {
     /// Listen for SIGINT and SIGTERM on a background thread.
     pub fn install(progress: Arc<Progress>) -> Result<Self> {
-        use signal_hook::consts::{SIGINT, SIGTERM};
+        use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
+        // SIGUSR1 too: Slurm's `--signal=USR1@SECONDS` warns a job before its time limit, and a run
+        // with `--checkpoint` then saves its state at the next window and stops.
         let mut signals =
-            signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).context("installing signal handlers")?;
+            signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGUSR1]).context("installing signal handlers")?;
         let handle = signals.handle();
         let caught = Arc::new(AtomicI32::new(0));
         let partial: Arc<std::sync::Mutex<Option<PathBuf>>> = Arc::default();
         let (c, part) = (caught.clone(), partial.clone());
         let thread = std::thread::spawn(move || {
             for sig in signals.forever() {
-                let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
+                let name = signal_name(sig);
                 let first = c.swap(sig, Ordering::SeqCst) == 0;
                 // No window finished yet: the model is still being built (or the first window runs).
                 let setup = progress.cycle.load(Ordering::SeqCst) == 0;
@@ -99,6 +101,7 @@ pub fn signal_name(sig: i32) -> String {
     match sig {
         libc::SIGINT => "SIGINT".into(),
         libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGUSR1 => "SIGUSR1".into(),
         s => format!("signal {s}"),
     }
 }

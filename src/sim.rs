@@ -454,13 +454,26 @@ fn run_once(
         max_delay: params.max_delay(),
         stop_when_drained: fixed,
         watchdog: cfg.simulation.watchdog_cycles,
+        start: 0,
+        pause_at: Cycle::MAX,
     };
+    // Checkpoint and restart (see `crate::checkpoint`): restore a resumed run, schedule pauses.
+    let mut spec = spec;
+    let checkpointing = crate::checkpoint::prepare(&mut parts, &mut spec, ranks)?;
     let start = Instant::now();
-    let (parts, outcome) = match relay.as_mut() {
-        Some(r) => world.run_observed(parts, &part_of, &neighbours, &spec, progress, |end| {
-            r.window_end(end, |words| world.sum_to_root(words))
-        }),
-        None => world.run(parts, &part_of, &neighbours, &spec, progress),
+    let (parts, outcome) = loop {
+        let (done, outcome) = match relay.as_mut() {
+            Some(r) => world.run_observed(parts, &part_of, &neighbours, &spec, progress, |end| {
+                r.window_end(end, |words| world.sum_to_root(words))
+            }),
+            None => world.run(parts, &part_of, &neighbours, &spec, progress),
+        };
+        // Checkpoint and restart: write at pauses and on signals; after a pause, go on.
+        if checkpointing && crate::checkpoint::after_leg(cfg, &done, &outcome, &mut spec) {
+            parts = done;
+            continue;
+        }
+        break (done, outcome);
     };
     let wall = start.elapsed().as_secs_f64();
     let failed = matches!(outcome, Outcome::Deadlock { .. } | Outcome::Failed { .. });
@@ -492,6 +505,7 @@ fn run_once(
         // which does not.
         Outcome::Drained { .. } => (DRAINED, true),
         Outcome::Interrupted { cycles } => (cycles, false),
+        Outcome::Paused { .. } => unreachable!("a pause is taken by the checkpoint loop"),
         Outcome::Deadlock { cycle, last_progress, in_flight } => {
             let blocked = results.iter().flat_map(|r| r.blocked.iter().cloned()).take(12).collect();
             return Err(SimError::Deadlock { cycle, last_progress, in_flight, blocked });

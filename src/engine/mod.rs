@@ -102,6 +102,16 @@ pub trait Partition: Send {
     /// Called by the partition's thread after it has simulated every cycle before `end` (the end of
     /// each window), e.g. to hand finished statistics to an observer. Default: nothing.
     fn end_window(&mut self, _end: Cycle) {}
+    /// Take the messages still pending for this partition's LPs when the run stops at a window end
+    /// with [`Outcome::Paused`] or [`Outcome::Interrupted`], and the cycle the next window would
+    /// have started at (after any jump over idle cycles): what a checkpoint needs besides the
+    /// partition's own state. Default: dropped.
+    fn park(&mut self, _resume_at: Cycle, _pending: Vec<Envelope<Self::Msg>>) {}
+    /// Messages to schedule before the first window of a run that starts at [`RunSpec::start`]
+    /// (those given to [`Partition::park`] by the run that stopped there). Default: none.
+    fn unpark(&mut self) -> Vec<Envelope<Self::Msg>> {
+        Vec::new()
+    }
 }
 
 /// Sends messages: to the local wheel, or to the outbox of the partition (or remote rank) that owns
@@ -146,6 +156,11 @@ pub struct RunSpec {
     pub stop_when_drained: bool,
     /// Deadlock watchdog: in flight and no progress for this many cycles.
     pub watchdog: Cycle,
+    /// First cycle to simulate: 0, or where a paused (checkpointed) run resumes.
+    pub start: Cycle,
+    /// Stop with [`Outcome::Paused`] at the first window end at or after this cycle (`Cycle::MAX`:
+    /// never), so that a checkpoint can be taken where no message is between partitions.
+    pub pause_at: Cycle,
 }
 
 /// Why a run ended before `end`.
@@ -179,6 +194,12 @@ pub enum Outcome {
     Interrupted {
         /// Cycles simulated.
         cycles: Cycle,
+    },
+    /// Reached [`RunSpec::pause_at`]; every partition has parked its pending messages (see
+    /// [`Partition::park`]) and the run can go on from there.
+    Paused {
+        /// Cycle of the window end it stopped at.
+        cycle: Cycle,
     },
 }
 
@@ -347,7 +368,10 @@ fn drive<P: Partition, X: Transport<P::Msg>>(
     let (n, ranks) = (shared.local, shared.ranks);
     let remote = ranks > 1;
     let me_us = me as usize;
-    let mut wheel = Wheel::new(spec.max_delay + 1);
+    let mut wheel = Wheel::starting_at(spec.max_delay + 1, spec.start);
+    for (at, lp, m) in part.unpark() {
+        wheel.push(at, lp, m);
+    }
     let mut outboxes: Vec<Vec<Envelope<P::Msg>>> =
         (0..n + if remote { ranks } else { 0 }).map(|_| Vec::new()).collect();
     // Leader scratch: outbound messages per rank, and what came in.
@@ -357,7 +381,7 @@ fn drive<P: Partition, X: Transport<P::Msg>>(
         outbound = (0..ranks).map(|_| Vec::new()).collect();
     }
     let global_zero = ctx.first == 0 && me == 0;
-    let mut t: Cycle = 0;
+    let mut t: Cycle = spec.start;
     let mut window: u64 = 0;
     // A lone partition has nobody to wait for: its window only bounds how often it checks status.
     let window_len = if ctx.total == 1 { spec.lookahead.max(64) } else { spec.lookahead };
@@ -464,11 +488,17 @@ fn drive<P: Partition, X: Transport<P::Msg>>(
         if g.in_flight > 0 && end.saturating_sub(g.last_progress) > spec.watchdog {
             return (part, Outcome::Deadlock { cycle: end, last_progress: g.last_progress, in_flight: g.in_flight });
         }
-        if g.stop {
-            return (part, Outcome::Interrupted { cycles: end });
-        }
         // Jump over cycles in which nobody has anything to do.
         t = if g.next_activity > end && g.next_activity != Cycle::MAX { g.next_activity.min(spec.end) } else { end };
+        // All mail of the window is in the wheels now: a stop here loses nothing if the partition
+        // keeps what is pending (and where the jump would have gone, so that a resumed run takes
+        // the same windows as one that never stopped).
+        if g.stop || end >= spec.pause_at {
+            let mut pending = Vec::with_capacity(wheel.len());
+            wheel.drain_into(&mut pending);
+            part.park(t, pending);
+            return (part, if g.stop { Outcome::Interrupted { cycles: end } } else { Outcome::Paused { cycle: end } });
+        }
     }
 }
 
@@ -491,6 +521,8 @@ mod tests {
         in_flight: i64,
         stuck: bool,
         last: Cycle,
+        parked: Vec<Envelope<u32>>,
+        resume_at: Cycle,
     }
 
     impl Partition for Ring {
@@ -527,6 +559,13 @@ mod tests {
                 failed: false,
             }
         }
+        fn park(&mut self, resume_at: Cycle, pending: Vec<Envelope<u32>>) {
+            self.resume_at = resume_at;
+            self.parked = pending;
+        }
+        fn unpark(&mut self) -> Vec<Envelope<u32>> {
+            std::mem::take(&mut self.parked)
+        }
     }
 
     fn ring(parts: u32, n: Lp, delay: Cycle, stuck: bool) -> (Vec<Ring>, Vec<u32>) {
@@ -535,14 +574,33 @@ mod tests {
             .map(|p| {
                 let lo = part_of.iter().position(|&x| x == p).unwrap() as Lp;
                 let hi = part_of.iter().rposition(|&x| x == p).unwrap() as Lp + 1;
-                Ring { lps: lo..hi, n, delay, pending: vec![], seen: vec![], in_flight: 0, stuck, last: 0 }
+                Ring {
+                    lps: lo..hi,
+                    n,
+                    delay,
+                    pending: vec![],
+                    seen: vec![],
+                    in_flight: 0,
+                    stuck,
+                    last: 0,
+                    parked: vec![],
+                    resume_at: 0,
+                }
             })
             .collect();
         (rings, part_of)
     }
 
     fn spec(end: Cycle, delay: Cycle) -> RunSpec {
-        RunSpec { end, lookahead: delay, max_delay: delay, stop_when_drained: true, watchdog: 100 }
+        RunSpec {
+            end,
+            lookahead: delay,
+            max_delay: delay,
+            stop_when_drained: true,
+            watchdog: 100,
+            start: 0,
+            pause_at: Cycle::MAX,
+        }
     }
 
     #[test]
@@ -565,6 +623,42 @@ mod tests {
                 assert_eq!(r, &seen, "{parts} partitions");
             }
             reference = Some(seen);
+        }
+    }
+
+    #[test]
+    fn pausing_and_resuming_changes_nothing() {
+        // Checkpoints stop every partition at a window end with the token in flight (possibly
+        // between partitions); going on from the parked messages sees the same deliveries.
+        for parts in [1, 2, 3] {
+            let (rings, part_of) = ring(parts, 10, 3, false);
+            let (whole, _) = run(rings, &part_of, &spec(10_000, 3), &Progress::default());
+            let (mut rings, _) = ring(parts, 10, 3, false);
+            let mut s = spec(10_000, 3);
+            let mut pauses = 0;
+            let outcome = loop {
+                s.pause_at = s.start + 10;
+                let (r, o) = run(rings, &part_of, &s, &Progress::default());
+                rings = r;
+                match o {
+                    Outcome::Paused { cycle } => {
+                        assert!(cycle >= s.pause_at);
+                        pauses += 1;
+                        s.start = rings[0].resume_at;
+                        assert!(rings.iter().all(|r| r.resume_at == s.start));
+                    }
+                    o => break o,
+                }
+            };
+            assert!(matches!(outcome, Outcome::Drained { .. }), "{outcome:?}");
+            // One partition checks every 64 cycles: the token is gone by the second check.
+            assert!(pauses >= if parts == 1 { 1 } else { 5 }, "{parts} partitions: {pauses} pauses");
+            let key = |rs: Vec<Ring>| {
+                let mut v: Vec<_> = rs.into_iter().flat_map(|r| r.seen).collect();
+                v.sort();
+                v
+            };
+            assert_eq!(key(whole), key(rings), "{parts} partitions");
         }
     }
 

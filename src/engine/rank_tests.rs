@@ -148,7 +148,15 @@ impl Transport<u64> for ThreadTransport {
 fn run_toy(lps: u32, ranks: usize, threads: usize, end: Cycle, tokens: u64, hops: u64) -> (Vec<u64>, Outcome, u64) {
     let total = ranks * threads;
     let part_of: Vec<u32> = (0..lps).map(|l| (l as usize * total / lps as usize) as u32).collect();
-    let spec = RunSpec { end, lookahead: LOOKAHEAD, max_delay: MAX_DELAY, stop_when_drained: true, watchdog: 1000 };
+    let spec = RunSpec {
+        end,
+        lookahead: LOOKAHEAD,
+        max_delay: MAX_DELAY,
+        stop_when_drained: true,
+        watchdog: 1000,
+        start: 0,
+        pause_at: Cycle::MAX,
+    };
     let mut local_of = vec![0u32; lps as usize];
     let mut members: Vec<Vec<Lp>> = vec![Vec::new(); total];
     for (l, &p) in part_of.iter().enumerate() {
@@ -247,8 +255,15 @@ fn stop_request_ends_every_rank_at_the_same_window() {
     let part_of: Vec<u32> = (0..lps).map(|l| l / 4).collect();
     let local_of = Arc::new((0..lps).map(|l| l % 4).collect::<Vec<u32>>());
     let parts = (0..2).map(|p| Toy::new((p * 4..p * 4 + 4).collect(), lps, local_of.clone(), 2, 200)).collect();
-    let spec =
-        RunSpec { end: 1000, lookahead: LOOKAHEAD, max_delay: MAX_DELAY, stop_when_drained: false, watchdog: 500 };
+    let spec = RunSpec {
+        end: 1000,
+        lookahead: LOOKAHEAD,
+        max_delay: MAX_DELAY,
+        stop_when_drained: false,
+        watchdog: 500,
+        start: 0,
+        pause_at: Cycle::MAX,
+    };
     let (_, o) = run(parts, &part_of, &spec, &progress);
     assert_eq!(o, Outcome::Interrupted { cycles: LOOKAHEAD });
 }

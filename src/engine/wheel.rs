@@ -36,6 +36,35 @@ impl<M> Wheel<M> {
         Wheel { buckets: (0..size).map(|_| Vec::new()).collect(), pool: Vec::new(), len: 0, cursor: 0, cur: 0 }
     }
 
+    /// A wheel able to hold messages up to `horizon` cycles ahead of `start`, the first cycle to be
+    /// delivered (a run resumed from a checkpoint).
+    pub fn starting_at(horizon: u64, start: Cycle) -> Self {
+        let mut w = Self::new(horizon);
+        w.cursor = start;
+        w
+    }
+
+    /// Messages pending.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Move every pending message into `out` as `(cycle, lp, message)`, earliest cycle first (and
+    /// in delivery order within a cycle), leaving the wheel empty. Only at window ends (checkpoints),
+    /// never per packet.
+    pub fn drain_into(&mut self, out: &mut Vec<(Cycle, Lp, M)>) {
+        let n = self.buckets.len();
+        for k in 0..n {
+            let i = (self.cur + k) % n;
+            let at = self.cursor + k as Cycle;
+            for mut c in std::mem::take(&mut self.buckets[i]) {
+                out.extend(c.drain(..).map(|(lp, m)| (at, lp, m)));
+                self.pool.push(c);
+            }
+        }
+        self.len = 0;
+    }
+
     /// Bucket of cycle `at`, `0 <= at - cursor < buckets`.
     #[inline]
     fn index(&self, at: Cycle) -> usize {

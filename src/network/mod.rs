@@ -42,8 +42,11 @@
 pub mod packet;
 mod router;
 mod servers;
+mod state;
 
-use crate::engine::{Cycle, Lp, Partition, Scheduler, Status};
+pub use state::PartitionState;
+
+use crate::engine::{Cycle, Envelope, Lp, Partition, Scheduler, Status};
 use crate::metrics::{Sample, SampleSink, Stats};
 use crate::rng::{self, geometric_gap, Purpose, Rng};
 use crate::routing::{Candidate, Routing};
@@ -195,7 +198,7 @@ impl ModelParams {
 }
 
 /// A server's injection side (its next generation cycle is in [`NetPartition::next_gen`]).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Server {
     queue: Queue,
     link_free: Cycle,
@@ -228,7 +231,7 @@ struct Request {
 }
 
 /// Input port state.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 struct InPort {
     /// Cycle from which the crossbar input is free.
     free: Cycle,
@@ -245,7 +248,7 @@ struct InPort {
 }
 
 /// Input VC: its buffer, and until when its head's request is known to be refused.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 struct InVc {
     /// Packets in the buffer.
     q: Queue,
@@ -255,7 +258,7 @@ struct InVc {
 }
 
 /// Output port state.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 struct OutPort {
     /// Cycle from which the crossbar output is free.
     xbar_free: Cycle,
@@ -293,7 +296,7 @@ impl OutPort {
 }
 
 /// Output VC: its buffer and flow control.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 struct OutVc {
     /// Packets in the buffer.
     q: Queue,
@@ -376,6 +379,9 @@ pub struct NetPartition {
     last_progress: Cycle,
     undrained_servers: u64,
     failure: Option<String>,
+    /// Where the next window starts and the messages pending for this partition, handed over by
+    /// the engine when a run stops at a window end (checkpoints); `None` while running.
+    parked: Option<(Cycle, Vec<Envelope<Msg>>)>,
 }
 
 #[inline]
@@ -502,6 +508,7 @@ impl NetPartition {
             last_progress: 0,
             undrained_servers,
             failure: None,
+            parked: None,
             switches,
             local_of,
             p,
@@ -643,5 +650,13 @@ impl Partition for NetPartition {
         if let Some(sink) = &mut self.sample_sink {
             sink.send_until(end, self.p.sample_cycles, &self.stats.samples);
         }
+    }
+
+    fn park(&mut self, resume_at: Cycle, pending: Vec<Envelope<Msg>>) {
+        self.parked = Some((resume_at, pending));
+    }
+
+    fn unpark(&mut self) -> Vec<Envelope<Msg>> {
+        self.parked.take().map(|(_, m)| m).unwrap_or_default()
     }
 }

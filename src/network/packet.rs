@@ -27,7 +27,7 @@ pub struct Packet {
 
 /// Growable pool of packets with a free list. Queue links live in `next`, a dense array beside the
 /// packets, so appending to a queue touches a small, hot array rather than a cold packet.
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 pub struct Slab {
     items: Vec<Packet>,
     next: Vec<u32>,
@@ -74,7 +74,7 @@ impl Slab {
 }
 
 /// FIFO of slab indices.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Queue {
     head: u32,
     tail: u32,
