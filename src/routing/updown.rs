@@ -76,34 +76,42 @@ pub struct UpDown {
     up: Vec<SwitchId>,
 }
 
+/// Depths `d(x, root)` over the live links of `net` (failed switches: [`UNREACHABLE`]), after
+/// checking `routing.escape_root` names a live switch and that `what` (the spanning structure
+/// being built) reaches every live switch from it. Shared by SurePath's escape and `updown`.
+pub fn root_depths(net: &Fabric, root: usize, what: &str) -> Result<Vec<u32>, ConfigError> {
+    let n = net.num_switches();
+    if root >= n {
+        return Err(ConfigError::value("routing.escape_root", root, format!("a switch id below {n}")));
+    }
+    if !net.switch_alive(root as SwitchId) {
+        return Err(ConfigError::value(
+            "routing.escape_root",
+            root,
+            "a live switch: [faults] failed this one (choose another root)",
+        ));
+    }
+    let depth = net.bfs(root as SwitchId);
+    if let Some(x) = (0..n).find(|&x| net.switch_alive(x as SwitchId) && depth[x] == UNREACHABLE) {
+        return Err(ConfigError::value(
+            "faults",
+            format!("{} failed links", net.failed_links()),
+            format!("a connected network: {what} from switch {root} cannot reach switch {x}"),
+        ));
+    }
+    Ok(depth)
+}
+
 impl UpDown {
     /// The escape subnetwork rooted at `root` over the live links of `net`.
     pub fn new(net: Arc<Fabric>, root: usize) -> Result<Self, ConfigError> {
-        let n = net.num_switches();
-        if root >= n {
-            return Err(ConfigError::value("routing.escape_root", root, format!("a switch id below {n}")));
-        }
-        if !net.switch_alive(root as SwitchId) {
-            return Err(ConfigError::value(
-                "routing.escape_root",
-                root,
-                "a live switch: [faults] failed this one (choose another root)",
-            ));
-        }
-        let mut depth = net.bfs(root as SwitchId);
+        let mut depth = root_depths(&net, root, "the Up/Down escape subnetwork")?;
         // Failed switches have no live link: no route reaches them, and depth 0 keeps them out of
         // the way (never a parent, never below a live switch).
         for (s, d) in depth.iter_mut().enumerate() {
             if !net.switch_alive(s as SwitchId) {
                 *d = 0;
             }
-        }
-        if depth.contains(&UNREACHABLE) {
-            return Err(ConfigError::value(
-                "faults",
-                format!("{} failed links", net.failed_links()),
-                "a connected network: the Up/Down escape subnetwork must reach every live switch",
-            ));
         }
         let mut u = UpDown { net, root: root as SwitchId, depth, up_start: Vec::new(), up: Vec::new() };
         if u.hyperx().is_none() {

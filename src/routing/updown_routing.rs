@@ -35,7 +35,6 @@
 
 use super::{Candidate, RouteState, Routing, RoutingParams, TableReport};
 use crate::config::ConfigError;
-use crate::topology::fabric::UNREACHABLE;
 use crate::topology::{Fabric, PortId, SwitchId};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -78,24 +77,7 @@ impl UpDownRouting {
     pub fn new(net: Arc<Fabric>, root: usize, vcs: usize) -> Result<Self, ConfigError> {
         let start = Instant::now();
         let n = net.num_switches();
-        if root >= n {
-            return Err(ConfigError::value("routing.escape_root", root, format!("a switch id below {n}")));
-        }
-        if !net.switch_alive(root as SwitchId) {
-            return Err(ConfigError::value(
-                "routing.escape_root",
-                root,
-                "a live switch: [faults] failed this one (choose another root)",
-            ));
-        }
-        let depth = net.bfs(root as SwitchId);
-        if let Some(x) = (0..n).find(|&x| net.switch_alive(x as SwitchId) && depth[x] == UNREACHABLE) {
-            return Err(ConfigError::value(
-                "faults",
-                format!("{} failed links", net.failed_links()),
-                format!("a connected network: updown's spanning tree from switch {root} cannot reach switch {x}"),
-            ));
-        }
+        let depth = super::updown::root_depths(&net, root, "updown's spanning tree")?;
         let bytes = 4 * (n as u64) * (n as u64);
         super::refuse_tables_beyond(bytes, crate::config::available_memory(), "updown", n)?;
         // Rank by (depth, id); dead switches last (they have no links).
