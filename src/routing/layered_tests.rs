@@ -6,21 +6,9 @@
 use super::deadlock::{self, Verdict};
 use super::dfsssp::{self, Routes};
 use super::{build, Candidate, RouteState, Routing};
-use crate::config::{parse_str, Config};
 use crate::topology::{Fabric, SwitchId};
-use std::sync::Arc;
 
-fn config(topology: &str, sets: &[&str]) -> Config {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    parse_str(&format!("seed = 3\n[topology]\n{topology}\n"), "test", &sets).unwrap()
-}
-
-fn routing(topology: &str, sets: &[&str]) -> (Arc<Fabric>, Box<dyn Routing>) {
-    let cfg = config(topology, sets);
-    let net = crate::sim::build_network(&cfg).unwrap();
-    let r = build(&cfg, net.clone()).unwrap_or_else(|e| panic!("{sets:?}: {e}"));
-    (net, r)
-}
+use super::tests::{topology_config as config, topology_routing as routing};
 
 const TORUS: &str = "kind = \"torus\"\nsides = [4, 4, 3]\nservers_per_switch = 1";
 const RRG: &str = "kind = \"rrg\"\nswitches = 20\ndegree = 4\nservers_per_switch = 1";

@@ -25,6 +25,21 @@ fn routing(sides: &[usize], sets: &[&str]) -> (Arc<Fabric>, Box<dyn Routing>) {
     (net, r)
 }
 
+/// A config of one `[topology]` table's text plus `--set` overrides, with `seed = 3` (the tests of
+/// the topology-agnostic table routings).
+pub(super) fn topology_config(topology: &str, sets: &[&str]) -> Config {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    crate::config::parse_str(&format!("seed = 3\n[topology]\n{topology}\n"), "test", &sets).unwrap()
+}
+
+/// The fabric and routing of [`topology_config`].
+pub(super) fn topology_routing(topology: &str, sets: &[&str]) -> (Arc<Fabric>, Box<dyn Routing>) {
+    let cfg = topology_config(topology, sets);
+    let net = crate::sim::build_network(&cfg).unwrap();
+    let r = super::build(&cfg, net.clone()).unwrap_or_else(|e| panic!("{topology} {sets:?}: {e}"));
+    (net, r)
+}
+
 /// One hop as the router takes it: the shared [`super::step`], then the routing's own update.
 pub(super) fn take_hop<R: Routing + ?Sized>(r: &R, st: &mut RouteState, at: SwitchId, next: SwitchId, c: &Candidate) {
     super::step(st, c);
