@@ -277,18 +277,19 @@ fn run_hyperx(a: &HyperxArgs) -> Result<u8> {
         }
     }
     if let Some(path) = &a.write_config {
-        let text = config_text(&designs[0], &a.command_line());
-        crate::config::parse_str(&text, &path.display().to_string(), &[]).map_err(|e| {
-            ConfigError::value(
-                "--write-config",
-                path.display(),
-                format!("this design is beyond what hxsim simulates: {e}"),
-            )
-        })?;
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("config written to {}", path.display());
+        write_config(path, &config_text(&designs[0], &a.command_line()))?;
     }
     Ok(0)
+}
+
+/// `--write-config`: check that `text` parses as a config hxsim simulates, then write it to `path`.
+pub(super) fn write_config(path: &Path, text: &str) -> Result<()> {
+    crate::config::parse_str(text, &path.display().to_string(), &[]).map_err(|e| {
+        ConfigError::value("--write-config", path.display(), format!("this design is beyond what hxsim simulates: {e}"))
+    })?;
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("config written to {}", path.display());
+    Ok(())
 }
 
 /// A ready-to-run hxsim config for design `d` (the layout of `configs/hyperx-3d-8.toml`).

@@ -7,7 +7,6 @@ use crate::cli::HyperzArgs;
 use crate::config::ConfigError;
 use crate::design::hyperz::*;
 use crate::design::Ratio;
-use anyhow::Context;
 use serde::Serialize;
 
 impl HyperzArgs {
@@ -268,16 +267,7 @@ pub fn run(a: &HyperzArgs) -> anyhow::Result<u8> {
         }
     }
     if let Some(path) = &a.write_config {
-        let text = config_text(&designs[0], &a.command_line());
-        crate::config::parse_str(&text, &path.display().to_string(), &[]).map_err(|e| {
-            ConfigError::value(
-                "--write-config",
-                path.display(),
-                format!("this design is beyond what hxsim simulates: {e}"),
-            )
-        })?;
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("config written to {}", path.display());
+        super::design::write_config(path, &config_text(&designs[0], &a.command_line()))?;
     }
     Ok(0)
 }
