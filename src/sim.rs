@@ -633,6 +633,7 @@ fn collect(
     };
     let dp = stats.delivered_packets.max(1) as f64;
     let cycles = if cycles == DRAINED { stats.last_delivery + 1 } else { cycles };
+    let tables = params.routing.tables();
     let summary = Summary {
         offered_load: cfg.traffic.load,
         accepted_load,
@@ -659,9 +660,9 @@ fn collect(
         packets_dropped: stats.dropped_packets,
         unreachable_pairs: params.unreachable_pairs,
         servers_lost: (ns - net.live_servers()) as u64,
-        routing_layers: params.routing.tables().map_or(0, |t| t.layers as u64),
-        routing_table_bytes: params.routing.tables().map_or(0, |t| t.bytes),
-        routing_build_seconds: params.routing.tables().map_or(0.0, |t| t.build_seconds),
+        routing_layers: tables.as_ref().map_or(0, |t| t.layers as u64),
+        routing_table_bytes: tables.as_ref().map_or(0, |t| t.bytes),
+        routing_build_seconds: tables.as_ref().map_or(0.0, |t| t.build_seconds),
     };
     RunResult {
         summary,
