@@ -16,6 +16,7 @@
 # Prints one TSV line per run (appended to raw.tsv if given), then the summary table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. configs/surepath-run.sh
 HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
 [ -x "$HXSIM" ] || cargo build --release
 WARMUP=${WARMUP:-800}
@@ -36,14 +37,8 @@ for cfg in $NETS; do
             python3 -c 'import json,sys; print(json.load(sys.stdin)["diameter"])')
         for pat in $PATTERNS; do
             for r in OmniSP PolSP; do
-                [ $r = OmniSP ] && alg=surepath-omni || alg=surepath-polarized
-                json=$("$HXSIM" run "configs/$cfg.toml" --set routing.algorithm=$alg --set routing.vcs=4 \
-                    --set routing.escape_root=0 --set faults.seed="$FSEED" --set faults.random_links="$f" \
-                    --set traffic.pattern="$pat" --set traffic.load="$LOAD" \
-                    --set simulation.warmup_cycles="$WARMUP" --set simulation.measure_cycles="$MEASURE" \
-                    --threads "$THREADS" --json -q --no-output)
-                python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("\t".join(sys.argv[2:8]+["%.4f"%d["accepted_load"],"%.1f"%d["average_latency"],"%.4f"%d["jain_index"],"%.3f"%d["average_hops"],str(d.get("steady_state"))]))' \
-                    "$json" "$cfg" "$pat" "$r" "$f" "$diam" "$LOAD" | tee -a "$RAW" "$OUT"
+                surepath_row "$r" "$cfg" "$pat" "$r" "$f" "$diam" "$LOAD" -- "configs/$cfg.toml" \
+                    --set faults.seed="$FSEED" --set faults.random_links="$f" --set traffic.pattern="$pat"
             done
         done
     done

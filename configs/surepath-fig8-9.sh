@@ -23,6 +23,7 @@
 # per shape and its loss relative to the fault-free network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. configs/surepath-run.sh
 HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
 [ -x "$HXSIM" ] || cargo build --release
 WARMUP=${WARMUP:-800}
@@ -55,14 +56,8 @@ for cfg in $NETS; do
             python3 -c 'import json,sys; print(json.load(sys.stdin)["failed_links"])')
         for pat in $patterns; do
             for r in $ROUTINGS; do
-                [ $r = OmniSP ] && alg=surepath-omni || alg=surepath-polarized
-                json=$("$HXSIM" run "configs/$cfg.toml" --set routing.algorithm=$alg --set routing.vcs=4 \
-                    --set routing.escape_root=0 "${set_shape[@]}" "${extra[@]}" \
-                    --set traffic.pattern="$pat" --set traffic.load="$LOAD" \
-                    --set simulation.warmup_cycles="$WARMUP" --set simulation.measure_cycles="$MEASURE" \
-                    --threads "$THREADS" --json -q --no-output)
-                python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("\t".join(sys.argv[2:8]+["%.4f"%d["accepted_load"],"%.1f"%d["average_latency"],"%.4f"%d["jain_index"],"%.3f"%d["average_hops"],str(d.get("steady_state"))]))' \
-                    "$json" "$cfg" "$shape" "$nf" "$pat" "$r" "$LOAD" | tee -a "$RAW" "$OUT"
+                surepath_row "$r" "$cfg" "$shape" "$nf" "$pat" "$r" "$LOAD" -- "configs/$cfg.toml" \
+                    "${set_shape[@]}" "${extra[@]}" --set traffic.pattern="$pat"
             done
         done
     done
