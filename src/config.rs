@@ -414,11 +414,6 @@ pub fn parse_literal(raw: &str) -> toml::Value {
     }
 }
 
-/// Routing algorithms that cannot route around a failed link: DOR has one route per pair; OmniWAR
-/// keeps a packet between two switches of one row in that row; Clos-AD's routes are DOR. (DAL
-/// detours around failed links: HyperX paper section 6, see `routing::dal`.)
-pub const FAULT_INTOLERANT: &[&str] = &["dor", "omniwar", "clos-ad"];
-
 /// `1.5 GiB`.
 pub fn human_bytes(b: u64) -> String {
     let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
@@ -593,7 +588,9 @@ impl Config {
         }
         one_of("partition.method", &self.partition.method, &partitioning::Method::ALL.map(|m| m.name()))?;
         self.faults.validate()?;
-        if self.faults.any() && FAULT_INTOLERANT.contains(&ro.algorithm.as_str()) {
+        let tolerant =
+            |name: &str| crate::routing::REGISTRY.iter().find(|e| e.name == name).is_none_or(|e| e.fault_tolerant);
+        if self.faults.any() && !tolerant(&ro.algorithm) {
             return Err(ConfigError::value(
                 "routing.algorithm",
                 format!("\"{}\"", ro.algorithm),
@@ -602,11 +599,7 @@ impl Config {
                      faults ({}) use one of: {}",
                     ro.algorithm,
                     self.faults.describe(),
-                    crate::routing::names()
-                        .into_iter()
-                        .filter(|a| !FAULT_INTOLERANT.contains(a))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    crate::routing::names().into_iter().filter(|a| tolerant(a)).collect::<Vec<_>>().join(", ")
                 ),
             ));
         }

@@ -251,6 +251,10 @@ pub struct Entry {
     pub name: &'static str,
     /// Its builder.
     pub build: Builder,
+    /// Whether it routes around failed links and switches. DOR has one route per pair; OmniWAR
+    /// keeps a packet between two switches of one row in that row; Clos-AD's routes are DOR. (DAL
+    /// detours around failed links: HyperX paper section 6.) Configs with faults refuse the others.
+    pub fault_tolerant: bool,
     /// What it is, with the paper it comes from.
     pub doc: &'static str,
 }
@@ -258,86 +262,169 @@ pub struct Entry {
 /// Every routing algorithm, one line each: the only list of names (config validation and
 /// construction both read it).
 pub const REGISTRY: &[Entry] = &[
-    Entry { name: "dor", build: |c, n| Ok(Box::new(dor::Dor::new(c, n)?)), doc: "dimension-order (HyperX)" },
-    Entry { name: "minimal", build: |c, n| Ok(Box::new(minimal::Minimal::new(c, n)?)), doc: "minimal adaptive" },
-    Entry { name: "valiant", build: |c, n| Ok(Box::new(valiant::Valiant::new(c, n)?)), doc: "Valiant, minimal phases" },
+    Entry {
+        name: "dor",
+        build: |c, n| Ok(Box::new(dor::Dor::new(c, n)?)),
+        fault_tolerant: false,
+        doc: "dimension-order (HyperX)",
+    },
+    Entry {
+        name: "minimal",
+        build: |c, n| Ok(Box::new(minimal::Minimal::new(c, n)?)),
+        fault_tolerant: true,
+        doc: "minimal adaptive",
+    },
+    Entry {
+        name: "valiant",
+        build: |c, n| Ok(Box::new(valiant::Valiant::new(c, n)?)),
+        fault_tolerant: true,
+        doc: "Valiant, minimal phases",
+    },
     Entry {
         name: "omniwar",
         build: |c, n| Ok(Box::new(omnidimensional::OmniWar::new(c, n)?)),
+        fault_tolerant: false,
         doc: "Omnidimensional (HyperX)",
     },
-    Entry { name: "polarized", build: |c, n| Ok(Box::new(polarized::Polarized::new(c, n)?)), doc: "Polarized routes" },
+    Entry {
+        name: "polarized",
+        build: |c, n| Ok(Box::new(polarized::Polarized::new(c, n)?)),
+        fault_tolerant: true,
+        doc: "Polarized routes",
+    },
     Entry {
         name: "surepath-omni",
         build: |c, n| Ok(Box::new(surepath::SurePath::omni(c, n)?)),
+        fault_tolerant: true,
         doc: "SurePath with Omnidimensional routes (HyperX)",
     },
     Entry {
         name: "surepath-polarized",
         build: |c, n| Ok(Box::new(surepath::SurePath::polarized(c, n)?)),
+        fault_tolerant: true,
         doc: "SurePath with Polarized routes",
     },
     Entry {
         name: "dal",
         build: |c, n| Ok(Box::new(dal::Dal::new(c, n)?)),
+        fault_tolerant: true,
         doc: "dimensionally-adaptive load-balanced (HyperX)",
     },
-    Entry { name: "clos-ad", build: |c, n| Ok(Box::new(clos_ad::ClosAd::new(c, n)?)), doc: "Clos-AD (HyperX)" },
+    Entry {
+        name: "clos-ad",
+        build: |c, n| Ok(Box::new(clos_ad::ClosAd::new(c, n)?)),
+        fault_tolerant: false,
+        doc: "Clos-AD (HyperX)",
+    },
     Entry {
         name: "sp",
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
+        fault_tolerant: true,
         doc: "one shortest path (DAVC section 7.3)",
     },
     Entry {
         name: "ecmp",
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
+        fault_tolerant: true,
         doc: "equal-cost multipath, oblivious: a per-packet hash picks the minimal port (DAVC section 7.3)",
     },
     Entry {
         name: "ecmp-adaptive",
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
+        fault_tolerant: true,
         doc: "every minimal port a candidate, chosen by occupancy (hxsim's ecmp before issue 15)",
     },
     Entry {
         name: "allpath",
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
+        fault_tolerant: true,
         doc: "AllPath(k) (DAVC section 7.3)",
     },
-    Entry { name: "odim", build: odim::build, doc: "ordered-dimension HyperZ routing (Adda 2023 section 4.1)" },
-    Entry { name: "cliod", build: cliod::build, doc: "common-level idle offset dimension (HyperZ, Adda 2023 Table 1)" },
-    Entry { name: "aliod", build: aliod::build, doc: "any-level idle offset dimension (HyperZ, Adda 2023 Table 1)" },
-    Entry { name: "deter", build: deter::build, doc: "deterministic HyperZ routing, D-mod-K for DRR (SPEC 5.2)" },
-    Entry { name: "nca", build: nca::build, doc: "nearest-common-ancestor up/down (fat trees; ODim on HyperZ)" },
-    Entry { name: "dmodk", build: dmodk::build, doc: "D-mod-K (fat trees; Deter on HyperZ)" },
+    Entry {
+        name: "odim",
+        build: odim::build,
+        fault_tolerant: true,
+        doc: "ordered-dimension HyperZ routing (Adda 2023 section 4.1)",
+    },
+    Entry {
+        name: "cliod",
+        build: cliod::build,
+        fault_tolerant: true,
+        doc: "common-level idle offset dimension (HyperZ, Adda 2023 Table 1)",
+    },
+    Entry {
+        name: "aliod",
+        build: aliod::build,
+        fault_tolerant: true,
+        doc: "any-level idle offset dimension (HyperZ, Adda 2023 Table 1)",
+    },
+    Entry {
+        name: "deter",
+        build: deter::build,
+        fault_tolerant: true,
+        doc: "deterministic HyperZ routing, D-mod-K for DRR (SPEC 5.2)",
+    },
+    Entry {
+        name: "nca",
+        build: nca::build,
+        fault_tolerant: true,
+        doc: "nearest-common-ancestor up/down (fat trees; ODim on HyperZ)",
+    },
+    Entry { name: "dmodk", build: dmodk::build, fault_tolerant: true, doc: "D-mod-K (fat trees; Deter on HyperZ)" },
     Entry {
         name: "dragonfly-min",
         build: |c, n| Ok(Box::new(dragonfly_min::DragonflyMin::new(c, n)?)),
+        fault_tolerant: true,
         doc: "dragonfly minimal l-g-l, Dally's VCs (Kim et al. 2008)",
     },
     Entry {
         name: "dragonfly-valiant",
         build: |c, n| Ok(Box::new(dragonfly_valiant::DragonflyValiant::new(c, n)?)),
+        fault_tolerant: true,
         doc: "dragonfly Valiant via a random group, Dally's VCs (Kim et al. 2008)",
     },
     Entry {
         name: "ugal",
         build: |c, n| Ok(Box::new(ugal::Ugal::new(c, n)?)),
+        fault_tolerant: true,
         doc: "dragonfly UGAL-L (Kim et al. 2008)",
     },
     Entry {
         name: "dfsssp",
         build: dfsssp::build,
+        fault_tolerant: true,
         doc: "deadlock-free SSSP: balanced shortest paths on virtual layers (Domke, Hoefler, Nagel 2011)",
     },
-    Entry { name: "lash", build: lash::build, doc: "layered shortest path (Skeie, Lysne, Theiss 2002)" },
-    Entry { name: "spda", build: spda::build, doc: "one BFS spanning tree per VC, random root (DAVC section 7.2)" },
+    Entry {
+        name: "lash",
+        build: lash::build,
+        fault_tolerant: true,
+        doc: "layered shortest path (Skeie, Lysne, Theiss 2002)",
+    },
+    Entry {
+        name: "spda",
+        build: spda::build,
+        fault_tolerant: true,
+        doc: "one BFS spanning tree per VC, random root (DAVC section 7.2)",
+    },
     Entry {
         name: "torus-dor",
         build: |c, n| Ok(Box::new(torus_dor::TorusDor::new(c, n)?)),
+        fault_tolerant: true,
         doc: "torus/mesh dimension order, dateline VCs (Dally and Seitz 1987)",
     },
-    Entry { name: "updown", build: updown_routing::build, doc: "Up*/Down* on a BFS spanning tree (Autonet)" },
-    Entry { name: "nue", build: nue::build, doc: "Nue, routing on the complete CDG (Domke et al. 2016)" },
+    Entry {
+        name: "updown",
+        build: updown_routing::build,
+        fault_tolerant: true,
+        doc: "Up*/Down* on a BFS spanning tree (Autonet)",
+    },
+    Entry {
+        name: "nue",
+        build: nue::build,
+        fault_tolerant: true,
+        doc: "Nue, routing on the complete CDG (Domke et al. 2016)",
+    },
 ];
 
 /// Every `routing.algorithm` name, in registry order.
