@@ -1,77 +1,92 @@
 //! Checkpoint and restart of `hxsim run` (`--checkpoint FILE --checkpoint-every CYCLES`,
-//! `--resume FILE`).
+//! `--resume FILE`), with any number of threads and MPI ranks.
 //!
 //! **When.** Only at window ends, after the window's exchange: every message that crossed a cut is
-//! then in its receiver's timing wheel, so nothing is between partitions. The engine stops every
-//! partition at the first window end at or after the next multiple of `--checkpoint-every`
-//! ([`crate::engine::Outcome::Paused`]) or at the window where a signal stopped the run (SIGTERM,
-//! SIGINT, SIGUSR1); each partition parks its pending messages and the cycle the next window starts
-//! at (see [`crate::engine::Partition::park`]); the file is written and the run goes on in a fresh
-//! engine call from that cycle (or, after a signal, ends as an interrupted run does).
+//! then in its receiver's timing wheel, so nothing is between partitions or ranks. The engine stops
+//! every partition of every rank at the first window end at or after the next multiple of
+//! `--checkpoint-every` ([`crate::engine::Outcome::Paused`]) or at the window where a signal stopped
+//! the run (SIGTERM, SIGINT, SIGUSR1); each partition parks its pending messages and the cycle the
+//! next window starts at (see [`crate::engine::Partition::park`]); the file is written and the run
+//! goes on in a fresh engine call from that cycle (or, after a signal, ends as an interrupted run
+//! does).
 //!
-//! **What.** The config (JSON, with its hash), the binary's version, the layout (threads), the cycle,
-//! and each partition's dynamic state ([`crate::network::PartitionState`]: buffers, packet slab,
-//! credits, the per-switch random streams, counters, the time series, pending messages). The
-//! topology, routing tables and traffic pattern are rebuilt from the config, which is deterministic.
+//! **What.** The config (JSON, with its hash), the binary's version, the cycle the run resumes at,
+//! the network-wide sums ([`GlobalState`]: statistics and time series, packets in flight) and one
+//! record per switch ([`SwitchState`]: buffers with their packets, credits, pointers, servers, the
+//! switch's random streams, its counters and the messages pending for it). That form does not
+//! depend on the partitioning (see `crate::network::state`), so **a checkpoint resumes with any
+//! thread count and any rank count**: the switch records are dealt to the new partitions by the
+//! new partitioning, and the sums go to partition 0 of rank 0. The topology, routing tables and
+//! traffic pattern are rebuilt from the config, which is deterministic.
 //!
 //! **Determinism.** A resumed run starts its first window exactly where the stopped run's next
-//! window would have started, with the same partitions, the same wheel contents and the same random
-//! stream states, so it takes the same windows and makes the same draws as a run that never
-//! stopped: its results are bit-identical. The time-series streaming position is not stored: a
-//! resumed run's partitions send every finished interval again from the first one (their time
-//! series is in the checkpoint), so a results file written by the resumed run is complete.
+//! window would have started, with every switch in the same state and every pending message
+//! scheduled for the same cycle, so it makes the same draws as a run that never stopped; results do
+//! not depend on where windows end (nor, therefore, on the thread or rank count), so they are
+//! bit-identical. The time-series streaming position is not stored: a resumed run sends every
+//! finished interval again from the first one (the time series is in the checkpoint), so a results
+//! file written by the resumed run is complete.
 //!
-//! **Layout.** A checkpoint is tied to its thread count (the partitioning, and with one partition
-//! the window length, depend on it): `--resume` runs with the checkpoint's threads and refuses
-//! another `--threads`. Several MPI ranks are refused (exit 2) for now.
+//! **MPI.** One file, written by rank 0: the other ranks send their switch records to it in
+//! chunks of a few MiB ([`World::gather_to_root`], one round per chunk), so no process ever holds
+//! more than a chunk per rank, and the file is replaced by a single rename, atomically, as with one
+//! process (a file per rank in a shared directory would need a second step to make a set of files
+//! current together, and would tie the checkpoint to the rank count). Every rank reads the file
+//! when resuming (it must be on a file system all ranks see, as the results are) and keeps the
+//! records of its own switches.
 //!
 //! **File.** `HXSIMCKP`, a format number, the writer's version string (checked first, so a file from
-//! another version is named as such), then a bincode header and body and a 64-bit checksum over
-//! both (a truncated or corrupt file is refused before anything is decoded). Written to a partial
-//! file beside the destination, synced, then renamed: an existing checkpoint is replaced only by a
-//! complete one.
+//! another version is named as such), then length-prefixed bincode records (header, sums, one per
+//! switch) and a 64-bit checksum over them, computed while they are written. The file is streamed
+//! to a partial file beside the destination (never built in memory), synced, then renamed: an
+//! existing checkpoint is replaced only by a complete one. A reader checks the checksum over the
+//! whole file before decoding anything, so a truncated or corrupt file is refused (exit 2).
 
 pub use crate::cli::CheckpointArgs;
 use crate::config::{Config, ConfigError};
-use crate::engine::{Cycle, Outcome, RunSpec};
-use crate::network::{NetPartition, PartitionState};
+use crate::engine::{Cycle, Outcome, RunSpec, World};
+use crate::network::{GlobalState, NetPartition, SwitchState};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
 /// Magic bytes at the start of a checkpoint.
 const MAGIC: &[u8; 8] = b"HXSIMCKP";
-/// Layout of the file itself; the model's layout is covered by [`binary_version`].
-const FORMAT: u32 = 1;
+/// Layout of the file itself; the model's layout is covered by [`binary_version`]. Format 1 held
+/// one record per partition and could only resume with the same partitioning.
+const FORMAT: u32 = 2;
+/// Bytes of switch records a rank sends to rank 0 at a time.
+const CHUNK_BYTES: usize = 4 << 20;
 
 /// The version a checkpoint must have been written by: the crate version and the git commit (the
-/// partition state's layout changes with the code, and bincode is positional).
+/// state's layout changes with the code, and bincode is positional).
 pub fn binary_version() -> String {
     format!("hxsim {} {}", crate::build_info::VERSION, crate::build_info::GIT_COMMIT)
 }
 
-/// What the checkpoint says about the run, before the partitions.
+/// What the checkpoint says about the run, before the state.
 #[derive(Serialize, Deserialize)]
 struct Header {
     /// The config, as JSON (exact: floats round-trip).
     config: String,
-    /// [`hash`] of `config`.
+    /// [`Checksum`] of `config`.
     config_hash: u64,
-    /// Partitions (threads) of the run.
+    /// Ranks and threads per rank of the run that wrote it (a resume may use others).
+    ranks: u32,
     threads: u32,
     /// Cycle of the window end the checkpoint was taken at.
     cycle: Cycle,
+    /// Cycle the next window starts at (after any jump over idle cycles).
+    resume_at: Cycle,
+    /// Switch records that follow the sums: every switch of the network, once.
+    switches: u64,
     /// Checkpoint file of the saved run and its interval (0: on signals only).
     path: PathBuf,
     every: Cycle,
-}
-
-/// A checkpoint read back.
-struct Loaded {
-    header: Header,
-    parts: Vec<PartitionState>,
 }
 
 /// What this process does about checkpoints. A process runs one `hxsim run`, so this is set once by
@@ -80,22 +95,77 @@ struct Loaded {
 struct Plan {
     path: PathBuf,
     every: Cycle,
-    resume: Option<Loaded>,
+    /// The checkpoint to resume from (checked) and its header.
+    resume: Option<(PathBuf, Header)>,
 }
 
 static PLAN: Mutex<Option<Plan>> = Mutex::new(None);
 
-/// A 64-bit checksum (SplitMix64 over 8-byte words; not cryptographic, it detects truncation and
-/// corruption).
-fn hash(bytes: &[u8]) -> u64 {
-    let mut h = crate::rng::mix64(bytes.len() as u64);
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        h = crate::rng::mix64(h ^ u64::from_le_bytes(c.try_into().unwrap()));
+/// A streaming 64-bit checksum (SplitMix64 over 8-byte little-endian words, then the length; not
+/// cryptographic, it detects truncation and corruption).
+#[derive(Clone)]
+struct Checksum {
+    h: u64,
+    len: u64,
+    buf: [u8; 8],
+    n: usize,
+}
+
+impl Checksum {
+    fn new() -> Self {
+        Checksum { h: crate::rng::mix64(FORMAT as u64), len: 0, buf: [0; 8], n: 0 }
     }
-    let mut last = [0u8; 8];
-    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    crate::rng::mix64(h ^ u64::from_le_bytes(last))
+    fn word(&mut self, w: u64) {
+        self.h = crate::rng::mix64(self.h ^ w);
+    }
+    fn update(&mut self, mut data: &[u8]) {
+        self.len += data.len() as u64;
+        if self.n > 0 {
+            let take = (8 - self.n).min(data.len());
+            self.buf[self.n..self.n + take].copy_from_slice(&data[..take]);
+            self.n += take;
+            data = &data[take..];
+            if self.n < 8 {
+                return;
+            }
+            self.word(u64::from_le_bytes(self.buf));
+            self.n = 0;
+        }
+        let mut chunks = data.chunks_exact(8);
+        for c in &mut chunks {
+            self.word(u64::from_le_bytes(c.try_into().unwrap()));
+        }
+        let rem = chunks.remainder();
+        self.buf[..rem.len()].copy_from_slice(rem);
+        self.n = rem.len();
+    }
+    fn finish(&self) -> u64 {
+        let mut last = [0u8; 8];
+        last[..self.n].copy_from_slice(&self.buf[..self.n]);
+        crate::rng::mix64(crate::rng::mix64(self.h ^ u64::from_le_bytes(last)) ^ self.len)
+    }
+    fn of(bytes: &[u8]) -> u64 {
+        let mut c = Checksum::new();
+        c.update(bytes);
+        c.finish()
+    }
+}
+
+/// A writer that checksums what goes through it.
+struct Summed<W> {
+    inner: W,
+    sum: Checksum,
+}
+
+impl<W: Write> Write for Summed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.sum.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 fn bad(flag: &str, path: &Path, why: impl Into<String>) -> anyhow::Error {
@@ -103,9 +173,15 @@ fn bad(flag: &str, path: &Path, why: impl Into<String>) -> anyhow::Error {
 }
 
 /// Set up checkpointing for `hxsim run` and return the config and thread count to run with: the
-/// config loaded from `config` with `set`, or (with `--resume`) the checkpoint's. Errors are bad
-/// input (exit 2) and name the flag.
-pub fn setup(args: &CheckpointArgs, config: Option<&Path>, set: &[String], threads: usize) -> Result<(Config, usize)> {
+/// config loaded from `config` with `set`, or (with `--resume`) the checkpoint's; `threads` as
+/// given, else the checkpoint's when resuming, else 1. Errors are bad input (exit 2) and name the
+/// flag.
+pub fn setup(
+    args: &CheckpointArgs,
+    config: Option<&Path>,
+    set: &[String],
+    threads: Option<usize>,
+) -> Result<(Config, usize)> {
     if args.checkpoint_every == Some(0) {
         return Err(ConfigError::value("--checkpoint-every", 0, "a number of cycles, at least 1").into());
     }
@@ -113,33 +189,22 @@ pub fn setup(args: &CheckpointArgs, config: Option<&Path>, set: &[String], threa
         None => {
             let path =
                 config.ok_or_else(|| ConfigError::value("CONFIG", "missing", "a config file, or --resume FILE"))?;
-            (crate::config::load(path, set)?, threads, None)
+            (crate::config::load(path, set)?, threads.unwrap_or(1), None)
         }
         Some(file) => {
-            let loaded = read(file)?;
-            let cfg: Config = serde_json::from_str(&loaded.header.config)
+            let header = read_header(file)?;
+            let cfg: Config = serde_json::from_str(&header.config)
                 .map_err(|e| bad("--resume", file, format!("its config cannot be read: {e}")))?;
-            let saved = loaded.header.threads as usize;
-            // `--threads` defaults to 1, so 1 means "not given": the checkpoint's count is used.
-            if threads != saved && threads != 1 {
-                return Err(ConfigError::value(
-                    "--threads",
-                    threads,
-                    format!(
-                        "{saved}, the thread count of the checkpoint {} (a checkpoint resumes with the partitioning it was taken with)",
-                        file.display()
-                    ),
-                )
-                .into());
-            }
-            (cfg, saved, Some(loaded))
+            // The state is independent of the partitioning: any thread count resumes it.
+            let threads = threads.unwrap_or(header.threads as usize);
+            (cfg, threads, Some((file.clone(), header)))
         }
     };
     let (path, every) = match (&args.checkpoint, &resume) {
         (Some(p), _) => (Some(p.clone()), args.checkpoint_every.unwrap_or(0)),
         // The file resumed from, not the path stored in it: that may be relative to another
         // directory.
-        (None, Some(l)) => (args.resume.clone(), l.header.every),
+        (None, Some((_, h))) => (args.resume.clone(), h.every),
         (None, None) => (None, 0),
     };
     if let Some(p) = &path {
@@ -151,19 +216,11 @@ pub fn setup(args: &CheckpointArgs, config: Option<&Path>, set: &[String], threa
             )
             .into());
         }
-        if let Some((var, n)) = crate::engine::launcher_ranks().filter(|r| r.1 > 1) {
-            return Err(ConfigError::value(
-                "--checkpoint",
-                p.display(),
-                format!("one process only: checkpoints of MPI runs ({var}={n} ranks) are not implemented yet"),
-            )
-            .into());
-        }
         if p.is_dir() {
             return Err(bad("--checkpoint", p, "a file path, not a directory"));
         }
         // A checkpoint replaces only a checkpoint: any other file there is the user's.
-        if p.exists() && std::fs::read(p).map_or(true, |b| !b.starts_with(MAGIC)) {
+        if p.exists() && !starts_with_magic(p) {
             return Err(bad("--checkpoint", p, "a new file or an hxsim checkpoint; this file exists and is not one"));
         }
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -181,25 +238,30 @@ pub fn setup(args: &CheckpointArgs, config: Option<&Path>, set: &[String], threa
     Ok((cfg, threads))
 }
 
-/// Called by the run (one process, `threads` partitions) before the engine starts: restores the
-/// partitions from the checkpoint being resumed, sets where the run starts and the first pause.
-/// Returns whether checkpointing is on. Errors: the checkpoint does not fit this model.
-pub fn prepare(parts: &mut [NetPartition], spec: &mut RunSpec, ranks: usize) -> Result<bool, ConfigError> {
+fn starts_with_magic(p: &Path) -> bool {
+    let mut head = [0u8; 8];
+    File::open(p).and_then(|mut f| f.read_exact(&mut head)).is_ok() && &head == MAGIC
+}
+
+/// Called by the run (collective: every rank, with its partitions) before the engine starts:
+/// restores the partitions from the checkpoint being resumed, sets where the run starts and the
+/// first pause. Returns whether checkpointing is on. Errors: the checkpoint does not fit this model.
+pub fn prepare(world: &World, parts: &mut [NetPartition], spec: &mut RunSpec) -> Result<bool, ConfigError> {
     let mut plan = PLAN.lock().unwrap();
     let Some(plan) = plan.as_mut() else { return Ok(false) };
-    if ranks > 1 {
-        return Err(ConfigError::value("--checkpoint", plan.path.display(), "one process only (MPI runs: not yet)"));
-    }
-    if let Some(l) = plan.resume.take() {
-        if l.parts.len() != parts.len() {
-            return Err(ConfigError::value("--threads", parts.len(), format!("{}, the checkpoint's", l.parts.len())));
+    if let Some((file, header)) = plan.resume.take() {
+        let restored = restore(world, &file, &header, parts);
+        // Every rank reads the same file and builds the same model, so they agree; checked anyway,
+        // as a rank that stops here alone would leave the others waiting in the run.
+        let ok = world.min_all(restored.is_ok() as u64) == 1;
+        match restored {
+            Err(e) => return Err(ConfigError::value("--resume", file.display(), e)),
+            Ok(()) if !ok => {
+                return Err(ConfigError::value("--resume", file.display(), "a checkpoint every rank can restore"))
+            }
+            Ok(()) => {}
         }
-        let mut start = None;
-        for (p, st) in parts.iter_mut().zip(l.parts) {
-            p.restore(st).map_err(|e| ConfigError::value("--resume", "checkpoint", e))?;
-            start = p.resume_at();
-        }
-        spec.start = start.unwrap_or(l.header.cycle);
+        spec.start = header.resume_at;
     }
     spec.pause_at = next_pause(spec.start, plan.every);
     Ok(true)
@@ -213,11 +275,12 @@ fn next_pause(now: Cycle, every: Cycle) -> Cycle {
     }
 }
 
-/// Called after each engine call with the partitions and outcome: writes a checkpoint when the run
-/// paused for one or was stopped by a signal. Returns `true` when the run should go on (a pause),
-/// with `spec` set for the next engine call. A checkpoint that cannot be written is reported and
-/// the run goes on (its results are still worth having; the previous checkpoint stays in place).
-pub fn after_leg(cfg: &Config, parts: &[NetPartition], outcome: &Outcome, spec: &mut RunSpec) -> bool {
+/// Called after each engine call (collective: every rank, with its partitions) with the outcome:
+/// writes a checkpoint when the run paused for one or was stopped by a signal. Returns `true` when
+/// the run should go on (a pause), with `spec` set for the next engine call. A checkpoint that
+/// cannot be written is reported and the run goes on (its results are still worth having; the
+/// previous checkpoint stays in place).
+pub fn after_leg(world: &World, cfg: &Config, parts: &[NetPartition], outcome: &Outcome, spec: &mut RunSpec) -> bool {
     let cycle = match outcome {
         Outcome::Paused { cycle } | Outcome::Interrupted { cycles: cycle } => *cycle,
         _ => return false,
@@ -227,20 +290,24 @@ pub fn after_leg(cfg: &Config, parts: &[NetPartition], outcome: &Outcome, spec: 
         None => return false,
     };
     let started = Instant::now();
-    match write(&path, cfg, parts, cycle, every) {
-        Ok(bytes) => tracing::info!(
-            "checkpoint at cycle {cycle}: {} ({bytes} bytes in {:.3} s)",
-            path.display(),
-            started.elapsed().as_secs_f64()
-        ),
-        Err(e) => crate::console::note(&format!("error: {e:#} (the run goes on; any earlier checkpoint is kept)")),
+    let resume_at = parts.first().and_then(|p| p.resume_at()).unwrap_or(cycle);
+    let written = write(world, &path, cfg, parts, cycle, resume_at, every);
+    if world.is_root() {
+        match written {
+            Ok(bytes) => tracing::info!(
+                "checkpoint at cycle {cycle}: {} ({bytes} bytes in {:.3} s)",
+                path.display(),
+                started.elapsed().as_secs_f64()
+            ),
+            Err(e) => crate::console::note(&format!("error: {e:#} (the run goes on; any earlier checkpoint is kept)")),
+        }
     }
     if let Outcome::Paused { .. } = outcome {
-        spec.start = parts.first().and_then(|p| p.resume_at()).unwrap_or(cycle);
+        spec.start = resume_at;
         spec.pause_at = next_pause(cycle, every);
         true
     } else {
-        if matches!(outcome, Outcome::Interrupted { .. }) {
+        if world.is_root() {
             crate::console::note(&format!(
                 "hxsim: checkpoint at cycle {cycle} written to {}; continue with `hxsim run --resume {}`",
                 path.display(),
@@ -251,60 +318,168 @@ pub fn after_leg(cfg: &Config, parts: &[NetPartition], outcome: &Outcome, spec: 
     }
 }
 
-/// Serialize a partition through its borrowing state (no copy).
-struct Saved<'a>(&'a NetPartition);
+/// Append `value` to `out` as a length-prefixed bincode record.
+fn record<T: Serialize>(out: &mut Vec<u8>, value: &T) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 8]);
+    bincode::serde::encode_into_std_write(value, out, bincode::config::standard())
+        .expect("encoding checkpoint state into memory cannot fail");
+    let len = (out.len() - at - 8) as u64;
+    out[at..at + 8].copy_from_slice(&len.to_le_bytes());
+}
 
-impl Serialize for Saved<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.save_state(s)
+/// The file rank 0 streams the checkpoint into; the first error is kept and writing stops there
+/// (the rank still takes part in every collective of the checkpoint).
+struct Sink {
+    out: Option<Summed<BufWriter<File>>>,
+    tmp: PathBuf,
+    error: Option<anyhow::Error>,
+    bytes: u64,
+}
+
+impl Sink {
+    fn put(&mut self, bytes: &[u8]) {
+        if let Some(w) = &mut self.out {
+            match w.write_all(bytes) {
+                Ok(()) => self.bytes += bytes.len() as u64,
+                Err(e) => {
+                    self.error = Some(anyhow::Error::new(e).context(format!("writing {}", self.tmp.display())));
+                    self.out = None;
+                }
+            }
+        }
     }
 }
 
-/// Write the checkpoint of `parts` (stopped at the window end `cycle`) to `path` atomically;
-/// returns its size in bytes.
-fn write(path: &Path, cfg: &Config, parts: &[NetPartition], cycle: Cycle, every: Cycle) -> Result<usize> {
-    let config = serde_json::to_string(cfg).context("encoding the config")?;
-    let header = Header {
-        config_hash: hash(config.as_bytes()),
-        config,
-        threads: parts.len() as u32,
-        cycle,
-        path: path.to_path_buf(),
-        every,
-    };
+/// Write the checkpoint of the run stopped at the window end `cycle` (to resume at `resume_at`) to
+/// `path` atomically (collective: every rank calls it with its partitions; rank 0 writes); returns
+/// the file's size in bytes on rank 0.
+fn write(
+    world: &World,
+    path: &Path,
+    cfg: &Config,
+    parts: &[NetPartition],
+    cycle: Cycle,
+    resume_at: Cycle,
+    every: Cycle,
+) -> Result<u64> {
+    let root = world.is_root();
     let bc = bincode::config::standard();
-    let version = binary_version();
-    let mut out = Vec::new();
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT.to_le_bytes());
-    out.extend_from_slice(&(version.len() as u32).to_le_bytes());
-    out.extend_from_slice(version.as_bytes());
-    let checked = out.len();
-    let head = bincode::serde::encode_to_vec(&header, bc).context("encoding the checkpoint header")?;
-    out.extend_from_slice(&(head.len() as u64).to_le_bytes());
-    out.extend_from_slice(&head);
-    let saved: Vec<Saved> = parts.iter().map(Saved).collect();
-    bincode::serde::encode_into_std_write(&saved, &mut out, bc).context("encoding the partitions")?;
-    let sum = hash(&out[checked..]);
-    out.extend_from_slice(&sum.to_le_bytes());
-    crate::output::write_atomic(path, &out).with_context(|| format!("writing the checkpoint {}", path.display()))?;
-    Ok(out.len())
+    // Network-wide sums: this rank's partitions, then over the ranks on rank 0.
+    let mut global = GlobalState::default();
+    for p in parts {
+        global.merge(&p.global_state());
+    }
+    if world.size() > 1 {
+        let mine = bincode::serde::encode_to_vec(&global, bc).expect("encoding a rank's sums cannot fail");
+        if let Some(all) = world.gather_to_root(mine) {
+            global = GlobalState::default();
+            for b in all {
+                let (g, _): (GlobalState, usize) = bincode::serde::decode_from_slice(&b, bc)
+                    .expect("decoding a rank's sums sent by another rank of this run");
+                global.merge(&g);
+            }
+        }
+    }
+    let local = parts.iter().map(|p| p.switches().len() as u64).sum::<u64>();
+    let switches = world.sum_to_root(&[local]).map_or(0, |s| s[0]);
+    let mut sink = Sink { out: None, tmp: crate::output::partial_path(path), error: None, bytes: 0 };
+    let mut buf = Vec::new();
+    if root {
+        let config = serde_json::to_string(cfg).context("encoding the config")?;
+        let header = Header {
+            config_hash: Checksum::of(config.as_bytes()),
+            config,
+            ranks: world.size() as u32,
+            threads: parts.len() as u32,
+            cycle,
+            resume_at,
+            switches,
+            path: path.to_path_buf(),
+            every,
+        };
+        match File::create(&sink.tmp) {
+            Ok(f) => sink.out = Some(Summed { inner: BufWriter::with_capacity(1 << 20, f), sum: Checksum::new() }),
+            Err(e) => sink.error = Some(anyhow::Error::new(e).context(format!("creating {}", sink.tmp.display()))),
+        }
+        let version = binary_version();
+        if let Some(w) = &mut sink.out {
+            // The prefix is outside the checksum: a reader checks it first, to name another version.
+            let mut prefix = MAGIC.to_vec();
+            prefix.extend_from_slice(&FORMAT.to_le_bytes());
+            prefix.extend_from_slice(&(version.len() as u32).to_le_bytes());
+            prefix.extend_from_slice(version.as_bytes());
+            if let Err(e) = w.inner.write_all(&prefix) {
+                sink.error = Some(anyhow::Error::new(e).context(format!("writing {}", sink.tmp.display())));
+                sink.out = None;
+            }
+            sink.bytes = prefix.len() as u64;
+        }
+        record(&mut buf, &header);
+        record(&mut buf, &global);
+        sink.put(&buf);
+        buf.clear();
+    }
+    drop(global);
+    // Switch records, a chunk per rank per round: a round ends with a gather on rank 0 and a
+    // check whether every rank is done (ranks own different numbers of switches).
+    let round = |buf: &mut Vec<u8>, done: bool, sink: &mut Sink| -> bool {
+        if let Some(all) = world.gather_to_root(std::mem::take(buf)) {
+            for b in all {
+                sink.put(&b);
+            }
+        }
+        world.min_all(done as u64) == 1
+    };
+    for p in parts {
+        p.for_each_switch_state(|st: SwitchState| {
+            record(&mut buf, &st);
+            if buf.len() >= CHUNK_BYTES {
+                round(&mut buf, false, &mut sink);
+            }
+            Ok::<(), ()>(())
+        })
+        .ok();
+    }
+    while !round(&mut buf, true, &mut sink) {}
+    if !root {
+        return Ok(0);
+    }
+    let finished = (|| -> Result<u64> {
+        if let Some(e) = sink.error.take() {
+            return Err(e);
+        }
+        let w = sink.out.take().expect("the file is open while there is no error");
+        let sum = w.sum.finish();
+        let mut f = w.inner;
+        f.write_all(&sum.to_le_bytes())?;
+        let f = f.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&sink.tmp, path)?;
+        Ok(sink.bytes + 8)
+    })();
+    if finished.is_err() {
+        let _ = std::fs::remove_file(&sink.tmp);
+    }
+    finished.with_context(|| format!("writing the checkpoint {}", path.display()))
 }
 
-/// Read and check a checkpoint (exit 2 naming `--resume` for any problem).
-fn read(path: &Path) -> Result<Loaded> {
+/// Where the checksummed part of a checkpoint starts, after checking its prefix (exit 2 naming
+/// `--resume`: not a checkpoint, or another version's).
+fn check_prefix(path: &Path, r: &mut impl Read) -> Result<u64> {
     let flag = "--resume";
-    let bytes = std::fs::read(path).map_err(|e| bad(flag, path, format!("a checkpoint file that can be read: {e}")))?;
-    let corrupt = |what: &str| {
-        bad(flag, path, format!("a complete hxsim checkpoint; this file is truncated or corrupt ({what})"))
-    };
-    if bytes.len() < 16 || &bytes[..8] != MAGIC {
-        return Err(bad(flag, path, "an hxsim checkpoint (written by `hxsim run --checkpoint`); this file is not one"));
+    let not_one = || bad(flag, path, "an hxsim checkpoint (written by `hxsim run --checkpoint`); this file is not one");
+    let mut head = [0u8; 16];
+    r.read_exact(&mut head).map_err(|_| not_one())?;
+    if &head[..8] != MAGIC {
+        return Err(not_one());
     }
-    let format = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
-    let vlen = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
-    let version = bytes.get(16..16 + vlen).ok_or_else(|| corrupt("version"))?;
-    let version = String::from_utf8_lossy(version);
+    let format = u32::from_le_bytes(head[8..12].try_into().unwrap());
+    let vlen = u32::from_le_bytes(head[12..16].try_into().unwrap()) as usize;
+    let mut version = vec![0u8; vlen.min(4096)];
+    r.read_exact(&mut version).map_err(|_| corrupt(path, "version"))?;
+    let version = String::from_utf8_lossy(&version);
     if format != FORMAT || version != binary_version() {
         return Err(bad(
             flag,
@@ -316,27 +491,116 @@ fn read(path: &Path) -> Result<Loaded> {
             ),
         ));
     }
-    let checked = 16 + vlen;
-    if bytes.len() < checked + 16 {
-        return Err(corrupt("too short"));
+    Ok(16 + vlen as u64)
+}
+
+fn corrupt(path: &Path, what: &str) -> anyhow::Error {
+    bad("--resume", path, format!("a complete hxsim checkpoint; this file is truncated or corrupt ({what})"))
+}
+
+/// Read one length-prefixed record into `buf` (at most `left` bytes remain before the checksum).
+fn read_record(r: &mut impl Read, buf: &mut Vec<u8>, left: &mut u64, path: &Path, what: &str) -> Result<()> {
+    let mut len = [0u8; 8];
+    if *left < 8 || r.read_exact(&mut len).is_err() {
+        return Err(corrupt(path, what));
     }
-    let (data, sum) = bytes[checked..].split_at(bytes.len() - checked - 8);
-    if hash(data) != u64::from_le_bytes(sum.try_into().unwrap()) {
-        return Err(corrupt("checksum mismatch"));
+    let len = u64::from_le_bytes(len);
+    if len > *left - 8 {
+        return Err(corrupt(path, &format!("{what} length")));
     }
+    buf.clear();
+    buf.resize(len as usize, 0);
+    r.read_exact(buf).map_err(|_| corrupt(path, what))?;
+    *left -= 8 + len;
+    Ok(())
+}
+
+/// Open a checkpoint, check its prefix and its checksum over the whole file (read once, in
+/// constant memory), and return it positioned at its first record with the bytes left before the
+/// checksum.
+fn open_checked(path: &Path) -> Result<(BufReader<File>, u64)> {
+    let f = File::open(path).map_err(|e| bad("--resume", path, format!("a checkpoint file that can be read: {e}")))?;
+    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut r = BufReader::with_capacity(1 << 20, f);
+    let start = check_prefix(path, &mut r)?;
+    let data = size.checked_sub(start + 8).ok_or_else(|| corrupt(path, "too short"))?;
+    let mut summed = Summed { inner: std::io::sink(), sum: Checksum::new() };
+    let copied = std::io::copy(&mut (&mut r).take(data), &mut summed)
+        .map_err(|e| bad("--resume", path, format!("a checkpoint file that can be read: {e}")))?;
+    let mut sum = [0u8; 8];
+    if copied != data || r.read_exact(&mut sum).is_err() || summed.sum.finish() != u64::from_le_bytes(sum) {
+        return Err(corrupt(path, "checksum mismatch"));
+    }
+    r.seek(SeekFrom::Start(start))?;
+    Ok((r, data))
+}
+
+/// Read and check a checkpoint's header (exit 2 naming `--resume` for any problem).
+fn read_header(path: &Path) -> Result<Header> {
+    let (mut r, mut left) = open_checked(path)?;
+    let mut buf = Vec::new();
+    read_record(&mut r, &mut buf, &mut left, path, "header")?;
+    let (header, _): (Header, usize) =
+        bincode::serde::decode_from_slice(&buf, bincode::config::standard()).map_err(|_| corrupt(path, "header"))?;
+    if Checksum::of(header.config.as_bytes()) != header.config_hash {
+        return Err(corrupt(path, "config hash"));
+    }
+    Ok(header)
+}
+
+/// Restore this rank's partitions `parts` (freshly built from the checkpoint's config) from the
+/// checkpoint `path` with `header`: the sums go to partition 0 of rank 0, each switch record to the
+/// partition that owns the switch now.
+fn restore(world: &World, path: &Path, header: &Header, parts: &mut [NetPartition]) -> Result<(), String> {
+    let n = parts.first().map_or(0, |p| p.num_switches());
+    if header.switches != n as u64 {
+        return Err(format!(
+            "a checkpoint of this network; it holds {} switches, the config builds {n}",
+            header.switches
+        ));
+    }
+    let text = |e: anyhow::Error| format!("{e:#}");
+    let (mut r, mut left) = open_checked(path).map_err(text)?;
     let bc = bincode::config::standard();
-    let hlen = u64::from_le_bytes(data[..8].try_into().unwrap()) as usize;
-    let head = data.get(8..8 + hlen).ok_or_else(|| corrupt("header length"))?;
-    let (header, _): (Header, usize) = bincode::serde::decode_from_slice(head, bc).map_err(|_| corrupt("header"))?;
-    if hash(header.config.as_bytes()) != header.config_hash {
-        return Err(corrupt("config hash"));
+    let mut buf = Vec::new();
+    read_record(&mut r, &mut buf, &mut left, path, "header").map_err(text)?;
+    read_record(&mut r, &mut buf, &mut left, path, "sums").map_err(text)?;
+    let (global, _): (GlobalState, usize) =
+        bincode::serde::decode_from_slice(&buf, bc).map_err(|e| format!("its sums cannot be decoded: {e}"))?;
+    // The local partition of every switch of this rank.
+    let mut owner = vec![u32::MAX; n];
+    for (k, p) in parts.iter_mut().enumerate() {
+        for &s in p.switches() {
+            owner[s as usize] = k as u32;
+        }
+        p.begin_restore(header.resume_at, &global, world.is_root() && k == 0);
     }
-    let (parts, used): (Vec<PartitionState>, usize) =
-        bincode::serde::decode_from_slice(&data[8 + hlen..], bc).map_err(|e| corrupt(&format!("partitions: {e}")))?;
-    if 8 + hlen + used != data.len() {
-        return Err(corrupt("trailing bytes"));
+    drop(global);
+    let mut seen = vec![false; n];
+    for _ in 0..header.switches {
+        read_record(&mut r, &mut buf, &mut left, path, "switch").map_err(text)?;
+        let (id, _): (crate::topology::SwitchId, usize) =
+            bincode::serde::decode_from_slice(&buf, bc).map_err(|e| format!("a switch record: {e}"))?;
+        let Some(&k) = owner.get(id as usize) else {
+            return Err(format!("a record of switch {id}, beyond the network's {n}"));
+        };
+        if std::mem::replace(&mut seen[id as usize], true) {
+            return Err(format!("switch {id} twice"));
+        }
+        if k == u32::MAX {
+            continue;
+        }
+        let (st, _): (SwitchState, usize) =
+            bincode::serde::decode_from_slice(&buf, bc).map_err(|e| format!("switch {id}: {e}"))?;
+        parts[k as usize].restore_switch(st)?;
     }
-    Ok(Loaded { header, parts })
+    if left != 0 || seen.iter().any(|&s| !s) {
+        return Err(text(corrupt(path, "switch records")));
+    }
+    for p in parts.iter_mut() {
+        p.finish_restore();
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -354,10 +618,23 @@ mod tests {
     #[test]
     fn checksum_sees_truncation_and_flips() {
         let a = b"0123456789abcdefXYZ".to_vec();
-        assert_ne!(hash(&a), hash(&a[..18]));
+        assert_ne!(Checksum::of(&a), Checksum::of(&a[..18]));
         let mut b = a.clone();
         b[17] ^= 1;
-        assert_ne!(hash(&a), hash(&b));
-        assert_eq!(hash(&a), hash(&a.clone()));
+        assert_ne!(Checksum::of(&a), Checksum::of(&b));
+        // A zero byte appended changes the sum (the length is in it).
+        assert_ne!(Checksum::of(&a), Checksum::of(&[&a[..], &[0]].concat()));
+    }
+
+    #[test]
+    fn checksum_does_not_depend_on_how_the_bytes_are_split() {
+        let a: Vec<u8> = (0..100u8).map(|i| i.wrapping_mul(37)).collect();
+        for cuts in [[0, 0], [3, 17], [8, 16], [1, 99], [50, 51]] {
+            let mut c = Checksum::new();
+            c.update(&a[..cuts[0]]);
+            c.update(&a[cuts[0]..cuts[1]]);
+            c.update(&a[cuts[1]..]);
+            assert_eq!(c.finish(), Checksum::of(&a), "{cuts:?}");
+        }
     }
 }

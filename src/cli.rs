@@ -88,9 +88,10 @@ pub enum Command {
         /// Checkpoint and restart.
         #[command(flatten)]
         checkpoint: CheckpointArgs,
-        /// Partitions, one thread each; results are identical for any value.
-        #[arg(long, default_value_t = 1)]
-        threads: usize,
+        /// Partitions, one thread each; results are identical for any value [default: 1; with
+        /// --resume, the checkpoint's].
+        #[arg(long)]
+        threads: Option<usize>,
         /// Print the summary as one JSON object.
         #[arg(long)]
         json: bool,

@@ -62,7 +62,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
     }
     match cli.command {
         Command::Run { cfg, checkpoint, threads, json, quiet, out, json_out, max_memory } => {
-            // Checkpoint and restart: with --resume the config and threads come from the checkpoint.
+            // Checkpoint and restart: with --resume the config comes from the checkpoint, and so does the
+            // thread count unless --threads is given (a checkpoint resumes with any).
             let (config, threads) = hxsim::checkpoint::setup(&checkpoint, cfg.config.as_deref(), &cfg.set, threads)?;
             let ranks = hxsim::engine::launcher_ranks().map_or(1, |r| r.1);
             config.check_memory(ranks, max_memory)?;

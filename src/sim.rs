@@ -459,7 +459,7 @@ fn run_once(
     };
     // Checkpoint and restart (see `crate::checkpoint`): restore a resumed run, schedule pauses.
     let mut spec = spec;
-    let checkpointing = crate::checkpoint::prepare(&mut parts, &mut spec, ranks)?;
+    let checkpointing = crate::checkpoint::prepare(world, &mut parts, &mut spec)?;
     let start = Instant::now();
     let (parts, outcome) = loop {
         let (done, outcome) = match relay.as_mut() {
@@ -469,7 +469,7 @@ fn run_once(
             None => world.run(parts, &part_of, &neighbours, &spec, progress),
         };
         // Checkpoint and restart: write at pauses and on signals; after a pause, go on.
-        if checkpointing && crate::checkpoint::after_leg(cfg, &done, &outcome, &mut spec) {
+        if checkpointing && crate::checkpoint::after_leg(world, cfg, &done, &outcome, &mut spec) {
             parts = done;
             continue;
         }

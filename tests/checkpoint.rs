@@ -1,6 +1,7 @@
 //! Checkpoint and restart through the binary: a run killed with SIGKILL after a checkpoint and
-//! resumed from it prints the same JSON summary and writes the same results arrays as a run that was
-//! never interrupted; bad resumes exit 2 and name the flag.
+//! resumed from it (with the same or another thread count) prints the same JSON summary and writes
+//! the same results arrays as a run that was never interrupted; bad resumes exit 2 and name the
+//! flag.
 
 use hdf5::types::TypeDescriptor;
 use std::path::{Path, PathBuf};
@@ -147,6 +148,18 @@ fn sigkill_and_resume_gives_the_uninterrupted_results_two_threads() {
     killed_and_resumed_equals_uninterrupted("2", Some("2"), "2500");
 }
 
+/// The checkpoint holds one record per switch, not per partition: it resumes with another thread
+/// count and gives the same results.
+#[test]
+fn sigkill_and_resume_with_two_threads_from_one() {
+    killed_and_resumed_equals_uninterrupted("1", Some("2"), "3000");
+}
+
+#[test]
+fn sigkill_and_resume_with_one_thread_from_two() {
+    killed_and_resumed_equals_uninterrupted("2", Some("1"), "2500");
+}
+
 /// Checkpoints every few windows in one process, without a kill: the run's summary is unchanged by
 /// the pauses, and resuming the last checkpoint (taken near the end) gives the same summary again.
 #[test]
@@ -195,11 +208,16 @@ fn bad_resumes_exit_2_naming_the_flag() {
     exits_2_naming(&hxsim(&["run", "--resume", p(&other), "-q", "--no-output"], d), "--resume", "written by");
     let notckpt = write(d, "config.toml", &std::fs::read(QUICKSTART).unwrap());
     exits_2_naming(&hxsim(&["run", "--resume", p(&notckpt), "-q", "--no-output"], d), "--resume", "not one");
-    // Another thread count, and a config next to --resume.
+    // A file of the previous format (one record per partition) is named as such.
+    let mut old = good.clone();
+    old[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let old = write(d, "old.ckpt", &old);
+    exits_2_naming(&hxsim(&["run", "--resume", p(&old), "-q", "--no-output"], d), "--resume", "checkpoint format 1");
+    // More threads than switches, and a config next to --resume.
     exits_2_naming(
-        &hxsim(&["run", "--resume", p(&ck), "--threads", "2", "-q", "--no-output"], d),
+        &hxsim(&["run", "--resume", p(&ck), "--threads", "100000", "-q", "--no-output"], d),
         "--threads",
-        "thread count",
+        "number of switches",
     );
     let both = hxsim(&["run", QUICKSTART, "--resume", p(&ck), "-q", "--no-output"], d);
     assert_eq!(both.status.code(), Some(2), "{}", text(&both.stderr));

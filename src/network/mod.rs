@@ -44,7 +44,7 @@ mod router;
 mod servers;
 mod state;
 
-pub use state::PartitionState;
+pub use state::{GlobalState, SwitchState};
 
 use crate::engine::{Cycle, Envelope, Lp, Partition, Scheduler, Status};
 use crate::metrics::{Sample, SampleSink, Stats};

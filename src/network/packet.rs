@@ -63,6 +63,11 @@ impl Slab {
     pub fn get_mut(&mut self, i: u32) -> &mut Packet {
         &mut self.items[i as usize]
     }
+    /// The packet after `i` in its queue ([`NIL`] at the tail).
+    #[inline]
+    pub fn next_of(&self, i: u32) -> u32 {
+        self.next[i as usize]
+    }
     /// Packets stored.
     pub fn len(&self) -> usize {
         self.items.len() - self.free.len()

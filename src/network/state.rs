@@ -1,10 +1,20 @@
-//! The dynamic state of a [`NetPartition`] for checkpoints (see `crate::checkpoint`): everything a
-//! run changes (buffers, packets, credits, random streams, counters, pending messages), and none
-//! of what [`NetPartition::new`] derives from the config (topology tables, latencies), which a
-//! resumed run rebuilds. Serialized by reference when saving, so a checkpoint does not copy the
-//! partition first.
+//! The dynamic state of a [`NetPartition`] for checkpoints (see `crate::checkpoint`), in a form that
+//! does not depend on the partitioning: one [`SwitchState`] per switch (its buffers with their
+//! packets, credits, round-robin pointers, servers, per-switch random streams, per-link and
+//! per-server counters, and the messages pending for it), and one [`GlobalState`] of what is summed
+//! over partitions (statistics, packets in flight). A checkpoint taken with any thread or rank
+//! count can therefore be restored into any other: the switches are dealt to the new partitions
+//! and the sums go to one partition. Nothing that [`NetPartition::new`] derives from the config
+//! (topology tables, latencies) is saved; a resumed run rebuilds it.
+//!
+//! Why this is exact: every choice a switch makes draws from its own streams (`rng_traffic[li]`,
+//! `rng_router[li]`, seeded by switch id), deliveries of one cycle commute, and packets are
+//! addressed by slab index only inside a partition (an index is never compared or reported), so a
+//! switch's future depends only on its own record and the messages it receives. The partition-level
+//! fields are integer sums (statistics, `in_flight`), a maximum (`last_progress`) or follow from the
+//! switches (`undrained_servers`), so they can be recombined exactly.
 
-use super::packet::Slab;
+use super::packet::Packet;
 use super::{InPort, InVc, Msg, NetPartition, OutPort, OutVc, Server};
 use crate::engine::{Cycle, Envelope};
 use crate::metrics::Stats;
@@ -12,79 +22,227 @@ use crate::rng::Rng;
 use crate::topology::SwitchId;
 use serde::{Deserialize, Serialize};
 
-/// Declares the state twice with the same fields in the same order (bincode is positional): a
-/// borrowing struct to save and an owning one to load.
-macro_rules! state {
-    ($($(#[$doc:meta])* $f:ident: $t:ty,)*) => {
-        #[derive(Serialize)]
-        struct StateRef<'a> {
-            $($f: &'a $t,)*
-        }
-
-        /// The dynamic state of one partition, as read from a checkpoint; see [`NetPartition::restore`].
-        #[derive(Deserialize)]
-        pub struct PartitionState {
-            $($(#[$doc])* $f: $t,)*
-        }
-
-        impl NetPartition {
-            /// Write this partition's dynamic state with `serializer` (bincode in checkpoints). Only
-            /// valid after the engine stopped the run at a window end (then the pending messages
-            /// are parked here).
-            pub fn save_state<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                StateRef { $($f: &self.$f,)* }.serialize(serializer)
-            }
-
-            /// Replace this partition's dynamic state with `st`, read from a checkpoint of a
-            /// partition with the same switches (built by [`NetPartition::new`] from the same
-            /// config); the parked messages are scheduled when the engine starts.
-            pub fn restore(&mut self, st: PartitionState) -> Result<(), String> {
-                if st.switches != self.switches {
-                    return Err("the checkpoint's partitioning differs from this run's".into());
-                }
-                // Arrays sized by the network must match: a mismatch means a different model.
-                if st.inbuf.len() != self.inbuf.len() || st.servers.len() != self.servers.len()
-                    || st.rng_router.len() != self.rng_router.len() || st.outvc.len() != self.outvc.len()
-                {
-                    return Err("the checkpoint's network differs from this run's".into());
-                }
-                $(self.$f = st.$f;)*
-                Ok(())
-            }
-        }
-    };
-}
-
-state! {
-    switches: Vec<SwitchId>,
-    slab: Slab,
+/// One switch with its servers, as saved in a checkpoint.
+#[derive(Serialize, Deserialize)]
+pub struct SwitchState {
+    /// Global switch id.
+    pub id: SwitchId,
+    /// Input ports (`np` of them).
     inp: Vec<InPort>,
-    inbuf: Vec<InVc>,
+    /// Input VCs (`np * v`): `refused_until` and the packets, head first.
+    inbuf: Vec<(u32, Vec<Packet>)>,
     in_mask: Vec<u64>,
+    /// Output ports (`np`).
     outp: Vec<OutPort>,
-    outvc: Vec<OutVc>,
+    /// Output VCs (`np * v`): occupancy, credits and the packets, head first.
+    outvc: Vec<(u16, u16, Vec<Packet>)>,
     out_mask: Vec<u64>,
-    servers: Vec<Server>,
+    /// Servers: link free cycle, credits, packets left (fixed workloads), source queue.
+    servers: Vec<(Cycle, u16, u64, Vec<Packet>)>,
     next_gen: Vec<Cycle>,
-    next_gen_min: Vec<Cycle>,
     server_ready: Vec<Cycle>,
-    inject_at: Vec<Cycle>,
-    rng_traffic: Vec<Rng>,
-    rng_router: Vec<Rng>,
-    stats: Stats,
+    next_gen_min: Cycle,
+    inject_at: Cycle,
+    rng_traffic: Rng,
+    rng_router: Rng,
+    /// Phits per switch-to-switch output port (`r`).
     link_phits: Vec<u64>,
     server_injected: Vec<u64>,
     server_accepted: Vec<u64>,
+    /// Messages pending for this switch: delivery cycle and message.
+    pending: Vec<(Cycle, Msg)>,
+}
+
+/// The partition-level state, combined over all partitions (and ranks).
+#[derive(Serialize, Deserialize, Default)]
+pub struct GlobalState {
+    /// Counters and time series, merged ([`Stats::merge`]: sums and maxima).
+    stats: Stats,
+    /// Packets generated minus packets delivered, over the network.
     in_flight: i64,
+    /// Last cycle anything moved, anywhere.
     last_progress: Cycle,
-    undrained_servers: u64,
     failure: Option<String>,
-    parked: Option<(Cycle, Vec<Envelope<Msg>>)>,
+}
+
+impl GlobalState {
+    /// Add `o` (another partition's or rank's share).
+    pub fn merge(&mut self, o: &GlobalState) {
+        self.stats.merge(&o.stats);
+        self.in_flight += o.in_flight;
+        self.last_progress = self.last_progress.max(o.last_progress);
+        if self.failure.is_none() {
+            self.failure.clone_from(&o.failure);
+        }
+    }
+}
+
+fn packets(slab: &super::packet::Slab, q: &super::packet::Queue) -> Vec<Packet> {
+    let mut out = Vec::with_capacity(q.len() as usize);
+    let mut i = q.front();
+    for _ in 0..q.len() {
+        out.push(*slab.get(i));
+        i = slab.next_of(i);
+    }
+    out
 }
 
 impl NetPartition {
-    /// The cycle the run resumes at, once parked by the engine (see [`NetPartition::save_state`]).
+    /// This partition's share of the [`GlobalState`].
+    pub fn global_state(&self) -> GlobalState {
+        GlobalState {
+            stats: self.stats.clone(),
+            in_flight: self.in_flight,
+            last_progress: self.last_progress,
+            failure: self.failure.clone(),
+        }
+    }
+
+    /// Switches of the whole network.
+    pub fn num_switches(&self) -> usize {
+        self.local_of.len()
+    }
+
+    /// The cycle the run resumes at, once parked by the engine at a window end.
     pub fn resume_at(&self) -> Option<Cycle> {
         self.parked.as_ref().map(|p| p.0)
+    }
+
+    /// Hand `f` the state of each local switch in turn (only valid after the engine stopped the
+    /// run at a window end: the pending messages are parked here). One record exists at a time.
+    pub fn for_each_switch_state<E>(&self, mut f: impl FnMut(SwitchState) -> Result<(), E>) -> Result<(), E> {
+        let (np, v, r, w) = (self.np, self.v, self.r, self.words);
+        let parked: &[Envelope<Msg>] = self.parked.as_ref().map_or(&[], |p| &p.1);
+        // Pending messages by local switch (LP = switch id).
+        let mut order: Vec<u32> = (0..parked.len() as u32).collect();
+        order.sort_by_key(|&i| self.local_of[parked[i as usize].1 as usize]);
+        let mut next = 0;
+        for (li, &id) in self.switches.iter().enumerate() {
+            let (s0, s1) = (self.srv_base[li] as usize, self.srv_base[li + 1] as usize);
+            let mut pending = Vec::new();
+            while next < order.len() && self.local_of[parked[order[next] as usize].1 as usize] as usize == li {
+                let (at, _, m) = parked[order[next] as usize];
+                pending.push((at, m));
+                next += 1;
+            }
+            let st = SwitchState {
+                id,
+                inp: self.inp[li * np..(li + 1) * np].to_vec(),
+                inbuf: self.inbuf[li * np * v..(li + 1) * np * v]
+                    .iter()
+                    .map(|b| (b.refused_until, packets(&self.slab, &b.q)))
+                    .collect(),
+                in_mask: self.in_mask[li * w..(li + 1) * w].to_vec(),
+                outp: self.outp[li * np..(li + 1) * np].to_vec(),
+                outvc: self.outvc[li * np * v..(li + 1) * np * v]
+                    .iter()
+                    .map(|o| (o.occ, o.cred, packets(&self.slab, &o.q)))
+                    .collect(),
+                out_mask: self.out_mask[li * w..(li + 1) * w].to_vec(),
+                servers: self.servers[s0..s1]
+                    .iter()
+                    .map(|s| (s.link_free, s.credits, s.remaining, packets(&self.slab, &s.queue)))
+                    .collect(),
+                next_gen: self.next_gen[s0..s1].to_vec(),
+                server_ready: self.server_ready[s0..s1].to_vec(),
+                next_gen_min: self.next_gen_min[li],
+                inject_at: self.inject_at[li],
+                rng_traffic: self.rng_traffic[li].clone(),
+                rng_router: self.rng_router[li].clone(),
+                link_phits: self.link_phits[li * r..(li + 1) * r].to_vec(),
+                server_injected: self.server_injected[s0..s1].to_vec(),
+                server_accepted: self.server_accepted[s0..s1].to_vec(),
+                pending,
+            };
+            f(st)?;
+        }
+        debug_assert_eq!(next, parked.len(), "a parked message for a switch of another partition");
+        Ok(())
+    }
+
+    /// Start restoring this (freshly built) partition from a checkpoint that resumes at `resume_at`:
+    /// empties the packet slab, and takes `global` if this partition is the one that carries the
+    /// network-wide sums (exactly one partition of the run does; the others start from zero). Then
+    /// [`NetPartition::restore_switch`] for each local switch and [`NetPartition::finish_restore`].
+    pub fn begin_restore(&mut self, resume_at: Cycle, global: &GlobalState, carries_sums: bool) {
+        self.slab = Default::default();
+        if carries_sums {
+            self.stats = global.stats.clone();
+            self.in_flight = global.in_flight;
+        } else {
+            self.stats = Stats::default();
+            self.in_flight = 0;
+        }
+        // The engine reduces it with a maximum: every partition may hold the global one.
+        self.last_progress = global.last_progress;
+        self.failure.clone_from(&global.failure);
+        self.parked = Some((resume_at, Vec::new()));
+    }
+
+    /// Restore one local switch from its record (see [`NetPartition::begin_restore`]).
+    pub fn restore_switch(&mut self, st: SwitchState) -> Result<(), String> {
+        let (np, v, r, w) = (self.np, self.v, self.r, self.words);
+        let li = self.local_of[st.id as usize] as usize;
+        if self.switches.get(li) != Some(&st.id) {
+            return Err(format!("switch {} is not in this partition", st.id));
+        }
+        let (s0, s1) = (self.srv_base[li] as usize, self.srv_base[li + 1] as usize);
+        // Arrays sized by the network must match: a mismatch means a different model.
+        if st.inp.len() != np
+            || st.inbuf.len() != np * v
+            || st.outp.len() != np
+            || st.outvc.len() != np * v
+            || st.in_mask.len() != w
+            || st.out_mask.len() != w
+            || st.servers.len() != s1 - s0
+            || st.next_gen.len() != s1 - s0
+            || st.server_ready.len() != s1 - s0
+            || st.link_phits.len() != r
+            || st.server_injected.len() != s1 - s0
+            || st.server_accepted.len() != s1 - s0
+        {
+            return Err(format!("switch {}: the checkpoint's network differs from this run's", st.id));
+        }
+        let slab = &mut self.slab;
+        let mut queue = |pkts: Vec<Packet>| {
+            let mut q = super::packet::Queue::default();
+            for p in pkts {
+                let i = slab.insert(p);
+                q.push(slab, i);
+            }
+            q
+        };
+        self.inp[li * np..(li + 1) * np].copy_from_slice(&st.inp);
+        for (k, (refused_until, pkts)) in st.inbuf.into_iter().enumerate() {
+            self.inbuf[li * np * v + k] = InVc { q: queue(pkts), refused_until };
+        }
+        self.in_mask[li * w..(li + 1) * w].copy_from_slice(&st.in_mask);
+        self.outp[li * np..(li + 1) * np].copy_from_slice(&st.outp);
+        for (k, (occ, cred, pkts)) in st.outvc.into_iter().enumerate() {
+            self.outvc[li * np * v + k] = OutVc { q: queue(pkts), occ, cred };
+        }
+        self.out_mask[li * w..(li + 1) * w].copy_from_slice(&st.out_mask);
+        for (k, (link_free, credits, remaining, pkts)) in st.servers.into_iter().enumerate() {
+            self.servers[s0 + k] = Server { queue: queue(pkts), link_free, credits, remaining };
+        }
+        self.next_gen[s0..s1].copy_from_slice(&st.next_gen);
+        self.server_ready[s0..s1].copy_from_slice(&st.server_ready);
+        self.next_gen_min[li] = st.next_gen_min;
+        self.inject_at[li] = st.inject_at;
+        self.rng_traffic[li] = st.rng_traffic;
+        self.rng_router[li] = st.rng_router;
+        self.link_phits[li * r..(li + 1) * r].copy_from_slice(&st.link_phits);
+        self.server_injected[s0..s1].copy_from_slice(&st.server_injected);
+        self.server_accepted[s0..s1].copy_from_slice(&st.server_accepted);
+        let parked = &mut self.parked.as_mut().expect("begin_restore first").1;
+        parked.extend(st.pending.into_iter().map(|(at, m)| (at, st.id, m)));
+        Ok(())
+    }
+
+    /// End a restore: the counts that follow from the switches.
+    pub fn finish_restore(&mut self) {
+        // A server still has packets to generate exactly while `remaining > 0` (fixed workloads;
+        // 0 for Bernoulli traffic and silent servers), as counted by `NetPartition::new`.
+        self.undrained_servers = self.servers.iter().filter(|s| s.remaining > 0).count() as u64;
     }
 }
