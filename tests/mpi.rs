@@ -298,3 +298,118 @@ fn ranks_give_the_single_process_summary_on_hyperz_and_fat_trees() {
         }
     }
 }
+
+/// The arrays of two results files agree bit for bit: time series, per-server and per-link counts,
+/// latency histogram.
+fn assert_same_results(a: &std::path::Path, b: &std::path::Path, what: &str) {
+    let (a, b) = (hdf5::File::open(a).unwrap(), hdf5::File::open(b).unwrap());
+    assert!(b.attr("complete").unwrap().read_scalar::<bool>().unwrap(), "{what}: complete");
+    assert_same_timeseries(&a, &b, what);
+    for col in ["injected_phits", "accepted_phits"] {
+        let g = |f: &hdf5::File| read_u64s(&f.group("servers").unwrap(), col);
+        assert_eq!(g(&a), g(&b), "{what}: servers/{col}");
+    }
+    let links = |f: &hdf5::File| read_u64s(&f.group("links").unwrap(), "phits");
+    assert_eq!(links(&a), links(&b), "{what}: links/phits");
+    let latency = |f: &hdf5::File| read_u64s(&f.group("latency").unwrap(), "packets");
+    assert_eq!(latency(&a), latency(&b), "{what}: latency/packets");
+}
+
+/// Checkpoints with ranks (item "checkpoint and restart"): `mpirun -np 2` with `--checkpoint`,
+/// SIGKILLed with all its ranks once a checkpoint exists, resumes to the uninterrupted
+/// single-process results, with 2 ranks and with another layout (1 process x 3 threads, 3 ranks);
+/// and a single-process checkpoint resumes with 2 ranks.
+#[test]
+fn checkpoints_resume_with_any_rank_count() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    // Long enough that the kill lands well before the end (a few seconds with two ranks).
+    let model: Vec<String> = [
+        "topology.sides=[4,4,4]",
+        "topology.servers_per_switch=4",
+        "simulation.warmup_cycles=300",
+        "simulation.measure_cycles=30000",
+    ]
+    .iter()
+    .flat_map(|v| ["--set".to_string(), v.to_string()])
+    .collect();
+    let run = |extra: &[String]| -> Vec<String> {
+        let mut a: Vec<String> = ["run", "configs/hyperx-3d-8.toml", "--quiet", "--json"].map(String::from).to_vec();
+        a.extend(model.iter().cloned());
+        a.extend(extra.iter().cloned());
+        a
+    };
+    let one = d.join("one.h5");
+    let out = Command::new(env!("CARGO_BIN_EXE_hxsim"))
+        .args(run(&["-o".into(), s(&one)]))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let reference = summary(out, "uninterrupted, one process");
+    // Two ranks checkpointing every 3000 cycles, killed (mpirun and ranks: its process group) as
+    // soon as the first checkpoint is in place.
+    let ck = d.join("r2.ckpt");
+    let mut child = mpirun_command(
+        2,
+        &run(&["--no-output".into(), "--checkpoint".into(), s(&ck), "--checkpoint-every".into(), "3000".into()]),
+    )
+    .process_group(0)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap_or_else(|e| panic!("cannot start mpirun ({e}); install openmpi-bin (scripts/test-mpi.sh does)"));
+    let start = Instant::now();
+    while !ck.exists() {
+        assert!(child.try_wait().unwrap().is_none(), "mpirun -np 2 ended before its first checkpoint");
+        assert!(start.elapsed() < Duration::from_secs(300), "no checkpoint after 300 s");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: kill(2) of the process group of our own child.
+    assert_eq!(unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) }, 0);
+    let st = child.wait().unwrap();
+    assert!(!st.success(), "the run finished before it could be killed");
+    let saved = std::fs::read(&ck).unwrap();
+    let resume = |ck: &std::path::Path, out: &std::path::Path, threads: &str| -> Vec<String> {
+        ["run", "--resume", &s(ck), "--quiet", "--json", "-o", &s(out), "--threads", threads].map(String::from).to_vec()
+    };
+    // Each resume goes on checkpointing to its file: a copy each, all from the same state.
+    for (ranks, threads) in [(2, "1"), (1, "3"), (3, "1")] {
+        let what = format!("checkpoint of 2 ranks resumed with {ranks} ranks x {threads} threads");
+        let ck = d.join(format!("r2-{ranks}x{threads}.ckpt"));
+        std::fs::write(&ck, &saved).unwrap();
+        let h5 = d.join(format!("r2-{ranks}x{threads}.h5"));
+        let out = if ranks == 1 {
+            Command::new(env!("CARGO_BIN_EXE_hxsim"))
+                .args(resume(&ck, &h5, threads))
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .output()
+                .unwrap()
+        } else {
+            mpirun_command(ranks, &resume(&ck, &h5, threads)).output().unwrap()
+        };
+        assert_eq!(summary(out, &what), reference, "{what}");
+        assert_same_results(&one, &h5, &what);
+    }
+    // A checkpoint of one process (2 threads) resumed by 2 ranks.
+    let ck1 = d.join("p1.ckpt");
+    let out = Command::new(env!("CARGO_BIN_EXE_hxsim"))
+        .args(run(&[
+            "--no-output".into(),
+            "--threads".into(),
+            "2".into(),
+            "--checkpoint".into(),
+            s(&ck1),
+            "--checkpoint-every".into(),
+            "20000".into(),
+        ]))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(summary(out, "one process checkpointing"), reference);
+    let h5 = d.join("p1-2x1.h5");
+    let out = mpirun_command(2, &resume(&ck1, &h5, "1")).output().unwrap();
+    assert_eq!(summary(out, "one-process checkpoint resumed with 2 ranks"), reference);
+    assert_same_results(&one, &h5, "one-process checkpoint resumed with 2 ranks");
+}
