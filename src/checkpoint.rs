@@ -434,7 +434,11 @@ fn write(
     for p in parts {
         p.for_each_switch_state(|st: SwitchState| {
             record(&mut buf, &st);
-            if buf.len() >= CHUNK_BYTES {
+            if world.size() == 1 {
+                // One process: straight to the file, one switch at a time.
+                sink.put(&buf);
+                buf.clear();
+            } else if buf.len() >= CHUNK_BYTES {
                 round(&mut buf, false, &mut sink);
             }
             Ok::<(), ()>(())
