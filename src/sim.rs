@@ -663,6 +663,8 @@ fn collect(
         routing_layers: tables.as_ref().map_or(0, |t| t.layers as u64),
         routing_table_bytes: tables.as_ref().map_or(0, |t| t.bytes),
         routing_build_seconds: tables.as_ref().map_or(0.0, |t| t.build_seconds),
+        vcs_used: stats.vc_phits.iter().filter(|&&p| p > 0).count() as u64,
+        vc_phits: stats.vc_phits.clone(),
     };
     RunResult {
         summary,
