@@ -23,7 +23,7 @@
 # "1 4 16 64"; the paper's are 1 2 4 8 16 32 64 128), POLICIES (default "davc-n davc-p davc-np"),
 # ROUTINGS (default "sp ecmp allpath"), PATTERNS (default "uniform adversarial-group"), GROUP
 # (default 12), CHECK (default 0; 1 runs check-deadlock for every DAVC scheme: seconds for SP
-# and ECMP, about half a minute for AllPath).
+# and ECMP, about a minute for AllPath).
 # Time: about 45 minutes with the defaults on this loaded 2-core machine (26 runs of 4000 cycles
 # on 5256 servers, 1-2 minutes each); WARMUP=1000 MEASURE=1000 halves it.
 set -euo pipefail
