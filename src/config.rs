@@ -219,6 +219,12 @@ pub struct TrafficConfig {
     /// ports). Absent: every server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub active_servers: Option<u64>,
+    /// `adversarial-group` on a topology without groups (the RRG): switches per group, groups being
+    /// consecutive switch ids. The DAVC paper adapts the dragonfly's adversarial pattern to RRGs this
+    /// way (section 7.1: "the network is divided in groups of a given size and each group sends the
+    /// traffic to the next group"). Absent: the topology's own groups (the dragonfly's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_switches: Option<u64>,
 }
 
 impl Default for TrafficConfig {
@@ -230,6 +236,7 @@ impl Default for TrafficConfig {
             workload_phits: 1600,
             source_queue_packets: 64,
             active_servers: None,
+            group_switches: None,
         }
     }
 }
@@ -546,6 +553,18 @@ impl Config {
                 tr.workload_phits,
                 format!("a positive multiple of packet.size_phits ({})", self.packet.size_phits),
             ));
+        }
+        if let Some(g) = tr.group_switches {
+            if tr.pattern != "adversarial-group" || g == 0 {
+                return Err(ConfigError::value(
+                    "traffic.group_switches",
+                    g,
+                    format!(
+                        "at least 1, and only with traffic.pattern = \"adversarial-group\" (the pattern is \"{}\")",
+                        tr.pattern
+                    ),
+                ));
+            }
         }
         if !(1..=1_000_000).contains(&tr.source_queue_packets) {
             return Err(ConfigError::value(

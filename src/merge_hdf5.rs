@@ -353,8 +353,8 @@ fn copy_run(src: &Path, points: &::hdf5::Group, name: &str) -> Result<()> {
 }
 
 /// The groups of a run's layout and their dimension.
-const RUN_DIMENSIONS: [(&str, &str); 4] =
-    [("timeseries", "cycle"), ("servers", "server"), ("links", "link"), ("latency", "latency")];
+const RUN_DIMENSIONS: [(&str, &str); 5] =
+    [("timeseries", "cycle"), ("servers", "server"), ("links", "link"), ("latency", "latency"), ("vcs", "vc")];
 
 fn copy_attr(a: &::hdf5::Attribute, dst: &::hdf5::Group, name: &str) -> Result<()> {
     use ::hdf5::types::{TypeDescriptor as T, VarLenUnicode};

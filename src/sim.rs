@@ -117,12 +117,22 @@ pub fn build_pattern(cfg: &Config, topo: &dyn Topology) -> Result<Pattern, Confi
         let ids = crate::traffic::active_servers(topo, n).map_err(key)?;
         return Pattern::on_active(kind, ids, topo.num_servers() as u64, cfg.seed).map_err(key);
     }
+    // Groups are consecutive switches with the same number of servers each: the topology's, or
+    // `traffic.group_switches` of them (DAVC section 7.1's adversarial on RRGs).
+    let groups = cfg.traffic.group_switches.map(|g| g as usize).or(topo.group_size());
+    if let (PatternKind::AdversarialGroup, Some(group), Some(t)) = (kind, groups, topo.uniform_servers()) {
+        return Pattern::next_group(topo.num_servers() as u64, (group * t) as u64).map_err(|e| {
+            match cfg.traffic.group_switches {
+                Some(g) => ConfigError::value(
+                    "traffic.group_switches",
+                    g,
+                    format!("switches per group, a divisor of the switches leaving at least 2 groups: {e}"),
+                ),
+                None => ConfigError::value("traffic.pattern", format!("\"{}\"", cfg.traffic.pattern), e),
+            }
+        });
+    }
     let built = match (kind, topo.view()) {
-        // Groups are consecutive switches with the same number of servers each.
-        (PatternKind::AdversarialGroup, _) if topo.group_size().is_some() && topo.uniform_servers().is_some() => {
-            let per = topo.group_size().unwrap_or(1) * topo.uniform_servers().unwrap_or(1);
-            Pattern::next_group(topo.num_servers() as u64, per as u64)
-        }
         (_, View::HyperX(h)) => Pattern::new(kind, h.sides(), topo.servers_at(0), cfg.seed),
         _ => Pattern::on_servers(kind, topo.num_servers() as u64, &topo.name(), cfg.seed),
     };
@@ -663,6 +673,8 @@ fn collect(
         routing_layers: tables.as_ref().map_or(0, |t| t.layers as u64),
         routing_table_bytes: tables.as_ref().map_or(0, |t| t.bytes),
         routing_build_seconds: tables.as_ref().map_or(0.0, |t| t.build_seconds),
+        vcs_used: stats.vc_phits.iter().filter(|&&p| p > 0).count() as u64,
+        vc_phits: stats.vc_phits.clone(),
     };
     RunResult {
         summary,

@@ -260,6 +260,17 @@ fn group_pattern_and_family_routings_refuse_what_they_cannot_do() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(key), "{set}: {err}");
     }
+    // traffic.group_switches: only with the group pattern, and a divisor of the 16 switches.
+    for sets in [
+        ["traffic.pattern=uniform", "traffic.group_switches=4"],
+        ["traffic.pattern=adversarial-group", "traffic.group_switches=3"],
+        ["traffic.pattern=adversarial-group", "traffic.group_switches=16"],
+    ] {
+        let out = hxsim(&["run", torus.to_str().unwrap(), "--no-output", "--set", sets[0], "--set", sets[1]]);
+        assert_eq!(out.status.code(), Some(2), "{sets:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("traffic.group_switches") && !err.contains("panicked"), "{sets:?}: {err}");
+    }
     // An edge-list file's error names the file and the line.
     let bad = dir.path().join("bad.edges");
     std::fs::write(&bad, "0 1\n1 2\n2 2\n").unwrap();
@@ -273,4 +284,26 @@ fn group_pattern_and_family_routings_refuse_what_they_cannot_do() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.edges:3") && err.contains("self-loop"), "{err}");
+}
+
+/// DAVC section 7.1's adversarial pattern on a topology without groups: with
+/// `traffic.group_switches = g`, the servers of switches `g k .. g (k + 1)` send only to those of
+/// the next `g` switches (the last group to the first), and reach every server there.
+#[test]
+fn group_switches_make_groups_of_consecutive_switches() {
+    let text = "[topology]\nkind = \"rrg\"\nswitches = 24\ndegree = 4\nservers_per_switch = 2\n";
+    let cfg = parse(text, &["traffic.pattern=adversarial-group", "traffic.group_switches=6"]);
+    let topo = sim::build_topology(&cfg).unwrap();
+    let p = sim::build_pattern(&cfg, &*topo).unwrap();
+    let per_group = 6 * 2;
+    let mut rng = hxsim::rng::stream(1, 0, hxsim::rng::Purpose::Traffic);
+    for src in 0..48u32 {
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..400 {
+            seen.insert(p.destination(src, &mut rng));
+        }
+        let next = (src / per_group + 1) % 4;
+        let want: std::collections::BTreeSet<u32> = (next * per_group..(next + 1) * per_group).collect();
+        assert_eq!(seen, want, "server {src}");
+    }
 }

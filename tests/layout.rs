@@ -25,8 +25,14 @@ fn summary(overrides: &[&str], threads: usize) -> Summary {
 fn open_loop_summary_is_the_same_for_any_thread_count() {
     let reference = summary(&[], 1);
     assert!(reference.packets_delivered > 500);
+    // One counter per VC of the routing (the config's 2n = 6), integers summed over partitions.
+    assert_eq!(reference.vc_phits.len(), 6);
+    assert_eq!(reference.vcs_used, reference.vc_phits.iter().filter(|&&p| p > 0).count() as u64);
+    assert!(reference.vcs_used >= 2);
     for t in [2, 3, 5] {
-        assert_eq!(summary(&[], t), reference, "{t} threads");
+        let s = summary(&[], t);
+        assert_eq!(s.vc_phits, reference.vc_phits, "per-VC phits, {t} threads");
+        assert_eq!(s, reference, "{t} threads");
     }
     let ml = ["partition.method=multilevel"];
     assert_eq!(summary(&ml, 4), reference, "multilevel, 4 threads");

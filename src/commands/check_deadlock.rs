@@ -29,6 +29,7 @@ pub fn run(cfg: &Config, json: bool) -> Result<u8> {
         "  explored {} switch pairs, {} routing states; longest route {} hops; {} channels used, {} dependencies",
         r.pairs, r.states, r.longest_route, r.channels_used, r.dependencies
     );
+    println!("  VCs needed: {} of {} (the highest VC a route reaches, plus one)", r.vcs_needed, r.vcs);
     if let Some(t) = routing.tables() {
         println!(
             "  {}{}",

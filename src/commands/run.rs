@@ -245,6 +245,9 @@ pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Re
             s.routing_build_seconds
         )?;
     }
+    if !s.vc_phits.is_empty() {
+        writeln!(t, "  {:<18} {:>14}  of {} ({})", "VCs used", s.vcs_used, s.vc_phits.len(), vc_shares(&s.vc_phits))?;
+    }
     if s.servers_lost > 0 {
         writeln!(
             t,
@@ -273,4 +276,20 @@ pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Re
         )?;
     }
     Ok(t)
+}
+
+/// The share of switch-to-switch phits each VC carried, `"VC0 52%, VC1 48%"` (the first 16 VCs that
+/// carried any; the JSON summary has them all).
+fn vc_shares(vc_phits: &[u64]) -> String {
+    let total: u64 = vc_phits.iter().sum();
+    if total == 0 {
+        return "no switch-to-switch phits in the window".into();
+    }
+    let used: Vec<(usize, u64)> = vc_phits.iter().copied().enumerate().filter(|&(_, p)| p > 0).collect();
+    let mut parts: Vec<String> =
+        used.iter().take(16).map(|&(vc, p)| format!("VC{vc} {:.1}%", 100.0 * p as f64 / total as f64)).collect();
+    if used.len() > 16 {
+        parts.push(format!("{} more", used.len() - 16));
+    }
+    format!("phits: {}", parts.join(", "))
 }

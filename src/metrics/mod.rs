@@ -220,6 +220,10 @@ pub struct Stats {
     pub last_delivery: u64,
     /// Time series, one entry per sample interval.
     pub samples: Vec<Sample>,
+    /// Phits carried on switch-to-switch links in the window, per VC (one entry per VC of the
+    /// routing; empty until a partition sizes it).
+    #[serde(default)]
+    pub vc_phits: Vec<u64>,
 }
 
 impl Stats {
@@ -260,6 +264,12 @@ impl Stats {
             a.delivered_packets += b.delivered_packets;
             a.latency_sum += b.latency_sum;
             a.in_flight += b.in_flight;
+        }
+        if self.vc_phits.len() < o.vc_phits.len() {
+            self.vc_phits.resize(o.vc_phits.len(), 0);
+        }
+        for (a, b) in self.vc_phits.iter_mut().zip(&o.vc_phits) {
+            *a += b;
         }
     }
 
@@ -441,6 +451,14 @@ pub struct Summary {
     /// Table-based routings: wall-clock seconds to build their tables (absent for other routings).
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub routing_build_seconds: f64,
+    /// VCs that carried some phit on a switch-to-switch link in the measured window (DAVC paper
+    /// section 8, "VC utilization").
+    #[serde(default)]
+    pub vcs_used: u64,
+    /// Phits carried on switch-to-switch links in the measured window, per VC (index = VC; as many
+    /// entries as the routing has VCs per port).
+    #[serde(default)]
+    pub vc_phits: Vec<u64>,
 }
 
 impl Summary {

@@ -499,7 +499,7 @@ impl NetPartition {
             reqs: Vec::with_capacity(np),
             best: vec![NIL; np],
             touched: Vec::with_capacity(np),
-            stats: Stats::default(),
+            stats: Stats { vc_phits: vec![0; v], ..Stats::default() },
             link_phits: vec![0; n * r],
             server_injected: vec![0; ns],
             server_accepted: vec![0; ns],

@@ -229,6 +229,7 @@ impl NetPartition {
                     let (nsw, nport) = self.nbr[li * self.r + port - t];
                     if self.in_window(now) {
                         self.link_phits[li * self.r + port - t] += plen;
+                        self.stats.vc_phits[vc] += plen;
                     }
                     out.send(now + lat, nsw, Msg::Arrival { port: nport, vc: vc as u8, pkt });
                 }

@@ -63,6 +63,7 @@ pub const SUMMARY_UNITS: &[(&str, &str, &str)] = &[
     ("routing_layers", "layers", "dfsssp, lash: virtual layers (VCs) needed; spda: spanning trees"),
     ("routing_table_bytes", "bytes", "dfsssp, lash, spda: memory of the routing tables"),
     ("routing_build_seconds", "s", "dfsssp, lash, spda: wall-clock time to build the routing tables"),
+    ("vcs_used", "VCs", "VCs that carried phits on switch-to-switch links in the measured window (/vcs has each)"),
 ];
 
 /// Summary keys that measure the machine rather than the model: they differ between identical runs.
@@ -568,7 +569,7 @@ pub fn measured_cycles(cfg: &Config, s: &Summary) -> u64 {
 }
 
 /// Write everything a finished (or interrupted) run produced besides the time series:
-/// `/summary`, `/servers`, `/latency`, `/links`; then complete the time series.
+/// `/summary`, `/servers`, `/latency`, `/links`, `/vcs`; then complete the time series.
 pub fn write_results(parent: &Group, cfg: &Config, res: &RunResult, ts: &mut Timeseries) -> Result<()> {
     let measured = measured_cycles(cfg, &res.summary);
     write_summary(parent, &res.summary)?;
@@ -607,6 +608,7 @@ pub fn write_results(parent: &Group, cfg: &Config, res: &RunResult, ts: &mut Tim
 
     write_latency(parent, &res.stats.latency_hist)?;
     write_links(parent, res, measured)?;
+    write_vcs(parent, &res.summary.vc_phits, measured)?;
     ts.append_rest(&res.stats.samples, res.summary.cycles, res.complete && cfg.traffic.mode == "fixed")?;
     Ok(())
 }
@@ -688,5 +690,34 @@ fn write_links(parent: &Group, res: &RunResult, measured: u64) -> Result<()> {
         column(&g, "utilization", &util, "phits/cycle", "phits / measured_cycles (1 = busy every cycle)")?,
     ];
     super::dims::attach_all(&link, "link", &cols.iter().collect::<Vec<_>>())?;
+    Ok(())
+}
+
+/// Write `/vcs`: phits carried on switch-to-switch links per VC in the measured window (DAVC paper
+/// section 8's VC utilization), with the VC index as the dimension scale.
+pub fn write_vcs(parent: &Group, vc_phits: &[u64], measured: u64) -> Result<()> {
+    let g = new_group(parent, "vcs")?;
+    set_attr(&g, "measured_cycles", &measured)?;
+    set_str_attr(
+        &g,
+        "description",
+        "one row per VC of the routing (index = VC): phits carried on switch-to-switch links in the measured window",
+    )?;
+    let total: u64 = vc_phits.iter().sum();
+    let ids: Vec<u32> = (0..vc_phits.len() as u32).collect();
+    let share: Vec<f64> =
+        vc_phits.iter().map(|&p| if total == 0 { f64::NAN } else { p as f64 / total as f64 }).collect();
+    let vc = column(&g, "vc", &ids, "", "virtual channel (the dimension of this group)")?;
+    let cols = [
+        column(
+            &g,
+            "phits",
+            vc_phits,
+            "phits",
+            "phits sent on this VC over switch-to-switch links in the measured window",
+        )?,
+        column(&g, "share", &share, "1", "phits / phits of all VCs (NaN when no phit was sent)")?,
+    ];
+    super::dims::attach_all(&vc, "vc", &cols.iter().collect::<Vec<_>>())?;
     Ok(())
 }

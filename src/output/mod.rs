@@ -17,6 +17,7 @@
 //! /latency/          bin_edges, counts: 1-cycle latency histogram from min to max observed
 //! /links/            switch, port, neighbour_switch, neighbour_port, dimension, phits, utilization
 //!                    per live link direction (measured window)
+//! /vcs/              vc, phits, share: phits per VC on switch-to-switch links (measured window)
 //! ```
 //!
 //! The file is created before the run starts and is readable while it runs (no lock is taken; rows

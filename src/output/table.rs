@@ -49,7 +49,8 @@ impl SweepTable {
     pub fn summary_keys(&self) -> Vec<String> {
         let mut keys: Vec<String> = Vec::new();
         for s in self.rows.iter().filter_map(|r| r.summary.as_ref()) {
-            for (k, _) in s {
+            // Lists (`vc_phits`) are not columns: each point's group has them.
+            for (k, _) in s.iter().filter(|(_, v)| !v.is_array()) {
                 if !keys.contains(k) {
                     keys.push(k.clone());
                 }

@@ -145,6 +145,11 @@ pub struct Report {
     pub longest_route: u32,
     /// Channels some route uses.
     pub channels_used: usize,
+    /// VCs the routes can reach: the highest VC of a channel some route uses, plus one (0 when no
+    /// route leaves its switch). For a DAVC policy this is the VC count the allocation function
+    /// needs on this network and routing (DAVC paper section 8, "VC utilization"), which the
+    /// configured `vcs` only bounds.
+    pub vcs_needed: usize,
     /// Dependencies of the CDG of all channels.
     pub dependencies: usize,
     /// The verdict.
@@ -472,6 +477,7 @@ pub fn check(net: &Fabric, routing: &dyn Routing) -> Report {
         states: ex.states,
         longest_route: ex.longest,
         channels_used: ex.used.iter().filter(|&&u| u).count(),
+        vcs_needed: ex.used.iter().enumerate().filter(|&(_, &u)| u).map(|(i, _)| i % vcs + 1).max().unwrap_or(0),
         dependencies: ex.edges.len(),
         verdict,
     }

@@ -81,6 +81,38 @@ fn dragonfly_min_on_one_vc_has_a_cycle_and_davc_fixes_it() {
     }
 }
 
+/// DAVC section 8.1: with minimal routing on the dragonfly, F_P and F_NP need no more VCs than
+/// Dally's scheme (2) and F_N more. Derivation: global ports are numbered after the local ones,
+/// so on `l g l` the global hop never raises F_P's or F_NP's VC (its port is above the local
+/// inbound one) and the last local hop always does (its port is below the global inbound one): 2
+/// VCs; F_N raises on every hop to a lower switch id, and a route `l g l` from a higher group
+/// down to a lower switch of a lower group raises twice: 3. Valiant's `l g l g l` adds one global
+/// level: 3 for Dally, F_P, F_NP; F_N needs more than Dally's 3 and at most the 5 hops (how many
+/// depends on the arrangement and the ids). `vcs_needed` of the
+/// channel dependency analysis must say so, and agree with a walk over every route.
+#[test]
+fn davc_vcs_needed_on_the_dragonfly_match_the_paper() {
+    for topo in [DF, DF_ABS] {
+        for (alg, want) in
+            [("dragonfly-min", [2..=2, 3..=3, 2..=2, 2..=2]), ("dragonfly-valiant", [3..=3, 4..=5, 3..=3, 3..=3])]
+        {
+            for (policy, want) in ["dally", "davc-n", "davc-p", "davc-np"].into_iter().zip(want) {
+                let (net, r) =
+                    routing(topo, &[&format!("routing.algorithm={alg}"), &format!("routing.vc_policy={policy}")]);
+                let rep = deadlock::check(&net, &*r);
+                assert_eq!(rep.verdict, Verdict::Acyclic, "{alg} {policy}");
+                let (top, _) = walk_all(&net, &*r);
+                assert_eq!(rep.vcs_needed, top as usize + 1, "{alg} {policy}: the walk's highest VC");
+                assert!(
+                    want.contains(&rep.vcs_needed),
+                    "{alg} {policy} on {topo}: {} VCs, want {want:?}",
+                    rep.vcs_needed
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn ugal_offers_both_first_hops_with_the_extra_hops_as_penalty() {
     // DF(1,4,2) palm tree, 9 groups: switch 0 (group 0, router 0) owns links to groups 1 and 2.

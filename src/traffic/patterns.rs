@@ -585,7 +585,7 @@ impl Pattern {
 fn no_groups(network: &str) -> String {
     format!(
         "adversarial-group sends every group to the next group (DAVC section 7.1), and {network} has no groups; \
-         it needs topology.kind = \"dragonfly\""
+         it needs topology.kind = \"dragonfly\", or traffic.group_switches (switches per group) elsewhere"
     )
 }
 

@@ -68,8 +68,9 @@ def test_run_file_equals_json_summary():
             assert cfg["seed"] == f.attrs["seed"] == 1
             assert f.attrs["threads"] == 1 and f.attrs["ranks"] == 1
             g = f["summary"]
-            assert list(g) == list(summary), "same keys, same order"
-            for k, v in summary.items():
+            scalars = {k: v for k, v in summary.items() if not isinstance(v, list)}
+            assert list(g) == list(scalars), "same keys, same order (lists are groups of their own)"
+            for k, v in scalars.items():
                 assert g[k][()] == v, (k, g[k][()], v)
                 assert "units" in g[k].attrs
             assert g["average_latency"].attrs["units"] == "cycles"
@@ -109,6 +110,14 @@ def test_run_file_equals_json_summary():
             assert np.allclose(links["utilization"], links["phits"] / f["links"].attrs["measured_cycles"])
             hot = links.loc[links["utilization"].idxmax()]
             assert 0 < hot["utilization"] <= 1
+
+            # Per-VC phits: the summary's list, along the dimension `vc`; every phit on a link is on one VC.
+            vcs = f["vcs"]
+            assert list(vcs["phits"][()]) == summary["vc_phits"] and len(summary["vc_phits"]) == 4
+            assert list(vcs["vc"][()]) == [0, 1, 2, 3] and vcs["phits"].compression == "gzip"
+            assert vcs["phits"][()].sum() == links["phits"].sum() > 0
+            assert summary["vcs_used"] == (vcs["phits"][()] > 0).sum()
+            assert math.isclose(vcs["share"][()].sum(), 1.0)
 
 
 def test_sweep_loads_into_pandas_and_matches_its_points():
@@ -199,6 +208,7 @@ def test_xarray_opens_every_group_with_named_dims():
         assert xr.open_dataset(run, group="servers", engine="h5netcdf")["injected_phits"].dims == ("server",)
         assert xr.open_dataset(run, group="links", engine="h5netcdf")["utilization"].dims == ("link",)
         assert xr.open_dataset(run, group="latency", engine="h5netcdf")["packets"].dims == ("latency",)
+        assert xr.open_dataset(run, group="vcs", engine="h5netcdf")["phits"].dims == ("vc",)
 
         sweep = os.path.join(d, "sweep.h5")
         hxsim("sweep", QUICKSTART, "--set", "traffic.load=0.2,0.4,0.6", "--set", "routing.algorithm=minimal,valiant",
