@@ -65,18 +65,18 @@ fn a_zero_threshold_never_throttles() {
 }
 
 /// A throttle holds servers back: at offered 1.0 the servers inject less than without it, the
-/// network holds fewer packets, and a stricter threshold holds back more. With the strictest
-/// (`switch`, 1.0: a switch's outputs entirely free, every credit back) a server injects only while
-/// no packet of its switch is in an output buffer or in a downstream input buffer, so each switch
-/// has at most the packets its servers put in their input buffers plus one output's worth in
-/// flight, far fewer than without.
+/// network holds fewer packets, and a stricter threshold holds back more (a server injects under
+/// threshold `x` only where it would under any threshold below `x`, as the watched space is the
+/// same). With the strictest (`switch`, 1: every output of the switch empty, every credit back) a
+/// server's packets leave its switch only one output's worth at a time, so the network holds well
+/// under half the packets it holds unthrottled, when its buffers fill up.
 #[test]
 fn throttling_limits_injection_and_packets_in_flight() {
     let injected = |r: &RunResult| r.server_injected.iter().sum::<u64>();
     let peak = |r: &RunResult| r.stats.samples.iter().map(|s| s.in_flight).max().unwrap_or(0);
     let off = run(&config(DCR, &[]));
     let mut last = (injected(&off), peak(&off));
-    for t in ["0.5", "1"] {
+    for t in ["0.8", "1"] {
         let th = format!("router.injection_threshold={t}");
         let r = run(&config(DCR, &["router.injection_throttle=switch", &th]));
         let now = (injected(&r), peak(&r));
@@ -86,9 +86,6 @@ fn throttling_limits_injection_and_packets_in_flight() {
         );
         last = now;
     }
-    // Threshold 1: per switch, 4 servers x 8 packets of input buffer can be waiting to be granted
-    // besides what the switch's outputs hold; across 64 switches the network holds far fewer than
-    // the off case's peak.
     assert!(last.1 < peak(&off) / 2, "peak in flight {} vs {} without throttling", last.1, peak(&off));
 }
 
@@ -145,7 +142,7 @@ fn any_vc_injection_uses_more_than_vc_zero() {
 /// with no credit waits in both modes: `any` is then the same model as `zero`.
 #[test]
 fn any_vc_injection_with_one_vc_is_vc_zero() {
-    let one = ["routing.algorithm=dor", "routing.vcs=1", "traffic.load=0.7"];
+    let one = ["routing.algorithm=dor", "routing.vc_policy=none", "routing.vcs=1"];
     let zero = run(&config(DCR, &one));
     let any = run(&config(DCR, &[one[0], one[1], one[2], "router.injection_vcs=any"]));
     assert_eq!(fingerprint(&zero), fingerprint(&any));
