@@ -15,7 +15,7 @@
 # separated column labels to run, e.g. "PolSP PolSP-4VC"; default all), NETS (default
 # "hyperx-2d-16 hyperx-3d-8"), PATTERNS (default: the figure's patterns of each network), CM (space
 # separated congestion-management settings, "off" or MODE:THRESHOLD of router.injection_throttle /
-# router.injection_threshold; default "off route:0.3"), EXTRA (more --set KEY=VALUE pairs, space
+# router.injection_threshold; default "off switch:0.7"), EXTRA (more --set KEY=VALUE pairs, space
 # separated, e.g. "topology.sides=[4,4,4] topology.servers_per_switch=4" for a reduced run),
 # THREADS (default 1).
 # Prints one TSV line per run (appended to raw.tsv if given), then the summary table: the accepted
@@ -32,7 +32,7 @@ WARMUP=${WARMUP:-3000}
 MEASURE=${MEASURE:-10000}
 LOADS=${LOADS:-0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0}
 NETS=${NETS:-hyperx-2d-16 hyperx-3d-8}
-CM=${CM:-off route:0.3}
+CM=${CM:-off switch:0.7}
 THREADS=${THREADS:-1}
 EXTRA_SETS=()
 for kv in ${EXTRA:-}; do EXTRA_SETS+=(--set "$kv"); done
@@ -98,7 +98,7 @@ for cfg, pat, r, cm, load, acc, lat, jain, hops, steady in rows:
     if float(acc) > best[(cfg, pat, cm, r)][0]: best[(cfg, pat, cm, r)] = (float(acc), load, ok)
 mark = lambda ok: "" if ok else "*"
 print("\naccepted load at offered 1.0 (max over offered loads @ load); * = window not steady")
-print("%-14s %-34s %-10s" % ("network", "pattern", "cm") + "".join("%-20s" % r for r in routings))
+print("%-14s %-34s %-12s" % ("network", "pattern", "cm") + "".join("%-20s" % r for r in routings))
 for cfg, pat, cm in order:
     cells = []
     for r in routings:
@@ -109,7 +109,7 @@ for cfg, pat, cm in order:
             cells.append("%-20s" % ("%s (%.3f%s@%s)" % (one, b, mark(okb), l)))
         else:
             cells.append("%-20s" % "")
-    print("%-14s %-34s %-10s" % (cfg, pat, cm) + "".join(cells))
+    print("%-14s %-34s %-12s" % (cfg, pat, cm) + "".join(cells))
 PY
 rm -f "$OUT"
 echo "grid took $(( $(date +%s) - START )) s"
