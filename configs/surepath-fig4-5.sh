@@ -1,41 +1,66 @@
 #!/usr/bin/env bash
-# Regenerates the saturation table for SurePath paper Figures 4 and 5 (fault-free 2-D 16x16 and 3-D
-# 8x8x8 HyperX, 4096 servers each): accepted load at several offered loads for Minimal, Valiant,
-# OmniWAR, Polarized (ladders over 2n VCs, Table 4), OmniSP and PolSP (2n-1 routing VCs + 1 escape
-# VC, Table 4) and, to check "SurePath ... with fewer VCs", OmniSP/PolSP with 2n-2 VCs (n=2: 1+1,
-# n=3: 3+1 as in section 6), under Uniform, Random Server Permutation, Dimension Complement Reverse,
-# and Regular Permutation to Neighbour on the 3-D network.
+# Regenerates the SurePath paper's Figures 4 and 5 grid (fault-free 2-D 16x16 and 3-D 8x8x8 HyperX,
+# 4096 servers each): accepted load at offered loads 0.1 to 1.0 for Minimal, Valiant, OmniWAR,
+# Polarized (ladders over 2n VCs, Table 4), OmniSP and PolSP (2n-1 routing VCs + 1 escape VC, Table
+# 4) and, to check "SurePath ... with fewer VCs", OmniSP/PolSP with 2n-2 VCs (n=2: 1+1, n=3: 3+1 as
+# in section 6), under Uniform, Random Server Permutation and Dimension Complement Reverse, and
+# Regular Permutation to Neighbour on the 3-D network; each point without and with congestion
+# management (injection throttling, README "The model"), with long windows and the steady-state
+# verdict of every run.
 #
 # Usage: configs/surepath-fig4-5.sh [raw.tsv]
 # Environment: HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
-# WARMUP / MEASURE (cycles; default 2000 / 2000), LOADS (default "0.5 0.7 0.9 1.0"), ONLY (space
-# separated column labels to run, e.g. "PolSP PolSP-4VC"; default all).
+# WARMUP / MEASURE (cycles; default 3000 / 10000: the collapse of escape-based routings past
+# saturation builds up over thousands of cycles), LOADS (default "0.1 0.2 ... 1.0"), ONLY (space
+# separated column labels to run, e.g. "PolSP PolSP-4VC"; default all), NETS (default
+# "hyperx-2d-16 hyperx-3d-8"), PATTERNS (default: the figure's patterns of each network), CM (space
+# separated congestion-management settings, "off" or MODE:THRESHOLD of router.injection_throttle /
+# router.injection_threshold; default "off switch:0.7"), EXTRA (more --set KEY=VALUE pairs, space
+# separated, e.g. "topology.sides=[4,4,4] topology.servers_per_switch=4" for a reduced run),
+# THREADS (default 1).
 # Prints one TSV line per run (appended to raw.tsv if given), then the summary table: the accepted
 # load at offered load 1.0 and the largest accepted load over LOADS (with the offered load it was
-# reached at).
+# reached at), per congestion-management setting, with "*" on values whose window was not steady,
+# and the time the grid took. The full grid is 2 x 3.5 patterns x 10 loads x 8 routings x 2 CM =
+# 1120 runs; at 3000 + 10000 cycles one run of a 4096-server network takes 2 to 13 minutes of one
+# core (past saturation the longest), so plan for days on one core (use a cluster, or ONLY, LOADS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
 [ -x "$HXSIM" ] || cargo build --release
-WARMUP=${WARMUP:-2000}
-MEASURE=${MEASURE:-2000}
-LOADS=${LOADS:-0.5 0.7 0.9 1.0}
+WARMUP=${WARMUP:-3000}
+MEASURE=${MEASURE:-10000}
+LOADS=${LOADS:-0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0}
+NETS=${NETS:-hyperx-2d-16 hyperx-3d-8}
+CM=${CM:-off switch:0.7}
+THREADS=${THREADS:-1}
+EXTRA_SETS=()
+for kv in ${EXTRA:-}; do EXTRA_SETS+=(--set "$kv"); done
 RAW=${1:-/dev/null}
 OUT=$(mktemp)
+START=$(date +%s)
 
 run() { # config pattern label load sets...
     local cfg=$1 pat=$2 label=$3 load=$4
     shift 4
     if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $label "* ]]; then return; fi
-    local json
-    json=$("$HXSIM" run "configs/$cfg.toml" --set traffic.pattern="$pat" --set traffic.load="$load" \
-        --set simulation.warmup_cycles="$WARMUP" --set simulation.measure_cycles="$MEASURE" "$@" --json -q --no-output)
-    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("\t".join(sys.argv[2:6]+["%.4f"%d["accepted_load"],"%.1f"%d["average_latency"],"%.4f"%d["jain_index"],"%.3f"%d["average_hops"]]))' \
-        "$json" "$cfg" "$pat" "$label" "$load" | tee -a "$RAW" "$OUT"
+    local cm json cmsets
+    for cm in $CM; do
+        if [ "$cm" = off ]; then
+            cmsets=()
+        else
+            cmsets=(--set "router.injection_throttle=${cm%%:*}" --set "router.injection_threshold=${cm#*:}")
+        fi
+        json=$("$HXSIM" run "configs/$cfg.toml" --set traffic.pattern="$pat" --set traffic.load="$load" \
+            --set simulation.warmup_cycles="$WARMUP" --set simulation.measure_cycles="$MEASURE" "$@" \
+            "${cmsets[@]}" "${EXTRA_SETS[@]}" --threads "$THREADS" --json -q --no-output)
+        python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("\t".join(sys.argv[2:7]+["%.4f"%d["accepted_load"],"%.1f"%d["average_latency"],"%.4f"%d["jain_index"],"%.3f"%d["average_hops"],str(d.get("steady_state"))]))' \
+            "$json" "$cfg" "$pat" "$label" "$cm" "$load" | tee -a "$RAW" "$OUT"
+    done
 }
 
-echo -e "config\tpattern\trouting\toffered\taccepted\tlatency\tjain\thops"
-for cfg in hyperx-2d-16 hyperx-3d-8; do
+echo -e "config\tpattern\trouting\tcm\toffered\taccepted\tlatency\tjain\thops\tsteady"
+for cfg in $NETS; do
     if [ "$cfg" = hyperx-2d-16 ]; then
         n=2
         patterns="uniform random-server-permutation dimension-complement-reverse"
@@ -43,6 +68,7 @@ for cfg in hyperx-2d-16 hyperx-3d-8; do
         n=3
         patterns="uniform random-server-permutation dimension-complement-reverse regular-permutation-to-neighbour"
     fi
+    patterns=${PATTERNS:-$patterns}
     few=$((2 * n - 2))
     for pat in $patterns; do
         for load in $LOADS; do
@@ -61,27 +87,29 @@ done
 python3 - "$OUT" <<'PY'
 import sys, collections
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-at1 = {}; best = collections.defaultdict(lambda: (-1.0, ""))
-order = []
-for cfg, pat, r, load, acc, *_ in rows:
-    key = (cfg, pat)
+at1 = {}; best = collections.defaultdict(lambda: (-1.0, "", True))
+order, routings = [], []
+for cfg, pat, r, cm, load, acc, lat, jain, hops, steady in rows:
+    key = (cfg, pat, cm)
     if key not in order: order.append(key)
-    if float(load) == 1.0: at1[(cfg, pat, r)] = float(acc)
-    if float(acc) > best[(cfg, pat, r)][0]: best[(cfg, pat, r)] = (float(acc), load)
-routings = []
-for _, _, r, *_ in rows:
     if r not in routings: routings.append(r)
-print("\naccepted load at offered 1.0 (max over offered loads @ load)")
-print("%-14s %-34s" % ("network", "pattern") + "".join("%-18s" % r for r in routings))
-for cfg, pat in order:
+    ok = steady != "False"
+    if float(load) == 1.0: at1[(cfg, pat, cm, r)] = (float(acc), ok)
+    if float(acc) > best[(cfg, pat, cm, r)][0]: best[(cfg, pat, cm, r)] = (float(acc), load, ok)
+mark = lambda ok: "" if ok else "*"
+print("\naccepted load at offered 1.0 (max over offered loads @ load); * = window not steady")
+print("%-14s %-34s %-12s" % ("network", "pattern", "cm") + "".join("%-20s" % r for r in routings))
+for cfg, pat, cm in order:
     cells = []
     for r in routings:
-        if (cfg, pat, r) in best:
-            a1 = at1.get((cfg, pat, r))
-            b, l = best[(cfg, pat, r)]
-            cells.append("%-18s" % ("%s (%.3f@%s)" % ("%.3f" % a1 if a1 is not None else "-", b, l)))
+        if (cfg, pat, cm, r) in best:
+            b, l, okb = best[(cfg, pat, cm, r)]
+            a1 = at1.get((cfg, pat, cm, r))
+            one = "%.3f%s" % (a1[0], mark(a1[1])) if a1 else "-"
+            cells.append("%-20s" % ("%s (%.3f%s@%s)" % (one, b, mark(okb), l)))
         else:
-            cells.append("%-18s" % "")
-    print("%-14s %-34s" % (cfg, pat) + "".join(cells))
+            cells.append("%-20s" % "")
+    print("%-14s %-34s %-12s" % (cfg, pat, cm) + "".join(cells))
 PY
 rm -f "$OUT"
+echo "grid took $(( $(date +%s) - START )) s"

@@ -114,6 +114,41 @@ pub struct RouterConfig {
     /// already in the network over newly injected ones) at every output; CAMINOS's
     /// `intransit_priority`. Within each class the allocator decides.
     pub intransit_priority: bool,
+    /// Injection throttling, a congestion-management mechanism: `off`, `switch` or `route`; see
+    /// [`crate::network::Throttle`]. Written to outputs only when not `off`.
+    #[serde(skip_serializing_if = "is_off")]
+    pub injection_throttle: String,
+    /// With `injection_throttle`: the free fraction (0 to 1) of the watched buffer space a server
+    /// needs to inject.
+    #[serde(skip_serializing_if = "is_default_threshold")]
+    pub injection_threshold: f64,
+    /// VCs a server injects into: `zero` (VC 0 only) or `any` (any VC of its switch input with a
+    /// credit, as CAMINOS); see [`crate::network::InjectionVcs`].
+    #[serde(skip_serializing_if = "is_zero_vcs")]
+    pub injection_vcs: String,
+    /// Unit of switch allocation: `port` (one packet per input and output port crosses the
+    /// crossbar at a time) or `vc` (per input VC and output VC, as CAMINOS's input-output
+    /// router); see [`crate::network::Allocation`].
+    #[serde(skip_serializing_if = "is_port_allocation")]
+    pub allocation: String,
+}
+
+fn is_off(s: &str) -> bool {
+    s == "off"
+}
+fn is_default_threshold(x: &f64) -> bool {
+    *x == RouterConfig::DEFAULT_THRESHOLD
+}
+fn is_zero_vcs(s: &str) -> bool {
+    s == "zero"
+}
+fn is_port_allocation(s: &str) -> bool {
+    s == "port"
+}
+
+impl RouterConfig {
+    /// Default of `injection_threshold`.
+    pub const DEFAULT_THRESHOLD: f64 = 0.5;
 }
 
 impl Default for RouterConfig {
@@ -125,6 +160,10 @@ impl Default for RouterConfig {
             crossbar_speedup: 2,
             allocator: "age".into(),
             intransit_priority: false,
+            injection_throttle: "off".into(),
+            injection_threshold: Self::DEFAULT_THRESHOLD,
+            injection_vcs: "zero".into(),
+            allocation: "port".into(),
         }
     }
 }
@@ -511,6 +550,12 @@ impl Config {
             return Err(ConfigError::value("router.crossbar_speedup", r.crossbar_speedup, "between 1 and 16"));
         }
         one_of("router.allocator", &r.allocator, &crate::network::Allocator::names())?;
+        one_of("router.injection_throttle", &r.injection_throttle, &crate::network::Throttle::names())?;
+        if !(0.0..=1.0).contains(&r.injection_threshold) {
+            return Err(ConfigError::value("router.injection_threshold", r.injection_threshold, "between 0 and 1"));
+        }
+        one_of("router.injection_vcs", &r.injection_vcs, &crate::network::InjectionVcs::names())?;
+        one_of("router.allocation", &r.allocation, &crate::network::Allocation::names())?;
         if !(1..=1000).contains(&self.link.latency) {
             return Err(ConfigError::value("link.latency", self.link.latency, "between 1 and 1000 cycles"));
         }

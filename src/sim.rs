@@ -284,6 +284,15 @@ pub fn build_params(cfg: &Config, net: Arc<Fabric>) -> Result<ModelParams, Confi
         allocator: crate::network::Allocator::from_name(&cfg.router.allocator)
             .ok_or_else(|| ConfigError::value("router.allocator", &cfg.router.allocator, "see hxsim's README"))?,
         intransit_priority: cfg.router.intransit_priority,
+        throttle: crate::network::Throttle::from_name(&cfg.router.injection_throttle).ok_or_else(|| {
+            ConfigError::value("router.injection_throttle", &cfg.router.injection_throttle, "see hxsim's README")
+        })?,
+        injection_threshold: cfg.router.injection_threshold,
+        injection_vcs: crate::network::InjectionVcs::from_name(&cfg.router.injection_vcs).ok_or_else(|| {
+            ConfigError::value("router.injection_vcs", &cfg.router.injection_vcs, "see hxsim's README")
+        })?,
+        allocation: crate::network::Allocation::from_name(&cfg.router.allocation)
+            .ok_or_else(|| ConfigError::value("router.allocation", &cfg.router.allocation, "see hxsim's README"))?,
         window,
         sample_cycles: cfg.output.sample_cycles,
         silent,

@@ -114,6 +114,103 @@ impl Allocator {
     }
 }
 
+/// Injection throttling (`router.injection_throttle`), a congestion-management mechanism for the
+/// saturation collapse of escape-based routings (README, "The model"): a server injects its next
+/// packet only while the buffer space its switch watches is free above
+/// `router.injection_threshold`. Both variants are local-occupancy injection limitation as in
+/// López, Martínez and Duato, "DRIL: Dynamically reduced message injection limitation mechanism
+/// for wormhole networks" (ICPP 1998) and Baydal, López and Duato, "A family of mechanisms for
+/// congestion control in wormhole networks" (IEEE TPDS 16(9), 2005), with space counted as
+/// SurePath's `Q` counts it (output occupancy plus consumed downstream credits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Throttle {
+    /// No throttling: a server injects whenever it has a packet and a credit.
+    Off,
+    /// The switch's switch-to-switch output ports, all VCs: free slots over their capacity.
+    Switch,
+    /// The useful channels of the packet (DRIL's rule): the routing candidates of the packet at its
+    /// source switch outside the escape subnetwork (all candidates if none is outside it).
+    Route,
+}
+
+impl Throttle {
+    /// Every mode, with its `router.injection_throttle` name and a one-line description.
+    pub const ALL: [(Throttle, &'static str, &'static str); 3] = [
+        (Throttle::Off, "off", "no injection throttling (default)"),
+        (Throttle::Switch, "switch", "inject while the switch's output ports (all VCs) are free above the threshold"),
+        (Throttle::Route, "route", "inject while the packet's non-escape candidate VCs are free above the threshold"),
+    ];
+
+    /// The mode named `name`.
+    pub fn from_name(name: &str) -> Option<Throttle> {
+        Self::ALL.iter().find(|(_, n, _)| *n == name).map(|&(a, _, _)| a)
+    }
+
+    /// `router.injection_throttle` names.
+    pub fn names() -> Vec<&'static str> {
+        Self::ALL.iter().map(|&(_, n, _)| n).collect()
+    }
+}
+
+/// Which VCs of its switch's input port a server injects into (`router.injection_vcs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InjectionVcs {
+    /// VC 0 only.
+    Zero,
+    /// The lowest VC with a credit, as CAMINOS's servers do: several of a server's packets can wait
+    /// at the switch at once, one per VC.
+    Any,
+}
+
+impl InjectionVcs {
+    /// Every mode, with its `router.injection_vcs` name and a one-line description.
+    pub const ALL: [(InjectionVcs, &'static str, &'static str); 2] = [
+        (InjectionVcs::Zero, "zero", "servers inject on VC 0 (default)"),
+        (InjectionVcs::Any, "any", "servers inject on the lowest VC with a credit (CAMINOS)"),
+    ];
+
+    /// The mode named `name`.
+    pub fn from_name(name: &str) -> Option<InjectionVcs> {
+        Self::ALL.iter().find(|(_, n, _)| *n == name).map(|&(a, _, _)| a)
+    }
+
+    /// `router.injection_vcs` names.
+    pub fn names() -> Vec<&'static str> {
+        Self::ALL.iter().map(|&(_, n, _)| n).collect()
+    }
+}
+
+/// The unit of switch allocation (`router.allocation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allocation {
+    /// One packet at a time per crossbar input port and per crossbar output port; an input offers
+    /// one head per turn.
+    Port,
+    /// Per (input port, VC) and (output port, VC), as CAMINOS's input-output router allocates
+    /// (its allocators match `entry_port * vcs + entry_vc` to `requested_port * vcs + requested_vc`,
+    /// and every matched pair moves a phit per crossbar cycle): every head requests, and several
+    /// VCs of one input or one output cross the crossbar at once.
+    Vc,
+}
+
+impl Allocation {
+    /// Every mode, with its `router.allocation` name and a one-line description.
+    pub const ALL: [(Allocation, &'static str, &'static str); 2] = [
+        (Allocation::Port, "port", "one packet per crossbar input and output port at a time (default)"),
+        (Allocation::Vc, "vc", "per input VC and output VC, several VCs of a port at once (CAMINOS)"),
+    ];
+
+    /// The mode named `name`.
+    pub fn from_name(name: &str) -> Option<Allocation> {
+        Self::ALL.iter().find(|(_, n, _)| *n == name).map(|&(a, _, _)| a)
+    }
+
+    /// `router.allocation` names.
+    pub fn names() -> Vec<&'static str> {
+        Self::ALL.iter().map(|&(_, n, _)| n).collect()
+    }
+}
+
 /// Everything a partition needs to know about the run, shared by all partitions.
 pub struct ModelParams {
     /// The network with faults.
@@ -149,6 +246,14 @@ pub struct ModelParams {
     pub allocator: Allocator,
     /// Requests from switch-to-switch inputs win over requests from servers.
     pub intransit_priority: bool,
+    /// Injection throttling.
+    pub throttle: Throttle,
+    /// Free fraction of the watched space a server needs to inject, with `throttle`.
+    pub injection_threshold: f64,
+    /// VCs servers inject into.
+    pub injection_vcs: InjectionVcs,
+    /// Unit of switch allocation.
+    pub allocation: Allocation,
     /// Measurement window `[start, end)`.
     pub window: (Cycle, Cycle),
     /// Sample interval, cycles.
@@ -357,13 +462,22 @@ pub struct NetPartition {
     server_ready: Vec<Cycle>,
     /// Per switch, the minimum of `server_ready` over its servers.
     inject_at: Vec<Cycle>,
+    /// With `router.injection_vcs = "any"`: each server's credits per VC, `(srv_base[li] + s) * v
+    /// + vc` ([`Server::credits`] then counts its VCs with a credit); empty otherwise.
+    srv_vc_cred: Vec<u16>,
+    /// With `router.allocation = "vc"`: the cycle from which the crossbar input of each input VC
+    /// is free (indexed as `inbuf`); empty otherwise.
+    vc_in_free: Vec<Cycle>,
+    /// With `router.allocation = "vc"`: the cycle from which the crossbar output of each output VC
+    /// is free (indexed as `outvc`); empty otherwise.
+    vc_out_free: Vec<Cycle>,
     rng_traffic: Vec<Rng>,
     rng_router: Vec<Rng>,
     // Scratch, reused every step.
     cands: Vec<Candidate>,
     reqs: Vec<Request>,
     best: Vec<u32>,
-    touched: Vec<u16>,
+    touched: Vec<u32>,
     // Statistics.
     /// Counters of this partition.
     pub stats: Stats,
@@ -470,6 +584,14 @@ impl NetPartition {
             }
         }
         let undrained_servers = if remaining > 0 { senders } else { 0 };
+        let any_vc = p.injection_vcs == InjectionVcs::Any;
+        if any_vc {
+            // `credits` counts the VCs with a credit: all of them.
+            for srv in servers.iter_mut() {
+                srv.credits = v as u16;
+            }
+        }
+        let per_vc = p.allocation == Allocation::Vc;
         NetPartition {
             t_of,
             srv_base,
@@ -493,11 +615,14 @@ impl NetPartition {
             next_gen_min,
             server_ready: vec![Cycle::MAX; ns],
             inject_at: vec![Cycle::MAX; n],
+            srv_vc_cred: if any_vc { vec![p.input_buffer; ns * v] } else { Vec::new() },
+            vc_in_free: if per_vc { vec![0; n * np * v] } else { Vec::new() },
+            vc_out_free: if per_vc { vec![0; n * np * v] } else { Vec::new() },
             rng_traffic,
             rng_router,
             cands: Vec::with_capacity(4 * np),
             reqs: Vec::with_capacity(np),
-            best: vec![NIL; np],
+            best: vec![NIL; np * v],
             touched: Vec::with_capacity(np),
             stats: Stats { vc_phits: vec![0; v], ..Stats::default() },
             link_phits: vec![0; n * r],
@@ -612,6 +737,14 @@ impl Partition for NetPartition {
             Msg::Credit { port, vc } => {
                 if port < self.t_of[li] {
                     let si = self.srv_base[li] as usize + port as usize;
+                    if !self.srv_vc_cred.is_empty() {
+                        // `injection_vcs = "any"`: `credits` counts VCs with a credit.
+                        let c = &mut self.srv_vc_cred[si * v + vc as usize];
+                        *c += 1;
+                        if *c > 1 {
+                            return;
+                        }
+                    }
                     self.servers[si].credits += 1;
                     let ready = self.servers[si].ready_at();
                     self.server_ready[si] = ready;

@@ -4,7 +4,7 @@
 //! [`super`]). This is the simulator's hot path: it allocates nothing and reads flat arrays.
 
 use super::packet::NIL;
-use super::{clear_bit, set_bit, Allocator, Msg, NetPartition, OutPort, OutVc, Request, NO_VC};
+use super::{clear_bit, set_bit, Allocation, Allocator, Msg, NetPartition, OutPort, OutVc, Request, NO_VC};
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::{below, Rng};
 use crate::routing::{step, Candidate, RouteState};
@@ -17,6 +17,10 @@ use crate::routing::{step, Candidate, RouteState};
 /// While every candidate's crossbar output is busy, a request is certain to be refused, and nothing
 /// the choice depends on can make it succeed: a busy output takes no grant, so its occupancy can
 /// only fall, and its free cycle does not move. The router uses this to skip such heads.
+///
+/// With `vc_busy` (per-VC allocation: the free cycle of each output VC's crossbar output, indexed
+/// as `outvc`), a candidate whose output VC is receiving a packet counts as full, as CAMINOS's
+/// `EnforceFlowControl` discards an output VC that another input holds.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 fn select(
@@ -29,6 +33,7 @@ fn select(
     pk_phits: u32,
     now: Cycle,
     rng: &mut Rng,
+    vc_busy: Option<&[Cycle]>,
 ) -> (Option<usize>, Cycle) {
     // The cost of candidate `c`, or `None` if its output VC is full.
     let cost = |c: &Candidate| {
@@ -36,7 +41,8 @@ fn select(
         let o = &outp[port];
         let ov = outvc[port * v + c.vc as usize];
         let occ = o.occupancy(&ov, c.vc as usize, now);
-        (occ < out_cap).then(|| (occ as u32 + in_cap - ov.cred as u32 + o.load_at(now)) * pk_phits + c.penalty)
+        let free = vc_busy.is_none_or(|b| b[port * v + c.vc as usize] <= now);
+        (occ < out_cap && free).then(|| (occ as u32 + in_cap - ov.cred as u32 + o.load_at(now)) * pk_phits + c.penalty)
     };
     let mut best = usize::MAX;
     let mut best_cost = u32::MAX;
@@ -240,7 +246,11 @@ impl NetPartition {
     /// Routing and switch allocation of local switch `li` (stage 2 of the module docs): requests,
     /// then grants.
     pub(super) fn allocation_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
-        self.request_step(li, now);
+        if self.p.allocation == Allocation::Vc {
+            self.request_step_vc(li, now);
+        } else {
+            self.request_step(li, now);
+        }
         if !self.reqs.is_empty() {
             self.grant_step(li, now, out);
         }
@@ -356,6 +366,7 @@ impl NetPartition {
                         pk_phits,
                         now,
                         &mut self.rng_router[li],
+                        None,
                     );
                     if let Some(i) = best {
                         let c = self.cands[i];
@@ -376,6 +387,94 @@ impl NetPartition {
         }
     }
 
+    /// Request step of local switch `li` with per-VC allocation (`router.allocation = "vc"`, as
+    /// CAMINOS's input-output router): every input VC whose crossbar input is free and whose head
+    /// has a candidate with room in an output VC whose crossbar output is free requests that
+    /// candidate (lowest `Q + P`), whatever the other VCs of its input do. No refused-request
+    /// shortcut: a request is refused only when another wins its output VC.
+    fn request_step_vc(&mut self, li: usize, now: Cycle) {
+        let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
+        let sw = self.switches[li];
+        let pk_phits = self.p.packet_phits as u32;
+        let out_cap = self.p.output_buffer;
+        let in_cap = self.p.input_buffer as u32;
+        self.reqs.clear();
+        for w in 0..self.words {
+            let mut ports = self.in_mask[li * self.words + w];
+            while ports != 0 {
+                let port = w * 64 + ports.trailing_zeros() as usize;
+                ports &= ports - 1;
+                let pi = li * np + port;
+                for vc in BitIter(self.inp[pi].vc_mask) {
+                    let qi = pi * v + vc;
+                    if self.vc_in_free[qi] > now {
+                        continue;
+                    }
+                    let pkt = self.slab.get(self.inbuf[qi].q.front());
+                    if pkt.ready_at > now {
+                        continue;
+                    }
+                    let arrived = pkt.ready_at;
+                    if pkt.route.dst == sw {
+                        let op = (pkt.dst - self.first_server[li]) as usize;
+                        let oi = li * np + op;
+                        if self.has_room(oi, 0, now) && self.vc_out_free[oi * v] <= now {
+                            self.reqs.push(Request {
+                                in_port: port as u16,
+                                in_vc: vc as u8,
+                                out_port: op as u16,
+                                out_vc: 0,
+                                escape: false,
+                                prio: arrived,
+                            });
+                        }
+                        continue;
+                    }
+                    let route = pkt.route;
+                    self.cands.clear();
+                    self.p.routing.candidates(sw, &route, &mut self.cands);
+                    if self.cands.is_empty() {
+                        if self.failure.is_none() {
+                            self.failure = Some(format!(
+                                "packet from switch {} to switch {} has no route at switch {sw} (cycle {now}, {} hops taken): \
+                                 routing `{}` cannot reach its destination on this network",
+                                route.src,
+                                route.dst,
+                                route.hops,
+                                self.p.routing.name()
+                            ));
+                        }
+                        continue;
+                    }
+                    let base = li * np;
+                    let (best, _) = select(
+                        &self.cands,
+                        &self.outp[base + t..base + np],
+                        &self.outvc[(base + t) * v..(base + np) * v],
+                        v,
+                        out_cap,
+                        in_cap,
+                        pk_phits,
+                        now,
+                        &mut self.rng_router[li],
+                        Some(&self.vc_out_free[(base + t) * v..(base + np) * v]),
+                    );
+                    if let Some(i) = best {
+                        let c = self.cands[i];
+                        self.reqs.push(Request {
+                            in_port: port as u16,
+                            in_vc: vc as u8,
+                            out_port: (t + c.port as usize) as u16,
+                            out_vc: c.vc,
+                            escape: c.escape,
+                            prio: arrived,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
     /// Grant step of local switch `li`: each output whose crossbar output is free grants one
     /// request (oldest head, round robin or random: [`Allocator`]; in-transit first with
     /// `router.intransit_priority`), and the
@@ -384,14 +483,23 @@ impl NetPartition {
         let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
         let sw = self.switches[li];
         let alloc = self.p.allocator;
-        // Output arbitration: one grant per output port whose crossbar output is free.
+        let per_vc = self.p.allocation == Allocation::Vc;
+        // Output arbitration: one grant per output port (per output VC with per-VC allocation)
+        // whose crossbar output is free.
         self.touched.clear();
         for i in 0..self.reqs.len() {
             let rq = self.reqs[i];
             let op = rq.out_port as usize;
-            if self.outp[li * np + op].xbar_free > now {
-                continue;
-            }
+            let key = if per_vc {
+                // Requests go only to output VCs with a free crossbar output (see `select`).
+                debug_assert!(self.vc_out_free[(li * np + op) * v + rq.out_vc as usize] <= now);
+                op * v + rq.out_vc as usize
+            } else {
+                if self.outp[li * np + op].xbar_free > now {
+                    continue;
+                }
+                op
+            };
             // Distance from the round-robin pointer, without division.
             let dist = || {
                 let (ip, ptr) = (rq.in_port as u64, self.outp[li * np + op].arb as u64);
@@ -411,21 +519,22 @@ impl NetPartition {
             // Injection requests rank after every transit request.
             let prio = prio | (((self.p.intransit_priority && (rq.in_port as usize) < t) as u64) << 63);
             self.reqs[i].prio = prio;
-            let b = self.best[op];
+            let b = self.best[key];
             if b == NIL {
-                self.best[op] = i as u32;
-                self.touched.push(op as u16);
+                self.best[key] = i as u32;
+                self.touched.push(key as u32);
             } else if prio < self.reqs[b as usize].prio {
-                self.best[op] = i as u32;
+                self.best[key] = i as u32;
             }
         }
         let xbar = self.p.crossbar_cycles();
         let xlat = self.p.crossbar_latency;
         let plen = self.p.packet_phits;
         for k in 0..self.touched.len() {
-            let op = self.touched[k] as usize;
-            let rq = self.reqs[self.best[op] as usize];
-            self.best[op] = NIL;
+            let key = self.touched[k] as usize;
+            let rq = self.reqs[self.best[key] as usize];
+            self.best[key] = NIL;
+            let op = rq.out_port as usize;
             let ip = rq.in_port as usize;
             let pi = li * np + ip;
             let qi = pi * v + rq.in_vc as usize;
@@ -446,9 +555,15 @@ impl NetPartition {
             let pkt = self.slab.get_mut(idx);
             let tail_in = pkt.ready_at + plen - 1;
             let done = (now + xbar).max(tail_in + 1);
-            inport.free = done;
             let o = &mut self.outp[li * np + op];
-            o.xbar_free = done;
+            if per_vc {
+                // Only this input VC and this output VC are busy; the port records stay free.
+                self.vc_in_free[qi] = done;
+                self.vc_out_free[(li * np + op) * v + rq.out_vc as usize] = done;
+            } else {
+                inport.free = done;
+                o.xbar_free = done;
+            }
             o.arb = if ip + 1 == np { 0 } else { ip as u16 + 1 };
             o.load += 1;
             o.vc_mask |= 1 << rq.out_vc;

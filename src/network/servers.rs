@@ -2,7 +2,7 @@
 //! injection into the switch's server ports with credits, and delivery (ejection) statistics.
 
 use super::packet::Packet;
-use super::{Msg, NetPartition};
+use super::{InjectionVcs, Msg, NetPartition, Throttle};
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::geometric_gap;
 use crate::routing::RouteState;
@@ -51,6 +51,9 @@ impl NetPartition {
             return;
         }
         let plen = self.p.packet_phits;
+        let throttle = self.p.throttle;
+        // `switch` throttling: one verdict for every server of the switch this cycle.
+        let switch_open = throttle != Throttle::Switch || self.switch_space_free(li, now);
         let mut next = Cycle::MAX;
         for s in 0..t {
             let si = base + s;
@@ -59,9 +62,38 @@ impl NetPartition {
                 next = next.min(ready);
                 continue;
             }
+            if throttle != Throttle::Off {
+                let open = match throttle {
+                    Throttle::Switch => switch_open,
+                    _ => self.route_space_free(li, self.servers[si].queue.front(), now),
+                };
+                if !open {
+                    // Held back: ask again next cycle (the space it waits for frees without any
+                    // event of this server's).
+                    next = next.min(now + 1);
+                    continue;
+                }
+            }
+            let vc = match self.p.injection_vcs {
+                InjectionVcs::Zero => {
+                    self.servers[si].credits -= 1;
+                    0
+                }
+                InjectionVcs::Any => {
+                    // The lowest VC with a credit, as CAMINOS's servers choose; `credits` counts
+                    // the VCs that have one.
+                    let v = self.v;
+                    let cred = &mut self.srv_vc_cred[si * v..(si + 1) * v];
+                    let vc = cred.iter().position(|&c| c > 0).expect("a server with credits has a VC with one");
+                    cred[vc] -= 1;
+                    if cred[vc] == 0 {
+                        self.servers[si].credits -= 1;
+                    }
+                    vc
+                }
+            };
             let srv = &mut self.servers[si];
             let idx = srv.queue.pop(&self.slab);
-            srv.credits -= 1;
             srv.link_free = now + plen;
             let ready = srv.ready_at();
             self.server_ready[si] = ready;
@@ -73,9 +105,54 @@ impl NetPartition {
             self.sample(now).injected_phits += plen;
             self.last_progress = now;
             let lat = self.lat(li * self.np + s);
-            out.send(now + lat, sw, Msg::Arrival { port: s as u16, vc: 0, pkt });
+            out.send(now + lat, sw, Msg::Arrival { port: s as u16, vc: vc as u8, pkt });
         }
         self.inject_at[li] = next;
+    }
+
+    /// `switch` throttling: whether the switch-to-switch output ports of local switch `li` have,
+    /// over all their VCs, a free fraction of at least `router.injection_threshold` of their
+    /// space (output buffer plus the downstream input buffer, counted as [`super::OutPort::load`]:
+    /// occupancy plus consumed credits).
+    fn switch_space_free(&self, li: usize, now: Cycle) -> bool {
+        let (np, t) = (self.np, self.t_of[li] as usize);
+        let per_port = self.v as u64 * (self.p.output_buffer as u64 + self.p.input_buffer as u64);
+        let (mut used, mut cap) = (0u64, 0u64);
+        for p in 0..self.r {
+            // Unconnected (or failed) ports carry nothing and are not counted.
+            if self.nbr[li * self.r + p].0 != crate::topology::SwitchId::MAX {
+                used += self.outp[li * np + t + p].load_at(now) as u64;
+                cap += per_port;
+            }
+        }
+        cap == 0 || (cap - used.min(cap)) as f64 >= self.p.injection_threshold * cap as f64
+    }
+
+    /// `route` throttling (DRIL's useful channels): whether the routing candidates of packet `idx`
+    /// at its source switch `li` that stay outside the escape subnetwork (all of them if none
+    /// does) have a free fraction of at least `router.injection_threshold` of their space (output
+    /// VC plus the downstream input VC). A packet for a server of its own switch always may.
+    fn route_space_free(&mut self, li: usize, idx: u32, now: Cycle) -> bool {
+        let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
+        let sw = self.switches[li];
+        let route = self.slab.get(idx).route;
+        if route.dst == sw {
+            return true;
+        }
+        self.cands.clear();
+        self.p.routing.candidates(sw, &route, &mut self.cands);
+        let out_cap = self.p.output_buffer as u64;
+        let per_vc = out_cap + self.p.input_buffer as u64;
+        let any_routing = self.cands.iter().any(|c| !c.escape);
+        let (mut free, mut cap) = (0u64, 0u64);
+        for c in self.cands.iter().filter(|c| !(any_routing && c.escape)) {
+            let pi = li * np + t + c.port as usize;
+            let ov = &self.outvc[pi * v + c.vc as usize];
+            let occ = self.outp[pi].occupancy(ov, c.vc as usize, now) as u64;
+            free += out_cap.saturating_sub(occ) + ov.cred as u64;
+            cap += per_vc;
+        }
+        cap == 0 || free as f64 >= self.p.injection_threshold * cap as f64
     }
 
     fn generate(&mut self, li: usize, s: usize, now: Cycle) {

@@ -41,6 +41,13 @@ pub struct SwitchState {
     servers: Vec<(Cycle, u16, u64, Vec<Packet>)>,
     next_gen: Vec<Cycle>,
     server_ready: Vec<Cycle>,
+    /// Credits per server and VC of the switch's server input (`router.injection_vcs = "any"`;
+    /// empty otherwise).
+    srv_vc_cred: Vec<u16>,
+    /// Per input and output VC, when its crossbar connection is free (`router.allocation = "vc"`;
+    /// empty otherwise).
+    vc_in_free: Vec<Cycle>,
+    vc_out_free: Vec<Cycle>,
     next_gen_min: Cycle,
     inject_at: Cycle,
     rng_traffic: Rng,
@@ -74,6 +81,15 @@ impl GlobalState {
         if self.failure.is_none() {
             self.failure.clone_from(&o.failure);
         }
+    }
+}
+
+/// `a[from..to]`, or nothing where the array is unused (empty) in this configuration.
+fn slice_or_empty<T: Clone>(a: &[T], from: usize, to: usize) -> Vec<T> {
+    if a.is_empty() {
+        Vec::new()
+    } else {
+        a[from..to].to_vec()
     }
 }
 
@@ -145,6 +161,9 @@ impl NetPartition {
                     .collect(),
                 next_gen: self.next_gen[s0..s1].to_vec(),
                 server_ready: self.server_ready[s0..s1].to_vec(),
+                srv_vc_cred: slice_or_empty(&self.srv_vc_cred, s0 * v, s1 * v),
+                vc_in_free: slice_or_empty(&self.vc_in_free, li * np * v, (li + 1) * np * v),
+                vc_out_free: slice_or_empty(&self.vc_out_free, li * np * v, (li + 1) * np * v),
                 next_gen_min: self.next_gen_min[li],
                 inject_at: self.inject_at[li],
                 rng_traffic: self.rng_traffic[li].clone(),
@@ -200,6 +219,9 @@ impl NetPartition {
             || st.link_phits.len() != r
             || st.server_injected.len() != s1 - s0
             || st.server_accepted.len() != s1 - s0
+            || st.srv_vc_cred.len() != if self.srv_vc_cred.is_empty() { 0 } else { (s1 - s0) * v }
+            || st.vc_in_free.len() != if self.vc_in_free.is_empty() { 0 } else { np * v }
+            || st.vc_out_free.len() != if self.vc_out_free.is_empty() { 0 } else { np * v }
         {
             return Err(format!("switch {}: the checkpoint's network differs from this run's", st.id));
         }
@@ -227,6 +249,13 @@ impl NetPartition {
         }
         self.next_gen[s0..s1].copy_from_slice(&st.next_gen);
         self.server_ready[s0..s1].copy_from_slice(&st.server_ready);
+        if !st.srv_vc_cred.is_empty() {
+            self.srv_vc_cred[s0 * v..s1 * v].copy_from_slice(&st.srv_vc_cred);
+        }
+        if !st.vc_in_free.is_empty() {
+            self.vc_in_free[li * np * v..(li + 1) * np * v].copy_from_slice(&st.vc_in_free);
+            self.vc_out_free[li * np * v..(li + 1) * np * v].copy_from_slice(&st.vc_out_free);
+        }
         self.next_gen_min[li] = st.next_gen_min;
         self.inject_at[li] = st.inject_at;
         self.rng_traffic[li] = st.rng_traffic;

@@ -1,0 +1,197 @@
+//! Injection options of issue 15: throttling (`router.injection_throttle`), injection into any VC
+//! (`router.injection_vcs`) and per-VC switch allocation (`router.allocation`).
+
+use hxsim::config::{parse_str, Config};
+use hxsim::engine::Progress;
+use hxsim::sim::{self, RunOptions, RunResult};
+
+fn config(base: &str, sets: &[&str]) -> Config {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    parse_str(base, "test", &sets).expect("valid test config")
+}
+
+fn run_on(cfg: &Config, threads: usize) -> RunResult {
+    sim::run(cfg, &RunOptions { threads }, &Progress::default()).expect("run succeeds")
+}
+
+fn run(cfg: &Config) -> RunResult {
+    run_on(cfg, 1)
+}
+
+/// Everything a run reports that depends on the model: equal for equal models.
+fn fingerprint(r: &RunResult) -> String {
+    let s = &r.summary;
+    format!(
+        "{} {} {} {} {:?} {:?} {:?} {:?}",
+        s.accepted_load,
+        s.average_latency,
+        r.stats.generated_packets,
+        r.stats.traversals,
+        r.server_injected,
+        r.server_accepted,
+        r.link_phits,
+        r.stats.samples.iter().map(|x| (x.injected_phits, x.accepted_phits, x.in_flight)).collect::<Vec<_>>()
+    )
+}
+
+/// PolSP under Dimension Complement Reverse past saturation on HyperX 4x4x4 with 4 servers per
+/// switch, the network where issue 15 saw the collapse; short windows for CI.
+const DCR: &str = r#"
+name = "inject"
+seed = 1
+[topology]
+sides = [4, 4, 4]
+servers_per_switch = 4
+[routing]
+algorithm = "surepath-polarized"
+[traffic]
+pattern = "dimension-complement-reverse"
+load = 1.0
+[simulation]
+warmup_cycles = 500
+measure_cycles = 1000
+"#;
+
+/// A threshold of 0 asks for a free fraction of at least 0, which always holds: both throttles
+/// must then leave every result as it is without throttling.
+#[test]
+fn a_zero_threshold_never_throttles() {
+    let off = fingerprint(&run(&config(DCR, &[])));
+    for mode in ["switch", "route"] {
+        let sets = [format!("router.injection_throttle={mode}"), "router.injection_threshold=0".to_string()];
+        let sets: Vec<&str> = sets.iter().map(|s| s.as_str()).collect();
+        assert_eq!(fingerprint(&run(&config(DCR, &sets))), off, "{mode}");
+    }
+}
+
+/// A throttle holds servers back: at offered 1.0 the servers inject less than without it, the
+/// network holds fewer packets, and a stricter threshold holds back more (a server injects under
+/// threshold `x` only where it would under any threshold below `x`, as the watched space is the
+/// same). With the strictest (`switch`, 1: every output of the switch empty, every credit back) a
+/// server's packets leave its switch only one output's worth at a time, so the network holds well
+/// under half the packets it holds unthrottled, when its buffers fill up.
+#[test]
+fn throttling_limits_injection_and_packets_in_flight() {
+    let injected = |r: &RunResult| r.server_injected.iter().sum::<u64>();
+    let peak = |r: &RunResult| r.stats.samples.iter().map(|s| s.in_flight).max().unwrap_or(0);
+    let off = run(&config(DCR, &[]));
+    let mut last = (injected(&off), peak(&off));
+    for t in ["0.8", "1"] {
+        let th = format!("router.injection_threshold={t}");
+        let r = run(&config(DCR, &["router.injection_throttle=switch", &th]));
+        let now = (injected(&r), peak(&r));
+        assert!(
+            now.0 < last.0 && now.1 < last.1,
+            "threshold {t}: injected and peak in flight {now:?}, before {last:?}"
+        );
+        last = now;
+    }
+    assert!(last.1 < peak(&off) / 2, "peak in flight {} vs {} without throttling", last.1, peak(&off));
+}
+
+/// Below saturation a throttle must not hold a server back for long: at offered 0.1 the outputs
+/// are nearly empty, so even `route` with threshold 0.5 lets every packet through and accepted
+/// load equals offered within the noise of a 1,000-cycle window (about 25,600 phits; 2%).
+#[test]
+fn throttling_leaves_light_load_alone() {
+    let r =
+        run(&config(DCR, &["traffic.load=0.1", "router.injection_throttle=route", "router.injection_threshold=0.5"]));
+    assert!((r.summary.accepted_load - 0.1).abs() < 0.002, "{}", r.summary.accepted_load);
+}
+
+/// Two switches of 8 servers each, bit complement: every server sends to the other switch through
+/// one link, which carries 1/8 of what the servers offer, so the servers' input buffers fill.
+const TWO_SWITCHES: &str = r#"
+name = "two"
+seed = 1
+[topology]
+sides = [2]
+servers_per_switch = 8
+[routing]
+algorithm = "minimal"
+vcs = 4
+[traffic]
+pattern = "bit-complement"
+load = 1.0
+[simulation]
+warmup_cycles = 200
+measure_cycles = 1800
+"#;
+
+/// With `injection_vcs = "zero"` a server's packets at its switch fit in one input VC (8 packets),
+/// so the packets in flight are at most, per switch, 8 servers x 8 (server inputs) + 4 VCs x (4 +
+/// 8) (the output to the other switch and the input behind it) + 8 x 4 (ejection outputs, VC 0),
+/// 160, plus one packet on each of the 18 links: 338 for both. With `"any"` a server fills its 4
+/// VCs (32 packets), so the network holds more than that bound: packets went to VCs above 0.
+#[test]
+fn any_vc_injection_uses_more_than_vc_zero() {
+    let peak = |r: &RunResult| r.stats.samples.iter().map(|s| s.in_flight).max().unwrap_or(0);
+    let bound = 2 * (8 * 8 + 4 * (4 + 8) + 8 * 4) + 18;
+    let zero = run(&config(TWO_SWITCHES, &[]));
+    assert!(peak(&zero) <= bound, "VC 0 only: {} > {bound}", peak(&zero));
+    let any = run(&config(TWO_SWITCHES, &["router.injection_vcs=any"]));
+    assert!(peak(&any) > bound, "any VC: {} <= {bound}", peak(&any));
+    // Both deliver what the one link carries: 16 phits of a 16-phit packet per 16 cycles, shared
+    // by 8 servers: 1/8 of link rate each.
+    for r in [&zero, &any] {
+        assert!((r.summary.accepted_load - 0.125).abs() < 0.01, "{}", r.summary.accepted_load);
+    }
+}
+
+/// With one VC, "the lowest VC with a credit" is VC 0 whenever VC 0 has a credit, and a server
+/// with no credit waits in both modes: `any` is then the same model as `zero`.
+#[test]
+fn any_vc_injection_with_one_vc_is_vc_zero() {
+    let one = ["routing.algorithm=dor", "routing.vc_policy=none", "routing.vcs=1"];
+    let zero = run(&config(DCR, &one));
+    let any = run(&config(DCR, &[one[0], one[1], one[2], "router.injection_vcs=any"]));
+    assert_eq!(fingerprint(&zero), fingerprint(&any));
+}
+
+/// Every new option keeps results independent of the number of threads.
+#[test]
+fn injection_options_are_thread_invariant() {
+    for sets in [
+        vec!["router.injection_vcs=any"],
+        vec!["router.allocation=vc", "router.allocator=random"],
+        vec!["router.allocation=vc", "router.injection_vcs=any"],
+        vec!["router.injection_throttle=switch", "router.injection_threshold=0.6"],
+        vec!["router.injection_throttle=route", "router.injection_threshold=0.4"],
+    ] {
+        let cfg = config(DCR, &sets);
+        let a = fingerprint(&run_on(&cfg, 1));
+        for threads in [2, 3] {
+            assert_eq!(fingerprint(&run_on(&cfg, threads)), a, "{sets:?} on {threads} threads");
+        }
+    }
+}
+
+/// Per-VC allocation lets several VCs of one input cross the crossbar at once, so with `any`
+/// injection a server's switch can take its packets at the server link's full rate even while
+/// several wait; at a load below saturation the network delivers what is offered, as with the
+/// default allocation.
+#[test]
+fn per_vc_allocation_delivers_below_saturation() {
+    for sets in [vec!["router.allocation=vc"], vec!["router.allocation=vc", "router.injection_vcs=any"]] {
+        let mut s = sets.clone();
+        s.push("traffic.load=0.3");
+        let r = run(&config(DCR, &s));
+        assert!((r.summary.accepted_load - 0.3).abs() < 0.006, "{sets:?}: {}", r.summary.accepted_load);
+    }
+}
+
+/// Bad values name the key and what is allowed (exit status 2 at the command line).
+#[test]
+fn bad_injection_values_are_refused() {
+    for (set, key) in [
+        ("router.injection_throttle=always", "router.injection_throttle"),
+        ("router.injection_threshold=1.5", "router.injection_threshold"),
+        ("router.injection_vcs=all", "router.injection_vcs"),
+        ("router.allocation=flit", "router.allocation"),
+    ] {
+        let sets = vec![set.to_string()];
+        let e = parse_str(DCR, "test", &sets).and_then(|c| c.validate().map(|_| c));
+        let msg = format!("{}", e.err().unwrap_or_else(|| panic!("{set} accepted")));
+        assert!(msg.contains(key), "{set}: {msg}");
+    }
+}
