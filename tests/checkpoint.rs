@@ -104,11 +104,17 @@ fn arrays(path: &Path) -> Vec<(String, Vec<u64>)> {
 /// Uninterrupted run vs. killed-and-resumed run with `threads` (resumed with `resume_threads`
 /// given explicitly, or none): same JSON summary, same results arrays.
 fn killed_and_resumed_equals_uninterrupted(threads: &str, resume_threads: Option<&str>, every: &str) {
+    killed_and_resumed_with(threads, resume_threads, every, &[]);
+}
+
+/// [`killed_and_resumed_equals_uninterrupted`] with `extra` config arguments.
+fn killed_and_resumed_with(threads: &str, resume_threads: Option<&str>, every: &str, extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (a, b, ck) = (d.join("a.h5"), d.join("b.h5"), d.join("run.ckpt"));
     let mut base = vec!["run", QUICKSTART, "-q", "--json", "--threads", threads];
     base.extend_from_slice(&HX3);
+    base.extend_from_slice(extra);
     let whole = summary(&hxsim(&[&base[..], &["-o", p(&a)]].concat(), d));
     start_and_kill(
         &[&base[..], &["--no-output", "--checkpoint", p(&ck), "--checkpoint-every", every]].concat(),
@@ -158,6 +164,23 @@ fn sigkill_and_resume_with_two_threads_from_one() {
 #[test]
 fn sigkill_and_resume_with_one_thread_from_two() {
     killed_and_resumed_equals_uninterrupted("2", Some("1"), "2500");
+}
+
+/// The router options with state of their own (per-VC server credits, per-VC crossbar times, the
+/// injection throttle) survive a checkpoint, also across thread counts.
+#[test]
+fn sigkill_and_resume_with_per_vc_injection_and_allocation() {
+    let extra = [
+        "--set",
+        "router.injection_vcs=any",
+        "--set",
+        "router.allocation=vc",
+        "--set",
+        "router.injection_throttle=switch",
+        "--set",
+        "traffic.load=1.0",
+    ];
+    killed_and_resumed_with("1", Some("2"), "3000", &extra);
 }
 
 /// Checkpoints every few windows in one process, without a kill: the run's summary is unchanged by
@@ -245,6 +268,7 @@ fn sigterm_checkpoints_and_resume_completes() {
     let ck = d.join("t.ckpt");
     let mut base = vec!["run", QUICKSTART, "-q", "--json", "--no-output"];
     base.extend_from_slice(&HX3);
+    base.extend_from_slice(extra);
     let whole = summary(&hxsim(&base, d));
     let mut child = Command::new(env!("CARGO_BIN_EXE_hxsim"))
         .args([&base[..], &["--checkpoint", p(&ck), "--checkpoint-every", "3000"]].concat())
