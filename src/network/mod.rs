@@ -49,7 +49,7 @@ pub use state::PartitionState;
 use crate::engine::{Cycle, Envelope, Lp, Partition, Scheduler, Status};
 use crate::metrics::{Sample, SampleSink, Stats};
 use crate::rng::{self, geometric_gap, Purpose, Rng};
-use crate::routing::{Candidate, Routing};
+use crate::routing::{Candidate, CandidateRun, Routing};
 use crate::topology::{Fabric, SwitchId};
 use crate::traffic::{Injection, Pattern};
 use packet::{Packet, Queue, Slab, NIL};
@@ -288,11 +288,6 @@ impl OutPort {
     fn occupancy(&self, ov: &OutVc, vc: usize, now: Cycle) -> u16 {
         ov.occ - (self.freeing as usize == vc && self.link_free <= now) as u16
     }
-    /// [`OutPort::load`] at `now`.
-    #[inline]
-    fn load_at(&self, now: Cycle) -> u32 {
-        self.load - (self.freeing != NO_VC && self.link_free <= now) as u32
-    }
 }
 
 /// Output VC: its buffer and flow control.
@@ -361,6 +356,7 @@ pub struct NetPartition {
     rng_router: Vec<Rng>,
     // Scratch, reused every step.
     cands: Vec<Candidate>,
+    runs: Vec<CandidateRun>,
     reqs: Vec<Request>,
     best: Vec<u32>,
     touched: Vec<u16>,
@@ -496,6 +492,7 @@ impl NetPartition {
             rng_traffic,
             rng_router,
             cands: Vec::with_capacity(4 * np),
+            runs: Vec::with_capacity(4 * np),
             reqs: Vec::with_capacity(np),
             best: vec![NIL; np],
             touched: Vec::with_capacity(np),

@@ -7,12 +7,16 @@ use super::packet::NIL;
 use super::{clear_bit, set_bit, Allocator, Msg, NetPartition, OutPort, OutVc, Request, NO_VC};
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::{below, Rng};
-use crate::routing::{step, Candidate, RouteState};
+use crate::routing::{runs_of, step, Candidate, CandidateRun, RouteState};
+use crate::topology::SwitchId;
 
-/// SurePath selection (SurePath section 3): among `cands` whose output VC has room, the index of the
-/// one with the lowest `Q + P`, ties broken uniformly at random; and the earliest cycle at which the
-/// crossbar output of any candidate (with room or not) is free. `outp` and `outvc` are the
-/// switch-to-switch output ports and their VCs (`port * v + vc`) of the switch.
+/// SurePath selection (SurePath section 3): among the candidates of `runs` whose output VC has
+/// room, the lowest `Q + P`, ties broken uniformly at random, as the run index and VC; and the
+/// earliest cycle at which the crossbar output of any candidate (with room or not) is free.
+/// `outp` and `outvc` are the switch-to-switch output ports and their VCs (`port * v + vc`) of
+/// the switch. Candidates are scanned in list order (runs in order, VCs increasing within a run),
+/// and the tie-break is one draw `below(rng, ties)` counting ties from the first best in that
+/// order; a run's port record is read once for all its VCs.
 ///
 /// While every candidate's crossbar output is busy, a request is certain to be refused, and nothing
 /// the choice depends on can make it succeed: a busy output takes no grant, so its occupancy can
@@ -20,7 +24,7 @@ use crate::routing::{step, Candidate, RouteState};
 #[inline]
 #[allow(clippy::too_many_arguments)]
 fn select(
-    cands: &[Candidate],
+    runs: &[CandidateRun],
     outp: &[OutPort],
     outvc: &[OutVc],
     v: usize,
@@ -29,45 +33,57 @@ fn select(
     pk_phits: u32,
     now: Cycle,
     rng: &mut Rng,
-) -> (Option<usize>, Cycle) {
-    // The cost of candidate `c`, or `None` if its output VC is full.
-    let cost = |c: &Candidate| {
-        let port = c.port as usize;
-        let o = &outp[port];
-        let ov = outvc[port * v + c.vc as usize];
-        let occ = o.occupancy(&ov, c.vc as usize, now);
-        (occ < out_cap).then(|| (occ as u32 + in_cap - ov.cred as u32 + o.load_at(now)) * pk_phits + c.penalty)
+) -> (Option<(usize, u8)>, Cycle) {
+    // `base` is the part of the cost every VC of the port shares (input capacity plus the port's
+    // load); `freed` the VC whose last packet has left but is not yet settled (or `NO_VC`).
+    let port_terms = |o: &OutPort| {
+        let freed = if o.freeing != NO_VC && o.link_free <= now { o.freeing } else { NO_VC };
+        (in_cap + o.load - (freed != NO_VC) as u32, freed)
     };
-    let mut best = usize::MAX;
+    // The cost of VC `vc` of a run, or `None` if its output VC is full.
+    let cost = |r: &CandidateRun, vc: u8, base: u32, freed: u8| {
+        let ov = outvc[r.port as usize * v + vc as usize];
+        let occ = ov.occ - (freed == vc) as u16;
+        (occ < out_cap).then(|| (occ as u32 + base - ov.cred as u32) * pk_phits + r.penalty)
+    };
+    let mut best = (usize::MAX, 0u8);
     let mut best_cost = u32::MAX;
     let mut ties = 0u64;
     let mut xbar_free = Cycle::MAX;
-    for (i, c) in cands.iter().enumerate() {
-        xbar_free = xbar_free.min(outp[c.port as usize].xbar_free);
-        match cost(c) {
-            Some(k) if k < best_cost => {
-                best_cost = k;
-                best = i;
-                ties = 1;
+    for (i, r) in runs.iter().enumerate() {
+        let o = &outp[r.port as usize];
+        xbar_free = xbar_free.min(o.xbar_free);
+        let (base, freed) = port_terms(o);
+        for vc in r.lo..r.hi {
+            match cost(r, vc, base, freed) {
+                Some(k) if k < best_cost => {
+                    best_cost = k;
+                    best = (i, vc);
+                    ties = 1;
+                }
+                Some(k) if k == best_cost => ties += 1,
+                _ => {}
             }
-            Some(k) if k == best_cost => ties += 1,
-            _ => {}
         }
     }
     if ties > 1 {
         // One draw picks among the tied candidates (their state is in cache from the first pass).
         let mut pick = below(rng, ties);
-        for (i, c) in cands.iter().enumerate().skip(best) {
-            if cost(c) == Some(best_cost) {
-                if pick == 0 {
-                    best = i;
-                    break;
+        'scan: for (i, r) in runs.iter().enumerate().skip(best.0) {
+            let (base, freed) = port_terms(&outp[r.port as usize]);
+            let lo = if i == best.0 { best.1 } else { r.lo };
+            for vc in lo..r.hi {
+                if cost(r, vc, base, freed) == Some(best_cost) {
+                    if pick == 0 {
+                        best = (i, vc);
+                        break 'scan;
+                    }
+                    pick -= 1;
                 }
-                pick -= 1;
             }
         }
     }
-    ((best != usize::MAX).then_some(best), xbar_free)
+    ((best.0 != usize::MAX).then_some(best), xbar_free)
 }
 
 /// VCs set in `mask`, starting at `start` and wrapping around (round-robin order), without division.
@@ -152,6 +168,16 @@ impl NetPartition {
         self.p.routing.candidates(sw, &pkt.route, &mut cands);
         cands.iter().any(|c| room(t + c.port as usize, c.vc as usize))
             && cands.iter().all(|c| busy(t + c.port as usize))
+    }
+
+    /// Debug check of [`Routing::candidate_runs`]: whether `self.runs` expands to exactly the
+    /// candidates of a packet in state `st` at `sw`, in the same order.
+    fn runs_match_candidates(&self, sw: SwitchId, st: &RouteState) -> bool {
+        let mut cands = Vec::new();
+        self.p.routing.candidates(sw, st, &mut cands);
+        let expanded: Vec<Candidate> =
+            self.runs.iter().flat_map(|r| (r.lo..r.hi).map(move |vc| r.candidate(vc))).collect();
+        cands == expanded
     }
 
     /// Debug check of the input-level shortcut: whether the turn of input `port` of switch `li`
@@ -328,9 +354,14 @@ impl NetPartition {
                         continue;
                     }
                     let route = pkt.route;
-                    self.cands.clear();
-                    self.p.routing.candidates(sw, &route, &mut self.cands);
-                    if self.cands.is_empty() {
+                    self.runs.clear();
+                    if !self.p.routing.candidate_runs(sw, &route, &mut self.runs) {
+                        self.cands.clear();
+                        self.p.routing.candidates(sw, &route, &mut self.cands);
+                        runs_of(&self.cands, &mut self.runs);
+                    }
+                    debug_assert!(self.runs_match_candidates(sw, &route), "candidate runs differ from candidates");
+                    if self.runs.is_empty() {
                         if self.failure.is_none() {
                             self.failure = Some(format!(
                                 "packet from switch {} to switch {} has no route at switch {sw} (cycle {now}, {} hops taken): \
@@ -346,7 +377,7 @@ impl NetPartition {
                     }
                     let base = li * np;
                     let (best, xbar_free) = select(
-                        &self.cands,
+                        &self.runs,
                         &self.outp[base + t..base + np],
                         &self.outvc[(base + t) * v..(base + np) * v],
                         v,
@@ -356,8 +387,8 @@ impl NetPartition {
                         now,
                         &mut self.rng_router[li],
                     );
-                    if let Some(i) = best {
-                        let c = self.cands[i];
+                    if let Some((i, cvc)) = best {
+                        let c = self.runs[i].candidate(cvc);
                         self.reqs.push(Request {
                             in_port: port as u16,
                             in_vc: vc as u8,
