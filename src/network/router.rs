@@ -4,7 +4,7 @@
 //! [`super`]). This is the simulator's hot path: it allocates nothing and reads flat arrays.
 
 use super::packet::NIL;
-use super::{clear_bit, set_bit, Allocator, Msg, NetPartition, OutPort, OutVc, Request, NO_VC};
+use super::{clear_bit, set_bit, Allocator, Msg, NetPartition, OutPort, OutVc, Request, NO_VC, RUN_CACHE_BYTES};
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::{below, Rng};
 use crate::routing::{runs_of, step, Candidate, CandidateRun, RouteState};
@@ -168,6 +168,61 @@ impl NetPartition {
         self.p.routing.candidates(sw, &pkt.route, &mut cands);
         cands.iter().any(|c| room(t + c.port as usize, c.vc as usize))
             && cands.iter().all(|c| busy(t + c.port as usize))
+    }
+
+    /// The candidates of the head of VC `vc` of input `pi` (index `li * np + port`), in state `st`
+    /// at `sw`: `true` if they are in the run cache (its slot of `pi`), else `false` with them in
+    /// `self.runs` (and, when they fit, copied into the cache for the head's next evaluation).
+    #[inline]
+    fn cached_runs(&mut self, pi: usize, vc: usize, sw: SwitchId, st: &RouteState) -> bool {
+        let cap = self.run_cache_cap;
+        if cap != 0 && cap != usize::MAX && self.run_cache_vc[pi] == vc as u8 {
+            debug_assert!(
+                {
+                    let mut fresh = Vec::new();
+                    self.p.routing.candidate_runs(sw, st, &mut fresh);
+                    fresh[..] == self.run_cache[pi * cap..pi * cap + self.run_cache_len[pi] as usize]
+                },
+                "cached candidates of switch {sw} input {pi} VC {vc} differ from the routing's"
+            );
+            return true;
+        }
+        self.runs.clear();
+        if !self.p.routing.candidate_runs(sw, st, &mut self.runs) {
+            self.cands.clear();
+            self.p.routing.candidates(sw, st, &mut self.cands);
+            runs_of(&self.cands, &mut self.runs);
+            // Routings without runs have few candidates: nothing to cache.
+            self.run_cache_cap = 0;
+            return false;
+        }
+        debug_assert!(self.runs_match_candidates(sw, st), "candidate runs differ from candidates");
+        if cap == usize::MAX {
+            // First evaluation: size the cache for a run per port and VC class (routes plus
+            // escape), unless that is too big for this partition.
+            let cap = (2 * self.r + 2).min(u8::MAX as usize);
+            let inputs = self.inp.len();
+            if inputs * cap * std::mem::size_of::<CandidateRun>() <= RUN_CACHE_BYTES {
+                self.run_cache = vec![CandidateRun::EMPTY; inputs * cap];
+                self.run_cache_vc = vec![NO_VC; inputs];
+                self.run_cache_len = vec![0; inputs];
+                self.run_cache_cap = cap;
+            } else {
+                self.run_cache_cap = 0;
+            }
+        }
+        let cap = self.run_cache_cap;
+        if cap != 0 {
+            let n = self.runs.len();
+            if n > 0 && n <= cap {
+                self.run_cache[pi * cap..pi * cap + n].copy_from_slice(&self.runs);
+                self.run_cache_len[pi] = n as u8;
+                self.run_cache_vc[pi] = vc as u8;
+            } else {
+                self.run_cache_vc[pi] = NO_VC;
+            }
+        }
+        false
     }
 
     /// Debug check of [`Routing::candidate_runs`]: whether `self.runs` expands to exactly the
@@ -354,14 +409,8 @@ impl NetPartition {
                         continue;
                     }
                     let route = pkt.route;
-                    self.runs.clear();
-                    if !self.p.routing.candidate_runs(sw, &route, &mut self.runs) {
-                        self.cands.clear();
-                        self.p.routing.candidates(sw, &route, &mut self.cands);
-                        runs_of(&self.cands, &mut self.runs);
-                    }
-                    debug_assert!(self.runs_match_candidates(sw, &route), "candidate runs differ from candidates");
-                    if self.runs.is_empty() {
+                    let cached = self.cached_runs(pi, vc, sw, &route);
+                    if self.runs.is_empty() && !cached {
                         if self.failure.is_none() {
                             self.failure = Some(format!(
                                 "packet from switch {} to switch {} has no route at switch {sw} (cycle {now}, {} hops taken): \
@@ -376,8 +425,14 @@ impl NetPartition {
                         continue;
                     }
                     let base = li * np;
+                    let cap = self.run_cache_cap;
+                    let runs = if cached {
+                        &self.run_cache[pi * cap..pi * cap + self.run_cache_len[pi] as usize]
+                    } else {
+                        &self.runs[..]
+                    };
                     let (best, xbar_free) = select(
-                        &self.runs,
+                        runs,
                         &self.outp[base + t..base + np],
                         &self.outvc[(base + t) * v..(base + np) * v],
                         v,
@@ -388,7 +443,7 @@ impl NetPartition {
                         &mut self.rng_router[li],
                     );
                     if let Some((i, cvc)) = best {
-                        let c = self.runs[i].candidate(cvc);
+                        let c = runs[i].candidate(cvc);
                         self.reqs.push(Request {
                             in_port: port as u16,
                             in_vc: vc as u8,
@@ -461,9 +516,12 @@ impl NetPartition {
             let qi = pi * v + rq.in_vc as usize;
             let idx = self.inbuf[qi].q.pop(&self.slab);
             let emptied = self.inbuf[qi].q.is_empty();
-            // A new head (or none): nothing is known about its requests yet.
+            // A new head (or none): nothing is known about its requests yet, nor its candidates.
             self.inbuf[qi].refused_until = 0;
             self.inp[pi].refused_until = 0;
+            if self.run_cache_vc.get(pi) == Some(&rq.in_vc) {
+                self.run_cache_vc[pi] = NO_VC;
+            }
             let inport = &mut self.inp[pi];
             if emptied {
                 inport.vc_mask &= !(1 << rq.in_vc);

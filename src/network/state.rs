@@ -49,6 +49,8 @@ macro_rules! state {
                     return Err("the checkpoint's network differs from this run's".into());
                 }
                 $(self.$f = st.$f;)*
+                // Cached candidates belong to the heads this partition held before.
+                self.run_cache_vc.fill(super::NO_VC);
                 Ok(())
             }
         }

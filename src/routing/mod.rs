@@ -116,6 +116,8 @@ pub struct CandidateRun {
 }
 
 impl CandidateRun {
+    /// A placeholder (no candidate), for preallocated storage.
+    pub const EMPTY: CandidateRun = CandidateRun { penalty: 0, port: 0, lo: 0, hi: 0, escape: false };
     /// The candidate of this run on VC `vc`.
     #[inline]
     pub fn candidate(&self, vc: u8) -> Candidate {
