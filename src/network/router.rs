@@ -197,7 +197,9 @@ impl NetPartition {
             return false;
         }
         debug_assert!(self.runs_match_candidates(sw, st), "candidate runs differ from candidates");
-        if cap == usize::MAX {
+        if cap == usize::MAX && !self.p.routing.cache_candidates() {
+            self.run_cache_cap = 0;
+        } else if cap == usize::MAX {
             // First evaluation: size the cache for a run per port and VC class (routes plus
             // escape), unless that is too big for this partition.
             let cap = (2 * self.r + 2).min(u8::MAX as usize);

@@ -166,6 +166,11 @@ pub trait Routing: Send + Sync {
     fn candidate_runs(&self, _at: SwitchId, _st: &RouteState, _out: &mut Vec<CandidateRun>) -> bool {
         false
     }
+    /// Whether computing [`Routing::candidate_runs`] costs enough (many ports, several route sets)
+    /// that the router should keep each waiting head's runs rather than ask again every cycle.
+    fn cache_candidates(&self) -> bool {
+        false
+    }
     /// The routing's own state update after taking `c` from `at` to `next` (phase, deroutes, ...).
     /// Callers apply [`step`] first, so `st` already holds the new hop count, escape flag, VC and
     /// port. Routings whose state is only what [`step`] keeps leave the default, which does nothing.

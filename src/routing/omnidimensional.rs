@@ -140,6 +140,9 @@ impl Routing for OmniWar {
         });
         true
     }
+    fn cache_candidates(&self) -> bool {
+        true
+    }
     fn advance(&self, st: &mut RouteState, at: SwitchId, _next: SwitchId, c: &Candidate) {
         self.routes.advance(st, at, c.port);
     }

@@ -345,4 +345,7 @@ impl Routing for Polarized {
         self.routes.candidate_runs(at, st, out, |port| self.policy.vcs_for(&self.net, at, st, port));
         true
     }
+    fn cache_candidates(&self) -> bool {
+        true
+    }
 }

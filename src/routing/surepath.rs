@@ -170,6 +170,9 @@ impl<R: RouteSet> Routing for SurePath<R> {
     fn escape_based(&self) -> bool {
         true
     }
+    fn cache_candidates(&self) -> bool {
+        true
+    }
     fn escape_subfunction(&self, at: SwitchId, dst: SwitchId, out: &mut Vec<Candidate>) {
         let esc = self.routing_vcs..self.vcs;
         self.escape.hops(at, dst, |port, penalty, kind| {
