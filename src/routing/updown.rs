@@ -212,7 +212,10 @@ impl UpDown {
                 let class = |is_r: bool, is_t: bool| {
                     let dy = base_depth + !is_r as u32;
                     let sy = base_shared + (is_t && !is_r) as u32;
-                    (dy, dy + dt - 2 * sy)
+                    // Wrapping: a combination that cannot occur (e.g. `v` the target's
+                    // coordinate but not the root's, when the two are equal) may underflow; it is
+                    // never read.
+                    (dy, (dy + dt).wrapping_sub(2 * sy))
                 };
                 let classes = [class(false, false), class(true, false), class(false, true), class(true, true)];
                 let k = h.trunk(d) as PortId;
