@@ -49,7 +49,7 @@ pub use state::{GlobalState, SwitchState};
 use crate::engine::{Cycle, Envelope, Lp, Partition, Scheduler, Status};
 use crate::metrics::{Sample, SampleSink, Stats};
 use crate::rng::{self, geometric_gap, Purpose, Rng};
-use crate::routing::{Candidate, Routing};
+use crate::routing::{Candidate, CandidateRun, Routing};
 use crate::topology::{Fabric, SwitchId};
 use crate::traffic::{Injection, Pattern};
 use packet::{Packet, Queue, Slab, NIL};
@@ -386,17 +386,16 @@ struct OutPort {
 /// "No VC" in [`OutPort::freeing`].
 const NO_VC: u8 = u8::MAX;
 
+/// Most bytes a partition spends on its cache of candidate runs (larger networks route every
+/// evaluation afresh).
+const RUN_CACHE_BYTES: usize = 64 << 20;
+
 impl OutPort {
     /// Occupancy at `now` of this port's VC `vc`, whose record is `ov`: its counter less the slot
     /// of the packet last sent if that one has left (freed, not yet settled in the counter).
     #[inline]
     fn occupancy(&self, ov: &OutVc, vc: usize, now: Cycle) -> u16 {
         ov.occ - (self.freeing as usize == vc && self.link_free <= now) as u16
-    }
-    /// [`OutPort::load`] at `now`.
-    #[inline]
-    fn load_at(&self, now: Cycle) -> u32 {
-        self.load - (self.freeing != NO_VC && self.link_free <= now) as u32
     }
 }
 
@@ -475,6 +474,20 @@ pub struct NetPartition {
     rng_router: Vec<Rng>,
     // Scratch, reused every step.
     cands: Vec<Candidate>,
+    runs: Vec<CandidateRun>,
+    /// Candidate runs of one head per input port, `(li * np + port) * run_cache_cap ..`: a head's
+    /// candidates depend only on its switch and routing state, which do not change while it waits,
+    /// so a head that routes again (its request refused, or no candidate with room) reads them
+    /// here instead of asking the routing. See [`NetPartition::cached_runs`].
+    run_cache: Vec<CandidateRun>,
+    /// The input VC whose head's runs [`NetPartition::run_cache`] holds, per input port ([`NO_VC`]:
+    /// none). Reset when that head leaves (a grant from its VC).
+    run_cache_vc: Vec<u8>,
+    /// Number of runs cached per input port.
+    run_cache_len: Vec<u8>,
+    /// Runs per input port in the cache: 0 when off (a routing without runs, or a network whose
+    /// cache would exceed [`RUN_CACHE_BYTES`]), `usize::MAX` until the first routing decides it.
+    run_cache_cap: usize,
     reqs: Vec<Request>,
     best: Vec<u32>,
     touched: Vec<u32>,
@@ -621,6 +634,11 @@ impl NetPartition {
             rng_traffic,
             rng_router,
             cands: Vec::with_capacity(4 * np),
+            runs: Vec::with_capacity(4 * np),
+            run_cache: Vec::new(),
+            run_cache_vc: Vec::new(),
+            run_cache_len: Vec::new(),
+            run_cache_cap: usize::MAX,
             reqs: Vec::with_capacity(np),
             best: vec![NIL; np * v],
             touched: Vec::with_capacity(np),

@@ -4,15 +4,19 @@
 //! [`super`]). This is the simulator's hot path: it allocates nothing and reads flat arrays.
 
 use super::packet::NIL;
-use super::{clear_bit, set_bit, Allocation, Allocator, Msg, NetPartition, OutPort, OutVc, Request, NO_VC};
+use super::{clear_bit, set_bit, Allocation, Allocator, Msg, NetPartition, OutPort, OutVc, Request, NO_VC, RUN_CACHE_BYTES};
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::{below, Rng};
-use crate::routing::{step, Candidate, RouteState};
+use crate::routing::{runs_of, step, Candidate, CandidateRun, RouteState};
+use crate::topology::SwitchId;
 
-/// SurePath selection (SurePath section 3): among `cands` whose output VC has room, the index of the
-/// one with the lowest `Q + P`, ties broken uniformly at random; and the earliest cycle at which the
-/// crossbar output of any candidate (with room or not) is free. `outp` and `outvc` are the
-/// switch-to-switch output ports and their VCs (`port * v + vc`) of the switch.
+/// SurePath selection (SurePath section 3): among the candidates of `runs` whose output VC has
+/// room, the lowest `Q + P`, ties broken uniformly at random, as the run index and VC; and the
+/// earliest cycle at which the crossbar output of any candidate (with room or not) is free.
+/// `outp` and `outvc` are the switch-to-switch output ports and their VCs (`port * v + vc`) of
+/// the switch. Candidates are scanned in list order (runs in order, VCs increasing within a run),
+/// and the tie-break is one draw `below(rng, ties)` counting ties from the first best in that
+/// order; a run's port record is read once for all its VCs.
 ///
 /// While every candidate's crossbar output is busy, a request is certain to be refused, and nothing
 /// the choice depends on can make it succeed: a busy output takes no grant, so its occupancy can
@@ -24,7 +28,7 @@ use crate::routing::{step, Candidate, RouteState};
 #[inline]
 #[allow(clippy::too_many_arguments)]
 fn select(
-    cands: &[Candidate],
+    runs: &[CandidateRun],
     outp: &[OutPort],
     outvc: &[OutVc],
     v: usize,
@@ -34,46 +38,58 @@ fn select(
     now: Cycle,
     rng: &mut Rng,
     vc_busy: Option<&[Cycle]>,
-) -> (Option<usize>, Cycle) {
-    // The cost of candidate `c`, or `None` if its output VC is full.
-    let cost = |c: &Candidate| {
-        let port = c.port as usize;
-        let o = &outp[port];
-        let ov = outvc[port * v + c.vc as usize];
-        let occ = o.occupancy(&ov, c.vc as usize, now);
-        let free = vc_busy.is_none_or(|b| b[port * v + c.vc as usize] <= now);
-        (occ < out_cap && free).then(|| (occ as u32 + in_cap - ov.cred as u32 + o.load_at(now)) * pk_phits + c.penalty)
+) -> (Option<(usize, u8)>, Cycle) {
+    // `base` is the part of the cost every VC of the port shares (input capacity plus the port's
+    // load); `freed` the VC whose last packet has left but is not yet settled (or `NO_VC`).
+    let port_terms = |o: &OutPort| {
+        let freed = if o.freeing != NO_VC && o.link_free <= now { o.freeing } else { NO_VC };
+        (in_cap + o.load - (freed != NO_VC) as u32, freed)
     };
-    let mut best = usize::MAX;
+    // The cost of VC `vc` of a run, or `None` if its output VC is full.
+    let cost = |r: &CandidateRun, vc: u8, base: u32, freed: u8| {
+        let ov = outvc[r.port as usize * v + vc as usize];
+        let occ = ov.occ - (freed == vc) as u16;
+        let free = vc_busy.is_none_or(|b| b[r.port as usize * v + vc as usize] <= now);
+        (occ < out_cap && free).then(|| (occ as u32 + base - ov.cred as u32) * pk_phits + r.penalty)
+    };
+    let mut best = (usize::MAX, 0u8);
     let mut best_cost = u32::MAX;
     let mut ties = 0u64;
     let mut xbar_free = Cycle::MAX;
-    for (i, c) in cands.iter().enumerate() {
-        xbar_free = xbar_free.min(outp[c.port as usize].xbar_free);
-        match cost(c) {
-            Some(k) if k < best_cost => {
-                best_cost = k;
-                best = i;
-                ties = 1;
+    for (i, r) in runs.iter().enumerate() {
+        let o = &outp[r.port as usize];
+        xbar_free = xbar_free.min(o.xbar_free);
+        let (base, freed) = port_terms(o);
+        for vc in r.lo..r.hi {
+            match cost(r, vc, base, freed) {
+                Some(k) if k < best_cost => {
+                    best_cost = k;
+                    best = (i, vc);
+                    ties = 1;
+                }
+                Some(k) if k == best_cost => ties += 1,
+                _ => {}
             }
-            Some(k) if k == best_cost => ties += 1,
-            _ => {}
         }
     }
     if ties > 1 {
         // One draw picks among the tied candidates (their state is in cache from the first pass).
         let mut pick = below(rng, ties);
-        for (i, c) in cands.iter().enumerate().skip(best) {
-            if cost(c) == Some(best_cost) {
-                if pick == 0 {
-                    best = i;
-                    break;
+        'scan: for (i, r) in runs.iter().enumerate().skip(best.0) {
+            let (base, freed) = port_terms(&outp[r.port as usize]);
+            let lo = if i == best.0 { best.1 } else { r.lo };
+            for vc in lo..r.hi {
+                if cost(r, vc, base, freed) == Some(best_cost) {
+                    if pick == 0 {
+                        best = (i, vc);
+                        break 'scan;
+                    }
+                    pick -= 1;
                 }
-                pick -= 1;
             }
         }
     }
-    ((best != usize::MAX).then_some(best), xbar_free)
+    ((best.0 != usize::MAX).then_some(best), xbar_free)
 }
 
 /// VCs set in `mask`, starting at `start` and wrapping around (round-robin order), without division.
@@ -158,6 +174,73 @@ impl NetPartition {
         self.p.routing.candidates(sw, &pkt.route, &mut cands);
         cands.iter().any(|c| room(t + c.port as usize, c.vc as usize))
             && cands.iter().all(|c| busy(t + c.port as usize))
+    }
+
+    /// The candidates of the head of VC `vc` of input `pi` (index `li * np + port`), in state `st`
+    /// at `sw`: `true` if they are in the run cache (its slot of `pi`), else `false` with them in
+    /// `self.runs` (and, when they fit, copied into the cache for the head's next evaluation).
+    #[inline]
+    fn cached_runs(&mut self, pi: usize, vc: usize, sw: SwitchId, st: &RouteState) -> bool {
+        let cap = self.run_cache_cap;
+        if cap != 0 && cap != usize::MAX && self.run_cache_vc[pi] == vc as u8 {
+            debug_assert!(
+                {
+                    let mut fresh = Vec::new();
+                    self.p.routing.candidate_runs(sw, st, &mut fresh);
+                    fresh[..] == self.run_cache[pi * cap..pi * cap + self.run_cache_len[pi] as usize]
+                },
+                "cached candidates of switch {sw} input {pi} VC {vc} differ from the routing's"
+            );
+            return true;
+        }
+        self.runs.clear();
+        if !self.p.routing.candidate_runs(sw, st, &mut self.runs) {
+            self.cands.clear();
+            self.p.routing.candidates(sw, st, &mut self.cands);
+            runs_of(&self.cands, &mut self.runs);
+            // Routings without runs have few candidates: nothing to cache.
+            self.run_cache_cap = 0;
+            return false;
+        }
+        debug_assert!(self.runs_match_candidates(sw, st), "candidate runs differ from candidates");
+        if cap == usize::MAX && !self.p.routing.cache_candidates() {
+            self.run_cache_cap = 0;
+        } else if cap == usize::MAX {
+            // First evaluation: size the cache for a run per port and VC class (routes plus
+            // escape), unless that is too big for this partition.
+            let cap = (2 * self.r + 2).min(u8::MAX as usize);
+            let inputs = self.inp.len();
+            if inputs * cap * std::mem::size_of::<CandidateRun>() <= RUN_CACHE_BYTES {
+                self.run_cache = vec![CandidateRun::EMPTY; inputs * cap];
+                self.run_cache_vc = vec![NO_VC; inputs];
+                self.run_cache_len = vec![0; inputs];
+                self.run_cache_cap = cap;
+            } else {
+                self.run_cache_cap = 0;
+            }
+        }
+        let cap = self.run_cache_cap;
+        if cap != 0 {
+            let n = self.runs.len();
+            if n > 0 && n <= cap {
+                self.run_cache[pi * cap..pi * cap + n].copy_from_slice(&self.runs);
+                self.run_cache_len[pi] = n as u8;
+                self.run_cache_vc[pi] = vc as u8;
+            } else {
+                self.run_cache_vc[pi] = NO_VC;
+            }
+        }
+        false
+    }
+
+    /// Debug check of [`Routing::candidate_runs`]: whether `self.runs` expands to exactly the
+    /// candidates of a packet in state `st` at `sw`, in the same order.
+    fn runs_match_candidates(&self, sw: SwitchId, st: &RouteState) -> bool {
+        let mut cands = Vec::new();
+        self.p.routing.candidates(sw, st, &mut cands);
+        let expanded: Vec<Candidate> =
+            self.runs.iter().flat_map(|r| (r.lo..r.hi).map(move |vc| r.candidate(vc))).collect();
+        cands == expanded
     }
 
     /// Debug check of the input-level shortcut: whether the turn of input `port` of switch `li`
@@ -339,9 +422,8 @@ impl NetPartition {
                         continue;
                     }
                     let route = pkt.route;
-                    self.cands.clear();
-                    self.p.routing.candidates(sw, &route, &mut self.cands);
-                    if self.cands.is_empty() {
+                    let cached = self.cached_runs(pi, vc, sw, &route);
+                    if self.runs.is_empty() && !cached {
                         if self.failure.is_none() {
                             self.failure = Some(format!(
                                 "packet from switch {} to switch {} has no route at switch {sw} (cycle {now}, {} hops taken): \
@@ -356,8 +438,14 @@ impl NetPartition {
                         continue;
                     }
                     let base = li * np;
+                    let cap = self.run_cache_cap;
+                    let runs = if cached {
+                        &self.run_cache[pi * cap..pi * cap + self.run_cache_len[pi] as usize]
+                    } else {
+                        &self.runs[..]
+                    };
                     let (best, xbar_free) = select(
-                        &self.cands,
+                        runs,
                         &self.outp[base + t..base + np],
                         &self.outvc[(base + t) * v..(base + np) * v],
                         v,
@@ -368,8 +456,8 @@ impl NetPartition {
                         &mut self.rng_router[li],
                         None,
                     );
-                    if let Some(i) = best {
-                        let c = self.cands[i];
+                    if let Some((i, cvc)) = best {
+                        let c = runs[i].candidate(cvc);
                         self.reqs.push(Request {
                             in_port: port as u16,
                             in_vc: vc as u8,
@@ -431,9 +519,15 @@ impl NetPartition {
                         continue;
                     }
                     let route = pkt.route;
-                    self.cands.clear();
-                    self.p.routing.candidates(sw, &route, &mut self.cands);
-                    if self.cands.is_empty() {
+                    // Several heads of one input route in one step here, so the per-input cache
+                    // of `request_step` does not apply.
+                    self.runs.clear();
+                    if !self.p.routing.candidate_runs(sw, &route, &mut self.runs) {
+                        self.cands.clear();
+                        self.p.routing.candidates(sw, &route, &mut self.cands);
+                        runs_of(&self.cands, &mut self.runs);
+                    }
+                    if self.runs.is_empty() {
                         if self.failure.is_none() {
                             self.failure = Some(format!(
                                 "packet from switch {} to switch {} has no route at switch {sw} (cycle {now}, {} hops taken): \
@@ -448,7 +542,7 @@ impl NetPartition {
                     }
                     let base = li * np;
                     let (best, _) = select(
-                        &self.cands,
+                        &self.runs,
                         &self.outp[base + t..base + np],
                         &self.outvc[(base + t) * v..(base + np) * v],
                         v,
@@ -459,8 +553,8 @@ impl NetPartition {
                         &mut self.rng_router[li],
                         Some(&self.vc_out_free[(base + t) * v..(base + np) * v]),
                     );
-                    if let Some(i) = best {
-                        let c = self.cands[i];
+                    if let Some((i, cvc)) = best {
+                        let c = self.runs[i].candidate(cvc);
                         self.reqs.push(Request {
                             in_port: port as u16,
                             in_vc: vc as u8,
@@ -540,9 +634,12 @@ impl NetPartition {
             let qi = pi * v + rq.in_vc as usize;
             let idx = self.inbuf[qi].q.pop(&self.slab);
             let emptied = self.inbuf[qi].q.is_empty();
-            // A new head (or none): nothing is known about its requests yet.
+            // A new head (or none): nothing is known about its requests yet, nor its candidates.
             self.inbuf[qi].refused_until = 0;
             self.inp[pi].refused_until = 0;
+            if self.run_cache_vc.get(pi) == Some(&rq.in_vc) {
+                self.run_cache_vc[pi] = NO_VC;
+            }
             let inport = &mut self.inp[pi];
             if emptied {
                 inport.vc_mask &= !(1 << rq.in_vc);

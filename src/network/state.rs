@@ -196,6 +196,9 @@ impl NetPartition {
         self.last_progress = global.last_progress;
         self.failure.clone_from(&global.failure);
         self.parked = Some((resume_at, Vec::new()));
+        // Cached candidates belong to the heads this partition held before; the restored heads
+        // are routed afresh (the cache is a pure function of a head's switch and state).
+        self.run_cache_vc.fill(super::NO_VC);
     }
 
     /// Restore one local switch from its record (see [`NetPartition::begin_restore`]).

@@ -19,7 +19,7 @@
 use super::dal::ESCAPE_PENALTY;
 use super::dor::hyperx;
 use super::vc::VcPolicy;
-use super::{network_diameter, Candidate, RouteState, Routing, RoutingParams};
+use super::{network_diameter, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
 use crate::config::ConfigError;
 use crate::topology::{Fabric, HyperX, SwitchId};
 use std::sync::Arc;
@@ -111,6 +111,15 @@ impl Routing for Minimal {
                 }
                 push_dor(&self.net, hx, *sets, at, st.dst, out);
             }
+        }
+    }
+    fn candidate_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>) -> bool {
+        match &self.vcs {
+            Vcs::Policy(p) => {
+                p.push_minimal_runs(&self.net, at, st.dst, st, out);
+                true
+            }
+            Vcs::DorEscape { .. } => false,
         }
     }
     fn escape_based(&self) -> bool {

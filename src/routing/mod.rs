@@ -98,6 +98,56 @@ pub struct Candidate {
     pub escape: bool,
 }
 
+/// Candidates on consecutive VCs of one port: `port` on each VC of `lo..hi`, in increasing VC
+/// order, all with the same penalty and escape flag. A candidate list written as runs reads each
+/// output port's record once per run rather than once per VC (see [`Routing::candidate_runs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CandidateRun {
+    /// Penalty in phits of every candidate of the run.
+    pub penalty: u32,
+    /// Topology port (switch-to-switch) to take.
+    pub port: PortId,
+    /// First VC.
+    pub lo: u8,
+    /// One past the last VC (`hi > lo`).
+    pub hi: u8,
+    /// Whether taking it puts the packet in the escape subnetwork.
+    pub escape: bool,
+}
+
+impl CandidateRun {
+    /// A placeholder (no candidate), for preallocated storage.
+    pub const EMPTY: CandidateRun = CandidateRun { penalty: 0, port: 0, lo: 0, hi: 0, escape: false };
+    /// The candidate of this run on VC `vc`.
+    #[inline]
+    pub fn candidate(&self, vc: u8) -> Candidate {
+        Candidate { port: self.port, vc, penalty: self.penalty, escape: self.escape }
+    }
+}
+
+/// Appends the run of `port` on `vcs` (nothing if `vcs` is empty, as a loop over it would push no
+/// candidate).
+#[inline]
+pub fn push_run(out: &mut Vec<CandidateRun>, port: PortId, vcs: std::ops::Range<u8>, penalty: u32, escape: bool) {
+    if vcs.start < vcs.end {
+        out.push(CandidateRun { penalty, port, lo: vcs.start, hi: vcs.end, escape });
+    }
+}
+
+/// Appends `cands` as runs, in the same order: consecutive candidates of one port on consecutive
+/// VCs with equal penalty and escape flag share a run.
+pub fn runs_of(cands: &[Candidate], out: &mut Vec<CandidateRun>) {
+    for c in cands {
+        if let Some(r) = out.last_mut() {
+            if r.port == c.port && r.hi == c.vc && r.penalty == c.penalty && r.escape == c.escape && c.vc < u8::MAX {
+                r.hi += 1;
+                continue;
+            }
+        }
+        out.push(CandidateRun { penalty: c.penalty, port: c.port, lo: c.vc, hi: c.vc + 1, escape: c.escape });
+    }
+}
+
 /// A routing algorithm together with its VC policy.
 pub trait Routing: Send + Sync {
     /// Name as in the config.
@@ -109,6 +159,18 @@ pub trait Routing: Send + Sync {
     /// Next-hop candidates at switch `at` (never the destination switch). An empty list means the
     /// packet cannot move at all, which the router reports as an unroutable packet.
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>);
+    /// The same candidates as [`Routing::candidates`], in the same order, appended to `out` as
+    /// runs of consecutive VCs; `false` (the default) if the routing does not write runs, and the
+    /// caller converts `candidates` with [`runs_of`]. Routings with many candidates per hop (one per
+    /// port and VC) write runs directly, which the router's selection reads port by port.
+    fn candidate_runs(&self, _at: SwitchId, _st: &RouteState, _out: &mut Vec<CandidateRun>) -> bool {
+        false
+    }
+    /// Whether computing [`Routing::candidate_runs`] costs enough (many ports, several route sets)
+    /// that the router should keep each waiting head's runs rather than ask again every cycle.
+    fn cache_candidates(&self) -> bool {
+        false
+    }
     /// The routing's own state update after taking `c` from `at` to `next` (phase, deroutes, ...).
     /// Callers apply [`step`] first, so `st` already holds the new hop count, escape flag, VC and
     /// port. Routings whose state is only what [`step`] keeps leave the default, which does nothing.

@@ -23,7 +23,7 @@
 
 use super::dor::hyperx;
 use super::vc::VcPolicy;
-use super::{Candidate, RouteState, Routing, RoutingParams};
+use super::{push_run, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
 use crate::config::ConfigError;
 use crate::topology::{Fabric, HyperX, PortId, SwitchId};
 use std::sync::Arc;
@@ -63,17 +63,23 @@ impl Omnidimensional {
             if x == t {
                 continue;
             }
+            // Ports of dimension `d` are consecutive: every other coordinate in increasing order,
+            // each with its trunks (`HyperX::port_to`).
+            let k = h.trunk(d) as PortId;
+            let mut first = h.dim_base(d) as PortId;
             for v in 0..h.side(d) {
-                let minimal = v == t;
-                if v == x || (!minimal && !budget) {
+                if v == x {
                     continue;
                 }
-                for k in 0..h.trunk(d) {
-                    let port = h.port_to(at, d, v, k);
-                    if self.net.alive(at, port) {
-                        f(port, if minimal { 0 } else { DEROUTE_PENALTY });
+                let minimal = v == t;
+                if minimal || budget {
+                    for port in first..first + k {
+                        if self.net.alive(at, port) {
+                            f(port, if minimal { 0 } else { DEROUTE_PENALTY });
+                        }
                     }
                 }
+                first += k;
             }
         }
     }
@@ -127,6 +133,15 @@ impl Routing for OmniWar {
                 out.push(Candidate { port, vc, penalty, escape: false });
             }
         });
+    }
+    fn candidate_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>) -> bool {
+        self.routes.hops(at, st, |port, penalty| {
+            push_run(out, port, self.policy.vcs_for(&self.net, at, st, port), penalty, false);
+        });
+        true
+    }
+    fn cache_candidates(&self) -> bool {
+        true
     }
     fn advance(&self, st: &mut RouteState, at: SwitchId, _next: SwitchId, c: &Candidate) {
         self.routes.advance(st, at, c.port);

@@ -44,7 +44,7 @@
 
 use super::deadlock::FxSet;
 use super::vc::VcPolicy;
-use super::{network_diameter, Candidate, RouteState, Routing, RoutingParams};
+use super::{network_diameter, push_run, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
 use crate::config::ConfigError;
 use crate::topology::fabric::UNREACHABLE;
 use crate::topology::{Fabric, PortId, SwitchId};
@@ -193,17 +193,26 @@ impl PolarizedRoutes {
             let (a, b) = (h.hamming(at, s), h.hamming(at, t));
             for d in 0..h.dims() {
                 let (x, xs, xt) = (h.coord(at, d), h.coord(s, d), h.coord(t, d));
+                // A move to coordinate `v` depends only on whether `v` is the source's or the
+                // target's coordinate: the four outcomes, indexed `(v == xs) | (v == xt) << 1`.
+                let class = |eq_s: bool, eq_t: bool| {
+                    allowed(a, b, !eq_s as i32 - (x != xs) as i32, !eq_t as i32 - (x != xt) as i32)
+                };
+                let moves = [class(false, false), class(true, false), class(false, true), class(true, true)];
+                // Ports of dimension `d` are consecutive: every other coordinate in increasing
+                // order, each with its trunks (`HyperX::port_to`).
+                let k = h.trunk(d) as PortId;
+                let mut port = h.dim_base(d) as PortId;
                 for v in 0..h.side(d) {
                     if v == x {
                         continue;
                     }
-                    let ds = (v != xs) as i32 - (x != xs) as i32;
-                    let dt = (v != xt) as i32 - (x != xt) as i32;
-                    if let Some(dmu) = allowed(a, b, ds, dt) {
-                        for k in 0..h.trunk(d) {
-                            f(h.port_to(at, d, v, k), dmu);
+                    if let Some(dmu) = moves[(v == xs) as usize | ((v == xt) as usize) << 1] {
+                        for p in port..port + k {
+                            f(p, dmu);
                         }
                     }
+                    port += k;
                 }
             }
             return;
@@ -278,6 +287,26 @@ impl PolarizedRoutes {
             c.penalty = PENALTIES[(best - c.penalty) as usize];
         }
     }
+
+    /// [`PolarizedRoutes::candidates`] as runs ([`Routing::candidate_runs`]): one run per allowed
+    /// hop, on the VCs `vcs(port)` gives.
+    #[inline]
+    pub fn candidate_runs(
+        &self,
+        at: SwitchId,
+        st: &RouteState,
+        out: &mut Vec<CandidateRun>,
+        mut vcs: impl FnMut(PortId) -> std::ops::Range<u8>,
+    ) {
+        let start = out.len();
+        // As in `candidates`: the weight change stays in `penalty` until the best one is known,
+        // and hops with no VC offer no candidate (nor a best weight).
+        self.hops(at, st, |port, dmu| push_run(out, port, vcs(port), dmu as u32, false));
+        let best = out[start..].iter().map(|c| c.penalty).max().unwrap_or(0);
+        for c in &mut out[start..] {
+            c.penalty = PENALTIES[(best - c.penalty) as usize];
+        }
+    }
 }
 
 /// Polarized routing with the ladder (or another `routing.vc_policy`).
@@ -311,5 +340,12 @@ impl Routing for Polarized {
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
         self.routes.candidates(at, st, out, |port| self.policy.vcs_for(&self.net, at, st, port));
+    }
+    fn candidate_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>) -> bool {
+        self.routes.candidate_runs(at, st, out, |port| self.policy.vcs_for(&self.net, at, st, port));
+        true
+    }
+    fn cache_candidates(&self) -> bool {
+        true
     }
 }

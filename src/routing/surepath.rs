@@ -26,7 +26,7 @@
 use super::omnidimensional::Omnidimensional;
 use super::polarized::PolarizedRoutes;
 use super::updown::{LinkKind, UpDown};
-use super::{Candidate, RouteState, Routing, RoutingParams};
+use super::{push_run, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
 use crate::config::ConfigError;
 use crate::topology::{Fabric, PortId, SwitchId};
 use std::sync::Arc;
@@ -35,6 +35,9 @@ use std::sync::Arc;
 pub trait RouteSet: Send + Sync {
     /// Pushes the routing candidates of a packet in state `st` at `at` on the VCs `vcs`.
     fn push(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>, vcs: std::ops::Range<u8>);
+    /// [`RouteSet::push`] as runs, one per hop on all of `vcs` (the same candidates in the same
+    /// order).
+    fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>);
     /// State update for a routing hop through `port`.
     fn advance(&self, _st: &mut RouteState, _at: SwitchId, _port: PortId) {}
 }
@@ -49,6 +52,10 @@ impl RouteSet for Omnidimensional {
         });
     }
     #[inline]
+    fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
+        self.hops(at, st, |port, penalty| push_run(out, port, vcs.clone(), penalty, false));
+    }
+    #[inline]
     fn advance(&self, st: &mut RouteState, at: SwitchId, port: PortId) {
         Omnidimensional::advance(self, st, at, port);
     }
@@ -58,6 +65,10 @@ impl RouteSet for PolarizedRoutes {
     #[inline]
     fn push(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>, vcs: std::ops::Range<u8>) {
         self.candidates(at, st, out, |_| vcs.clone());
+    }
+    #[inline]
+    fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
+        self.candidate_runs(at, st, out, |_| vcs.clone());
     }
 }
 
@@ -143,12 +154,23 @@ impl<R: RouteSet> Routing for SurePath<R> {
             }
         });
     }
+    fn candidate_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>) -> bool {
+        if !st.escape {
+            self.routes.push_runs(at, st, out, 0..self.routing_vcs);
+        }
+        let esc = self.routing_vcs..self.vcs;
+        self.escape.hops(at, st.dst, |port, penalty, _| push_run(out, port, esc.clone(), penalty, true));
+        true
+    }
     fn advance(&self, st: &mut RouteState, at: SwitchId, _next: SwitchId, c: &Candidate) {
         if !c.escape {
             self.routes.advance(st, at, c.port);
         }
     }
     fn escape_based(&self) -> bool {
+        true
+    }
+    fn cache_candidates(&self) -> bool {
         true
     }
     fn escape_subfunction(&self, at: SwitchId, dst: SwitchId, out: &mut Vec<Candidate>) {

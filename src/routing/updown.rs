@@ -206,16 +206,29 @@ impl UpDown {
                 let (a, tt, r) = (h.coord(x, d), h.coord(t, d), h.coord(self.root, d));
                 let base_depth = dx - (a != r) as u32;
                 let base_shared = shared - (a == tt && a != r) as u32;
+                // The neighbour's depth and Up/Down distance depend only on whether `v` is the
+                // root's or the target's coordinate; ports of dimension `d` are consecutive (every
+                // other coordinate in increasing order, each with its trunks: `HyperX::port_to`).
+                let class = |is_r: bool, is_t: bool| {
+                    let dy = base_depth + !is_r as u32;
+                    let sy = base_shared + (is_t && !is_r) as u32;
+                    // Wrapping: a combination that cannot occur (e.g. `v` the target's
+                    // coordinate but not the root's, when the two are equal) may underflow; it is
+                    // never read.
+                    (dy, (dy + dt).wrapping_sub(2 * sy))
+                };
+                let classes = [class(false, false), class(true, false), class(false, true), class(true, true)];
+                let k = h.trunk(d) as PortId;
+                let mut port = h.dim_base(d) as PortId;
                 for v in 0..h.side(d) {
                     if v == a {
                         continue;
                     }
-                    let dy = base_depth + (v != r) as u32;
-                    let sy = base_shared + (v == tt && v != r) as u32;
-                    let uy = dy + dt - 2 * sy;
-                    for k in 0..h.trunk(d) {
-                        consider(h.port_to(x, d, v, k), dy, uy);
+                    let (dy, uy) = classes[(v == r) as usize | ((v == tt) as usize) << 1];
+                    for p in port..port + k {
+                        consider(p, dy, uy);
                     }
+                    port += k;
                 }
             }
         } else if let Some(sd) = self.net.sparse_distances() {

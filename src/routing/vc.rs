@@ -18,7 +18,7 @@
 //! silently reusing a VC, which would void the deadlock-freedom argument.
 
 use super::davc::Davc;
-use super::{Candidate, RouteState, RoutingParams};
+use super::{push_run, Candidate, CandidateRun, RouteState, RoutingParams};
 use crate::config::ConfigError;
 
 /// Every `routing.vc_policy` name with what it is: the only list of names (config validation and
@@ -193,6 +193,26 @@ impl VcPolicy {
                 for vc in self.vcs_for(net, at, st, port) {
                     out.push(Candidate { port, vc, penalty: 0, escape: false });
                 }
+            });
+        }
+    }
+
+    /// [`VcPolicy::push_minimal`] as runs ([`super::Routing::candidate_runs`]).
+    #[inline]
+    pub fn push_minimal_runs(
+        &self,
+        net: &Fabric,
+        at: SwitchId,
+        target: SwitchId,
+        st: &RouteState,
+        out: &mut Vec<CandidateRun>,
+    ) {
+        if let VcPolicy::Ladder(l) = self {
+            let r = l.vcs_for_hop(st.hops);
+            super::minimal_ports(net, at, target, |port| push_run(out, port, r.clone(), 0, false));
+        } else {
+            super::minimal_ports(net, at, target, |port| {
+                push_run(out, port, self.vcs_for(net, at, st, port), 0, false);
             });
         }
     }
