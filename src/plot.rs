@@ -14,7 +14,8 @@
 //! A sweep gives one figure per traffic pattern when the pattern is swept (or per value of any swept
 //! key with `--by KEY`), each titled with the network and the pattern, with one legend for all
 //! panels beside them. Series get readable labels (`PolSP`, `OmniSP`, ...) and a distinct colour and
-//! marker each for up to 12 series.
+//! marker each for up to 12 series. A sweep point whose measured window did not reach a steady state
+//! (summary `steady_state` false) is drawn hollow inside a black ring, with a legend note.
 //!
 //! Text is drawn with DejaVu Sans, built into the binary (and embedded into PDFs), so no system font
 //! is needed. Sizes are chosen so that a three-panel figure printed at text width keeps its labels
@@ -95,7 +96,7 @@ fn series_style(i: usize) -> (RGBColor, Shape, bool) {
 }
 
 /// One curve.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Series {
     /// Legend text.
     pub label: String,
@@ -107,7 +108,37 @@ pub struct Series {
     pub line: bool,
     /// Style index (colour and marker), shared by the same series in every panel.
     pub style: usize,
+    /// Per point (same order as `points`; empty: all steady): the run's measured window did not
+    /// reach a steady state (summary `steady_state` false), so its value is a point on a drift. Such
+    /// markers are drawn hollow inside a black ring, and the legend explains the ring.
+    pub unsteady: Vec<bool>,
 }
+
+impl Series {
+    /// A sweep curve through rows `rows` of the columns `x` and `y`, sorted by `x`, each point
+    /// flagged unsteady where the column `steady` (the summary's `steady_state`, 1 or 0) is 0.
+    fn sweep(label: &str, style: usize, rows: &[usize], x: &[f64], y: &[f64], steady: Option<&[f64]>) -> Series {
+        let mut pts: Vec<(f64, f64, bool)> =
+            rows.iter().map(|&r| (x[r], y[r], steady.is_some_and(|s| s[r] == 0.0))).collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        Series {
+            label: label.into(),
+            points: pts.iter().map(|p| (p.0, p.1)).collect(),
+            markers: true,
+            line: true,
+            style,
+            unsteady: pts.iter().map(|p| p.2).collect(),
+        }
+    }
+
+    /// Whether point `i` is marked not steady.
+    fn is_unsteady(&self, i: usize) -> bool {
+        self.unsteady.get(i).copied().unwrap_or(false)
+    }
+}
+
+/// Legend note for the ring around the markers of [`Series::unsteady`] points.
+pub const UNSTEADY_NOTE: &str = "ringed, hollow: not steady";
 
 /// One panel: axes, curves, and reference lines.
 #[derive(Debug, Clone, Default)]
@@ -178,8 +209,17 @@ fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("drawing the figure: {e:?}")
 }
 
-/// The marker of style `style` at `at`, `r` pixels in radius.
-fn marker<'b, DB: DrawingBackend + 'b, C: Clone + 'b>(style: usize, at: C, r: i32) -> DynElement<'b, DB, C> {
+/// The marker of style `style` at `at`, `r` pixels in radius; `unsteady`: drawn hollow (on white,
+/// so no line shows through) inside a black ring, for a point that did not reach a steady state.
+fn marker<'b, DB: DrawingBackend + 'b, C: Clone + 'b>(
+    style: usize,
+    at: C,
+    r: i32,
+    unsteady: bool,
+) -> DynElement<'b, DB, C> {
+    if unsteady {
+        return ringed(style, at, r);
+    }
     let (color, shape, filled) = series_style(style);
     let fill: ShapeStyle = if filled { color.filled() } else { color.stroke_width(2) };
     let e = EmptyElement::at(at);
@@ -211,6 +251,38 @@ fn marker<'b, DB: DrawingBackend + 'b, C: Clone + 'b>(style: usize, at: C, r: i3
                 (e + PathElement::new(vec![(-rr, 0), (rr, 0)], s) + PathElement::new(vec![(0, -rr), (0, rr)], s))
                     .into_dyn()
             }
+        }
+    }
+}
+
+/// The outline of the marker of style `style` (its hollow form) at `at`, on a white disc inside a
+/// black ring: the mark of a point that did not reach a steady state.
+fn ringed<'b, DB: DrawingBackend + 'b, C: Clone + 'b>(style: usize, at: C, r: i32) -> DynElement<'b, DB, C> {
+    let (color, shape, filled) = series_style(style);
+    let s = color.stroke_width(2);
+    let rr = r + 1;
+    let e = EmptyElement::at(at)
+        + Circle::new((0, 0), r + 6, WHITE.filled())
+        + Circle::new((0, 0), r + 6, BLACK.stroke_width(2));
+    let closed = |pts: Vec<(i32, i32)>| {
+        let mut c = pts.clone();
+        c.push(pts[0]);
+        PathElement::new(c, s)
+    };
+    match shape {
+        Shape::Circle => (e + Circle::new((0, 0), r, s)).into_dyn(),
+        Shape::Square => (e + closed(vec![(-r, -r), (r, -r), (r, r), (-r, r)])).into_dyn(),
+        Shape::TriangleUp => (e + closed(vec![(0, -rr), (rr, rr * 3 / 4), (-rr, rr * 3 / 4)])).into_dyn(),
+        Shape::TriangleDown => (e + closed(vec![(0, rr), (rr, -rr * 3 / 4), (-rr, -rr * 3 / 4)])).into_dyn(),
+        Shape::Diamond => (e + closed(vec![(0, -rr), (rr, 0), (0, rr), (-rr, 0)])).into_dyn(),
+        // A cross has no inside: the ring alone marks it (x for the filled style, + for the hollow).
+        Shape::Cross if filled => {
+            let s = color.stroke_width(3);
+            (e + PathElement::new(vec![(-r, -r), (r, r)], s) + PathElement::new(vec![(-r, r), (r, -r)], s)).into_dyn()
+        }
+        Shape::Cross => {
+            let s = color.stroke_width(3);
+            (e + PathElement::new(vec![(-rr, 0), (rr, 0)], s) + PathElement::new(vec![(0, -rr), (0, rr)], s)).into_dyn()
         }
     }
 }
@@ -269,6 +341,11 @@ fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Pa
         let c = series_style(style).0;
         chart.draw_series(dashes((x, y0), (x, y1), 20).map(|d| PathElement::new(d, c.stroke_width(2)))).map_err(err)?;
     }
+    // Markers are drawn in pixels of `area` (plotters' dynamic elements need a 'static backend in
+    // chart coordinates); the ringed ones of points that are not steady last, so that no other
+    // series hides them.
+    let (bx, by) = area.get_base_pixel();
+    let mut ringed = Vec::new();
     for s in &p.series {
         let color = series_style(s.style).0;
         let data: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
@@ -276,41 +353,65 @@ fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Pa
             chart.draw_series(LineSeries::new(data.clone(), color.stroke_width(3))).map_err(err)?;
         }
         if s.markers {
-            // Markers are drawn in pixels of `area` (plotters' dynamic elements need a 'static
-            // backend in chart coordinates).
-            let (bx, by) = area.get_base_pixel();
-            for q in &data {
+            let shown = s.points.iter().enumerate().filter(|(_, (x, y))| x.is_finite() && y.is_finite());
+            for (i, q) in shown {
                 let (px, py) = chart.backend_coord(q);
-                area.draw(&marker::<DB, (i32, i32)>(s.style, (px - bx, py - by), 7)).map_err(err)?;
+                if s.is_unsteady(i) {
+                    ringed.push((s.style, (px - bx, py - by)));
+                } else {
+                    area.draw(&marker::<DB, (i32, i32)>(s.style, (px - bx, py - by), 7, false)).map_err(err)?;
+                }
             }
         }
+    }
+    for (style, at) in ringed {
+        area.draw(&marker::<DB, (i32, i32)>(style, at, 7, true)).map_err(err)?;
     }
     Ok(())
 }
 
-/// The legend: one row per entry, a line sample with the series' marker and its label.
-fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(String, usize, bool)]) -> Result<()> {
+/// The legend: one row per entry, a line sample with the series' marker and its label; with
+/// `unsteady_note`, a last row showing the ring of points that are not steady, in grey.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(String, usize, bool)],
+    unsteady_note: bool,
+) -> Result<()> {
     let font = (FONT, LEGEND_PX).into_font();
     let row = 40;
-    let top = (PANEL.1 as i32 - row * entries.len() as i32).max(0) / 2;
+    let rows = entries.len() + unsteady_note as usize;
+    let top = (PANEL.1 as i32 - row * rows as i32).max(0) / 2;
     for (k, (label, style, markers)) in entries.iter().enumerate() {
         let y = top + row * k as i32 + row / 2;
         let color = series_style(*style).0;
         area.draw(&PathElement::new(vec![(10, y), (58, y)], color.stroke_width(3))).map_err(err)?;
         if *markers {
-            area.draw(&marker::<DB, (i32, i32)>(*style, (34, y), 7)).map_err(err)?;
+            area.draw(&marker::<DB, (i32, i32)>(*style, (34, y), 7, false)).map_err(err)?;
         }
         area.draw(&Text::new(label.clone(), (70, y - LEGEND_PX as i32 / 2 - 2), font.clone())).map_err(err)?;
+    }
+    if unsteady_note {
+        let y = top + row * entries.len() as i32 + row / 2;
+        let grey = RGBColor(120, 120, 120);
+        area.draw(&Circle::new((34, y), 13, BLACK.stroke_width(2))).map_err(err)?;
+        area.draw(&Circle::new((34, y), 7, grey.stroke_width(2))).map_err(err)?;
+        area.draw(&Text::new(UNSTEADY_NOTE, (70, y - LEGEND_PX as i32 / 2 - 2), font)).map_err(err)?;
     }
     Ok(())
 }
 
-/// Pixel width of the legend strip for these labels.
-fn legend_width(entries: &[(String, usize, bool)]) -> u32 {
-    if entries.is_empty() {
+/// Whether any point of `fig` is marked not steady (its legend then explains the mark).
+pub fn has_unsteady(fig: &Fig) -> bool {
+    fig.panels.iter().flat_map(|p| &p.series).any(|s| s.unsteady.iter().any(|&u| u))
+}
+
+/// Pixel width of the legend strip for these labels (and the not-steady note).
+fn legend_width(entries: &[(String, usize, bool)], unsteady_note: bool) -> u32 {
+    if entries.is_empty() && !unsteady_note {
         return 0;
     }
-    let chars = entries.iter().map(|e| e.0.chars().count()).max().unwrap_or(0) as u32;
+    let note = if unsteady_note { UNSTEADY_NOTE.chars().count() } else { 0 };
+    let chars = entries.iter().map(|e| e.0.chars().count()).max().unwrap_or(0).max(note) as u32;
     90 + chars * LEGEND_PX * 6 / 10
 }
 
@@ -348,7 +449,7 @@ pub fn extension(out: &Path) -> String {
 pub fn render(fig: &Fig, out: &Path) -> Result<()> {
     register_fonts()?;
     let n = fig.panels.len().max(1) as u32;
-    let size = (PANEL.0 * n + legend_width(&fig.legend), PANEL.1 + TITLE_H);
+    let size = (PANEL.0 * n + legend_width(&fig.legend, has_unsteady(fig)), PANEL.1 + TITLE_H);
     match extension(out).as_str() {
         "svg" => draw_all(SVGBackend::new(out, size).into_drawing_area(), fig),
         "png" => draw_all(BitMapBackend::new(out, size).into_drawing_area(), fig),
@@ -395,7 +496,7 @@ fn draw_all<'a, DB: DrawingBackend + 'a>(root: DrawingArea<DB, Shift>, fig: &Fig
     for (a, p) in areas.iter().zip(&fig.panels) {
         draw_panel(a, p)?;
     }
-    draw_legend(&legend, &fig.legend)?;
+    draw_legend(&legend, &fig.legend, has_unsteady(fig))?;
     root.present().map_err(err)?;
     Ok(())
 }
@@ -641,6 +742,7 @@ fn sweep_figure(f: &File, t: &Table, rows: &[usize], figure: Figure, by: Option<
     let legend;
     if has_load {
         let x = t.col("traffic.load")?;
+        let steady = if t.has("steady_state") { Some(t.col("steady_state")?) } else { None };
         let series = group_rows(t, rows, &series_keys);
         legend = series.iter().enumerate().map(|(i, (l, _))| (l.clone(), i, true)).collect();
         let (xmin, xmax) = rows
@@ -653,11 +755,7 @@ fn sweep_figure(f: &File, t: &Table, rows: &[usize], figure: Figure, by: Option<
             let s = series
                 .iter()
                 .enumerate()
-                .map(|(i, (label, rs))| {
-                    let mut points: Vec<(f64, f64)> = rs.iter().map(|&r| (x[r], y[r])).collect();
-                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    Series { label: label.clone(), points, markers: true, line: true, style: i }
-                })
+                .map(|(i, (label, rs))| Series::sweep(label, i, rs, &x, &y, steady.as_deref()))
                 .collect();
             panels.push(Panel {
                 title: name.into(),
@@ -696,6 +794,7 @@ fn sweep_figure(f: &File, t: &Table, rows: &[usize], figure: Figure, by: Option<
                 .join(", ")
         };
         let n = series.len().max(1) as f64;
+        let steady = if t.has("steady_state") { Some(t.col("steady_state")?) } else { None };
         legend = series
             .iter()
             .enumerate()
@@ -715,7 +814,8 @@ fn sweep_figure(f: &File, t: &Table, rows: &[usize], figure: Figure, by: Option<
                             (c as f64 + off, y[r])
                         })
                         .collect();
-                    Series { label: label.clone(), points, markers: true, line: false, style: i }
+                    let unsteady = rs.iter().map(|&r| steady.as_ref().is_some_and(|s| s[r] == 0.0)).collect();
+                    Series { label: label.clone(), points, markers: true, line: false, style: i, unsteady }
                 })
                 .collect();
             panels.push(Panel {
@@ -757,6 +857,7 @@ fn completion_figure(f: &File, t: &Table, rows: &[usize], varying: &[String], ti
                     markers: false,
                     line: true,
                     style: i,
+                    unsteady: Vec::new(),
                 });
             }
         }
@@ -769,6 +870,7 @@ fn completion_figure(f: &File, t: &Table, rows: &[usize], varying: &[String], ti
             markers: true,
             line: false,
             style: i,
+            unsteady: Vec::new(),
         });
     }
     let mut panels = Vec::new();
@@ -843,7 +945,14 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join(" \u{2014} ");
-    let line = |label: &str, points, style| Series { label: label.into(), points, markers: false, line: true, style };
+    let line = |label: &str, points, style| Series {
+        label: label.into(),
+        points,
+        markers: false,
+        line: true,
+        style,
+        unsteady: Vec::new(),
+    };
     let panels = vec![
         Panel {
             title: "Load".into(),
@@ -901,6 +1010,29 @@ mod tests {
                 assert!((styles[i].1, styles[i].2) != (styles[j].1, styles[j].2), "markers {i} {j}");
             }
         }
+    }
+
+    /// The sweep series builder carries each row's `steady_state` to its point, through the sort
+    /// by offered load, and a figure with such a point gets the legend note.
+    #[test]
+    fn sweep_series_flags_unsteady_points() {
+        let x = [0.9, 0.1, 0.5, 0.7];
+        let y = [0.6, 0.1, 0.5, 0.65];
+        let steady = [0.0, 1.0, 1.0, 0.0];
+        let s = Series::sweep("a", 0, &[0, 1, 2, 3], &x, &y, Some(&steady));
+        assert_eq!(s.points, vec![(0.1, 0.1), (0.5, 0.5), (0.7, 0.65), (0.9, 0.6)]);
+        assert_eq!(s.unsteady, vec![false, false, true, true]);
+        let fig = |s: Series| Fig {
+            title: String::new(),
+            panels: vec![Panel { series: vec![s], ..Default::default() }],
+            legend: vec![("a".into(), 0, true)],
+        };
+        assert!(has_unsteady(&fig(s)));
+        // Without the column (a file from before it), every point counts as steady.
+        let s = Series::sweep("a", 0, &[0, 1, 2, 3], &x, &y, None);
+        assert_eq!(s.unsteady, vec![false; 4]);
+        assert!(!has_unsteady(&fig(s)));
+        assert!(legend_width(&[], true) > legend_width(&[("a".into(), 0, true)], false));
     }
 
     #[test]

@@ -631,7 +631,7 @@ fn collect(
     let plen = cfg.packet.size_phits as i64;
     let mut inflight = 0i64;
     for s in &mut stats.samples {
-        inflight += s.injected_phits as i64 / plen - s.delivered_packets as i64;
+        inflight += s.injected_packets as i64 - s.delivered_packets as i64;
         s.in_flight = inflight;
     }
     // Accepted load per live server; Jain's index over the servers that send.

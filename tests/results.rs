@@ -92,7 +92,9 @@ fn run_file_holds_the_json_summary_and_consistent_details() {
     assert_eq!(sorted_names, sorted_json, "no key more, no key less");
     let delivered = json["packets_delivered"].as_u64().unwrap();
 
-    // Time series: one row per 100-cycle interval; the measured window's rows add up to the summary.
+    // Time series: one row per 100-cycle interval; the measured window's rows add up to the summary
+    // (which counts a packet's 16 phits when its tail arrives; the series spreads them over the 16
+    // cycles they arrive in, so at each end of the window at most 15 phits per server move across).
     let ts = f.group("timeseries").unwrap();
     let cycle = u64s(&ts, "cycle");
     assert_eq!(cycle, (1..=60).map(|k| k * 100).collect::<Vec<u64>>());
@@ -103,7 +105,8 @@ fn run_file_holds_the_json_summary_and_consistent_details() {
     let pk_w: u64 = (0..60).filter(|&i| in_window(i)).map(|i| pk[i]).sum();
     assert_eq!(pk_w, delivered);
     let accepted = json["accepted_load"].as_f64().unwrap();
-    assert!((acc_w as f64 / (4000.0 * 64.0) - accepted).abs() < 1e-12);
+    assert!((pk_w as f64 * 16.0 / (4000.0 * 64.0) - accepted).abs() < 1e-12);
+    assert!(acc_w.abs_diff(16 * pk_w) <= 2 * 15 * 64, "{acc_w} vs {}", 16 * pk_w);
 
     // The streamed rows equal the samples of the same run done in-process.
     let res = hxsim::sim::run(&cfg, &Default::default(), &Default::default()).unwrap();
@@ -119,7 +122,7 @@ fn run_file_holds_the_json_summary_and_consistent_details() {
     // Servers: Jain's index recomputed from the file.
     let inj = u64s(&f.group("servers").unwrap(), "injected_phits");
     assert_eq!(inj.len(), 64);
-    assert_eq!(u64s(&f.group("servers").unwrap(), "accepted_phits").iter().sum::<u64>(), acc_w);
+    assert_eq!(u64s(&f.group("servers").unwrap(), "accepted_phits").iter().sum::<u64>(), 16 * pk_w);
     assert!((hxsim::metrics::jain_index(&inj) - json["jain_index"].as_f64().unwrap()).abs() < 1e-12);
 
     // Sparse latency histogram: total, mean and p99 recomputed.
@@ -154,6 +157,63 @@ fn run_file_holds_the_json_summary_and_consistent_details() {
     let (ph, util) = (u64s(&l, "phits"), f64s(&l, "utilization"));
     assert!(ph.iter().all(|&p| p > 0));
     assert!(ph.iter().zip(&util).all(|(&p, &u)| (p as f64 / 4000.0 - u).abs() < 1e-12 && u <= 1.0));
+}
+
+/// Every time-series row of a run carries at most one injected and one accepted phit per cycle per
+/// server (a server link carries one phit per cycle each way), with sample intervals shorter than a
+/// packet, a run that ends inside an interval, a saturated network and a fixed workload; the series
+/// add up to the run's whole packets: exactly when the run sends nothing past its end (a drained
+/// fixed workload), and otherwise but for the phits of packets cut by the end (fewer than 16 per
+/// server each way).
+#[test]
+fn timeseries_rows_carry_at_most_one_phit_per_cycle_per_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (servers, plen) = (64u64, 16u64);
+    let cases: [&[&str]; 4] = [
+        &["--set", "output.sample_cycles=7", "--set", "simulation.measure_cycles=1000"],
+        &["--set", "traffic.load=1.0", "--set", "simulation.measure_cycles=1050"],
+        &["--set", "traffic.load=1.0", "--set", "output.sample_cycles=33", "--set", "simulation.warmup_cycles=500"],
+        &["--set", "traffic.mode=fixed", "--set", "traffic.workload_phits=640", "--set", "output.sample_cycles=10"],
+    ];
+    for (n, extra) in cases.iter().enumerate() {
+        let file = dir.path().join(format!("r{n}.h5"));
+        let mut args = vec!["run", QUICKSTART, "--json", "-q", "-o", path_str(&file)];
+        args.extend_from_slice(extra);
+        let out = hxsim(&args, dir.path());
+        assert!(out.status.success(), "{extra:?}: {}", text(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let f = h5::open_file(&file).unwrap();
+        let sc = f.attr("sample_cycles").unwrap().read_scalar::<u64>().unwrap();
+        let ts = f.group("timeseries").unwrap();
+        let (cycle, inj, acc, pk) = (
+            u64s(&ts, "cycle"),
+            u64s(&ts, "injected_phits"),
+            u64s(&ts, "accepted_phits"),
+            u64s(&ts, "delivered_packets"),
+        );
+        let (inj_load, acc_load) = (f64s(&ts, "injected_load"), f64s(&ts, "accepted_load"));
+        for i in 0..cycle.len() {
+            let len = cycle[i] - i as u64 * sc;
+            assert!(len >= 1 && len <= sc, "{extra:?} row {i}");
+            assert!(inj[i] <= len * servers, "{extra:?} row {i}: {} injected phits in {len} cycles", inj[i]);
+            assert!(acc[i] <= len * servers, "{extra:?} row {i}: {} accepted phits in {len} cycles", acc[i]);
+            assert!(inj_load[i] <= 1.0 && acc_load[i] <= 1.0, "{extra:?} row {i}");
+        }
+        let (inj_sum, acc_sum, pk_sum) = (inj.iter().sum::<u64>(), acc.iter().sum::<u64>(), pk.iter().sum::<u64>());
+        let generated = json["packets_generated"].as_u64().unwrap();
+        let in_flight_end = *ts.dataset("in_flight").unwrap().read_raw::<i64>().unwrap().last().unwrap() as u64;
+        if n == 3 {
+            // Drained: every packet generated was sent and delivered inside the run.
+            assert_eq!(pk_sum, generated);
+            assert_eq!(inj_sum, plen * generated, "{extra:?}");
+            assert_eq!(acc_sum, plen * generated, "{extra:?}");
+        } else {
+            // Packets sent: delivered plus those still in the network at the end.
+            let sent = pk_sum + in_flight_end;
+            assert!(inj_sum <= plen * sent && inj_sum + servers * (plen - 1) >= plen * sent, "{extra:?}");
+            assert!(acc_sum >= plen * pk_sum && acc_sum <= plen * pk_sum + servers * (plen - 1), "{extra:?}");
+        }
+    }
 }
 
 #[test]

@@ -105,7 +105,7 @@ pub fn run(
     let group_name = |i: usize| format!("{i:0width$}");
     let mut outcomes: Vec<Outcome> = (0..n).map(|_| Outcome::NotRun).collect();
     let next = AtomicUsize::new(0);
-    let (tx, rx) = crossbeam::channel::unbounded::<(usize, String, Result<RunResult, SimError>)>();
+    let (tx, rx) = crossbeam::channel::unbounded::<(usize, String, Result<RunResult, SimError>, f64)>();
     let mut write_error: Option<anyhow::Error> = None;
     let (beat, started) = (heartbeat_every(), std::time::Instant::now());
     let (mut beat_last, mut done) = (std::time::Instant::now(), 0usize);
@@ -119,14 +119,15 @@ pub fn run(
                 }
                 let start = iso8601_utc(std::time::SystemTime::now());
                 let opts = RunOptions { threads: 1 };
+                let cpu = thread_cpu_seconds();
                 let r = run_with_progress_observed(&points[i].config, &opts, true, progress.clone(), None);
-                if tx.send((i, start, r)).is_err() {
+                if tx.send((i, start, r, thread_cpu_seconds() - cpu)).is_err() {
                     break;
                 }
             });
         }
         drop(tx);
-        for (i, start, r) in rx {
+        for (i, start, r, sim_cpu) in rx {
             let p = &points[i];
             let outcome = match r {
                 Ok(res) => Outcome::Done(Box::new(res)),
@@ -134,7 +135,7 @@ pub fn run(
             };
             if let (Some(f), None) = (&file, &write_error) {
                 let meta = h5::RunMeta { threads: 1, ranks: 1, start_time: start, host: crate::output::hostname() };
-                let writing = std::time::Instant::now();
+                let (writing, writing_cpu) = (std::time::Instant::now(), thread_cpu_seconds());
                 let written = f
                     .group("points")
                     .map_err(anyhow::Error::from)
@@ -142,11 +143,14 @@ pub fn run(
                     .and_then(|_| f.flush().map_err(anyhow::Error::from));
                 if let Outcome::Done(r) = &outcome {
                     let w = writing.elapsed().as_secs_f64();
+                    let wc = thread_cpu_seconds() - writing_cpu;
                     tracing::info!(
                         point = i,
-                        "wrote the point in {w:.4} s ({:.2}% of its {:.3} s simulation)",
+                        "wrote the point in {w:.4} s ({:.2}% of its {:.3} s simulation); CPU time {wc:.4} s ({:.2}% of \
+                         the simulation's {sim_cpu:.3} s)",
                         100.0 * w / r.summary.wall_seconds.max(1e-9),
-                        r.summary.wall_seconds
+                        r.summary.wall_seconds,
+                        100.0 * wc / sim_cpu.max(1e-9),
                     );
                 }
                 if let Err(e) = written {
@@ -240,6 +244,20 @@ fn write_sweep_header(
     h5::set_attr(f, "complete", &false)?;
     h5::set_str_attr(f, "status", "running")?;
     Ok(())
+}
+
+/// CPU time of the calling thread, seconds (NaN if unknown). A sweep simulates each point on a
+/// worker thread (one partition runs on the thread that calls it) and writes on the main thread, so
+/// their CPU times compare even where a busy machine stretches wall-clock times.
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime only writes the timespec it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc == 0 {
+        ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    } else {
+        f64::NAN
+    }
 }
 
 fn write_point(

@@ -47,7 +47,7 @@ mod state;
 pub use state::{GlobalState, SwitchState};
 
 use crate::engine::{Cycle, Envelope, Lp, Partition, Scheduler, Status};
-use crate::metrics::{Sample, SampleSink, Stats};
+use crate::metrics::{SampleSink, Stats};
 use crate::rng::{self, geometric_gap, Purpose, Rng};
 use crate::routing::{Candidate, CandidateRun, Routing};
 use crate::topology::{Fabric, SwitchId};
@@ -712,20 +712,6 @@ impl NetPartition {
             }
         }
         out
-    }
-
-    #[inline]
-    fn sample(&mut self, at: Cycle) -> &mut Sample {
-        let i = (at / self.p.sample_cycles) as usize;
-        if self.stats.samples.len() <= i {
-            let sc = self.p.sample_cycles;
-            let start = self.stats.samples.len();
-            self.stats.samples.resize(i + 1, Sample::default());
-            for (k, s) in self.stats.samples.iter_mut().enumerate().skip(start) {
-                s.cycle = (k as u64 + 1) * sc;
-            }
-        }
-        &mut self.stats.samples[i]
     }
 
     #[inline]

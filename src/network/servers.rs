@@ -23,10 +23,7 @@ impl NetPartition {
             self.stats.record_latency(lat);
             self.server_accepted[self.srv_base[li] as usize + port] += plen;
         }
-        let s = self.sample(tail);
-        s.accepted_phits += plen;
-        s.delivered_packets += 1;
-        s.latency_sum += lat;
+        self.stats.record_delivery(tail, plen, lat, self.p.sample_cycles, self.p.window.1);
     }
 
     /// Generation and injection of the servers of local switch `li`.
@@ -102,7 +99,7 @@ impl NetPartition {
             if self.in_window(now) {
                 self.server_injected[si] += plen;
             }
-            self.sample(now).injected_phits += plen;
+            self.stats.record_injection(now, plen, self.p.sample_cycles, self.p.window.1);
             self.last_progress = now;
             let lat = self.lat(li * self.np + s);
             out.send(now + lat, sw, Msg::Arrival { port: s as u16, vc: vc as u8, pkt });

@@ -78,10 +78,15 @@ pub const TIMESERIES_COLUMNS: &[(&str, &str, &str)] = &[
     (
         "injected_phits",
         "phits",
-        "phits injected by all servers in the interval (one phit per cycle per server at most: a packet's phits \
-         beyond that are counted in the next interval)",
+        "phits sent by all servers into the network in the interval (a server sends one phit per cycle: a packet's \
+         phits count in the intervals they are sent in)",
     ),
-    ("accepted_phits", "phits", "phits whose packet's tail reached its destination in the interval"),
+    (
+        "accepted_phits",
+        "phits",
+        "phits that reached their destination server in the interval (one per cycle per server: a packet's phits \
+         count in the intervals they arrive in, up to its tail)",
+    ),
     ("delivered_packets", "packets", "packets whose tail arrived in the interval"),
     ("latency_sum", "cycles", "sum of the latencies of those packets"),
     ("in_flight", "packets", "packets injected into the network minus delivered, at the end of the interval"),
@@ -269,9 +274,6 @@ pub struct Timeseries {
     in_flight: i64,
     servers: f64,
     sample_cycles: u64,
-    packet_phits: u64,
-    /// Phits counted when their packet started but not yet sent at the end of the last interval.
-    carry: u64,
 }
 
 fn extendable<T: H5Type>(g: &Group, name: &str) -> Result<Dataset> {
@@ -311,15 +313,7 @@ impl Timeseries {
         }
         super::dims::make_scale(&cols[0], "cycle")?;
         let servers = super::network_facts(cfg).servers;
-        Ok(Timeseries {
-            cols,
-            rows: 0,
-            in_flight: 0,
-            servers: servers as f64,
-            sample_cycles: cfg.output.sample_cycles,
-            packet_phits: cfg.packet.size_phits as u64,
-            carry: 0,
-        })
+        Ok(Timeseries { cols, rows: 0, in_flight: 0, servers: servers as f64, sample_cycles: cfg.output.sample_cycles })
     }
 
     /// Rows written so far.
@@ -343,20 +337,14 @@ impl Timeseries {
             let start = (self.rows + i) as u64 * sc;
             let len = s.cycle.saturating_sub(start).clamp(1, sc);
             let per = len as f64 * self.servers;
-            // The network counts a packet's phits when its head leaves the server; a server sends
-            // one phit per cycle, so phits beyond the interval's capacity belong to the next one.
-            let capacity = len * self.servers as u64;
-            self.in_flight += (s.injected_phits / self.packet_phits) as i64 - s.delivered_packets as i64;
-            let pending = s.injected_phits + self.carry;
-            let injected = pending.min(capacity);
-            self.carry = pending - injected;
+            self.in_flight += s.injected_packets as i64 - s.delivered_packets as i64;
             u[0].push(s.cycle);
-            u[1].push(injected);
+            u[1].push(s.injected_phits);
             u[2].push(s.accepted_phits);
             u[3].push(s.delivered_packets);
             u[4].push(s.latency_sum);
             inflight.push(self.in_flight);
-            f[0].push(injected as f64 / per);
+            f[0].push(s.injected_phits as f64 / per);
             f[1].push(s.accepted_phits as f64 / per);
             f[2].push(if s.delivered_packets == 0 {
                 f64::NAN
@@ -428,10 +416,7 @@ impl SampleMerger {
         }
         let (m, n) = &mut self.pending[i];
         m.cycle = s.cycle;
-        m.injected_phits += s.injected_phits;
-        m.accepted_phits += s.accepted_phits;
-        m.delivered_packets += s.delivered_packets;
-        m.latency_sum += s.latency_sum;
+        m.add(&s);
         *n += 1;
     }
 
