@@ -268,7 +268,6 @@ fn sigterm_checkpoints_and_resume_completes() {
     let ck = d.join("t.ckpt");
     let mut base = vec!["run", QUICKSTART, "-q", "--json", "--no-output"];
     base.extend_from_slice(&HX3);
-    base.extend_from_slice(extra);
     let whole = summary(&hxsim(&base, d));
     let mut child = Command::new(env!("CARGO_BIN_EXE_hxsim"))
         .args([&base[..], &["--checkpoint", p(&ck), "--checkpoint-every", "3000"]].concat())

@@ -397,6 +397,11 @@ impl OutPort {
     fn occupancy(&self, ov: &OutVc, vc: usize, now: Cycle) -> u16 {
         ov.occ - (self.freeing as usize == vc && self.link_free <= now) as u16
     }
+    /// [`OutPort::load`] at `now` (the injection throttle's measure of a port's used space).
+    #[inline]
+    fn load_at(&self, now: Cycle) -> u32 {
+        self.load - (self.freeing != NO_VC && self.link_free <= now) as u32
+    }
 }
 
 /// Output VC: its buffer and flow control.
