@@ -681,17 +681,17 @@ impl Config {
     }
 
     /// A cheap lower bound of the memory a run of this config needs, in bytes, and what drives it
-    /// (see [`Config::check_memory`]). It counts only state whose size the config fixes: per
-    /// switch, every port's input and output VCs (32 bytes per VC pair, what the router uses at
-    /// least) and the ports themselves (48 bytes each), 48 bytes per server, and with faults on a
-    /// family other than HyperX the all-pairs distance table (one byte per switch pair; a faulty
-    /// HyperX keeps sparse exceptions instead, `topology::distances`). `ranks` processes share the
-    /// per-switch state; each holds the distance table.
+    /// (see [`Config::check_memory`]). It counts the state whose size the config fixes: the router
+    /// and server records [`crate::network::state_bytes`] allocates up front (every port's input
+    /// and output records and VCs, every server's), and with faults on a family other than HyperX
+    /// the all-pairs distance table (one byte per switch pair; a faulty HyperX keeps sparse
+    /// exceptions instead, `topology::distances`). `ranks` processes share the per-switch state;
+    /// each holds the distance table. Packets come on top: [`Config::packet_bytes_bound`].
     pub fn memory_lower_bound(&self, ranks: usize) -> (u64, String) {
         let (switches, servers) = self.topology.size();
         let ports = self.topology.router_ports();
-        let vcs = if self.routing.vcs == 0 { 2 } else { self.routing.vcs as u128 };
-        let state = (ports * (vcs * 32 + 48) + servers * 48) / ranks.max(1) as u128;
+        let vcs = self.vcs_estimate();
+        let state = crate::network::state_bytes(switches, ports, servers, vcs) / ranks.max(1) as u128;
         let table = if self.faults.any() && self.topology.kind() != "hyperx" { switches * switches } else { 0 };
         let routes = self.routing_table_bytes();
         let total = (state + table + routes).min(u64::MAX as u128) as u64;
@@ -712,6 +712,30 @@ impl Config {
             }
         );
         (total, why)
+    }
+
+    /// VCs per port for the memory estimates: `routing.vcs`, or 2 when the routing chooses (its
+    /// smallest choice on any network).
+    fn vcs_estimate(&self) -> u128 {
+        if self.routing.vcs == 0 {
+            2
+        } else {
+            self.routing.vcs as u128
+        }
+    }
+
+    /// The most memory the packets of a run can take, in bytes: every input and output buffer of
+    /// every router port full, and every server's source queue full
+    /// ([`crate::network::PACKET_BYTES`] each). A saturated run approaches it; below saturation the
+    /// packets take a small part of it.
+    pub fn packet_bytes_bound(&self) -> u64 {
+        let (_, servers) = self.topology.size();
+        let ports = self.topology.router_ports();
+        let buffered = ports
+            * self.vcs_estimate()
+            * (self.router.input_buffer_packets + self.router.output_buffer_packets) as u128;
+        let queued = servers * self.traffic.source_queue_packets as u128;
+        ((buffered + queued) * crate::network::PACKET_BYTES).min(u64::MAX as u128) as u64
     }
 
     /// Bytes of the all-pairs tables of the table-based routings (`dfsssp`, `lash`): a 2-byte port

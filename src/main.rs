@@ -18,6 +18,13 @@ fn main() -> ExitCode {
         }
     };
     init_logging(cli.verbose);
+    // A bug that panics one partition thread would leave the others waiting at the window barrier
+    // forever (a hung job instead of a failed one): end the process once the message is printed.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        std::process::exit(101);
+    }));
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

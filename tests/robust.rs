@@ -191,6 +191,37 @@ fn configs_that_cannot_fit_are_refused_up_front() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Item 3: `hxsim analyze` prints the memory estimate, and what it counts as allocated up front is
+/// in the process when it runs: the estimate is at most the run's peak resident memory; the packet
+/// bound counts every buffer and source queue full.
+#[test]
+fn analyze_prints_a_memory_estimate_the_run_respects() {
+    let dir = tempfile::tempdir().unwrap();
+    // 12 x 12 x 12, 8 servers per switch: 70,848 router ports, state of several MiB.
+    let net = ["--set", "topology.sides=[12,12,12]", "--set", "topology.servers_per_switch=8"];
+    let a = hxsim(&[&["analyze", QUICKSTART, "--json"][..], &net].concat(), dir.path());
+    assert!(a.status.success(), "{}", text(&a.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let (up_front, packets) = (v["memory_bytes"].as_u64().unwrap(), v["packet_bytes_max"].as_u64().unwrap());
+    assert!(up_front > 70_848 * 64, "router state of 70,848 ports is at least 64 bytes each: {up_front}");
+    let t = hxsim(&[&["analyze", QUICKSTART][..], &net].concat(), dir.path());
+    assert!(text(&t.stdout).contains("memory") && text(&t.stdout).contains("up front"), "{}", text(&t.stdout));
+    let run = [
+        &["run", QUICKSTART, "-q", "--json", "--no-output", "--threads", "1"][..],
+        &net,
+        &["--set", "simulation.warmup_cycles=20", "--set", "simulation.measure_cycles=20"],
+    ]
+    .concat();
+    let out = hxsim(&run, dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let peak = s["peak_memory_bytes"].as_u64().unwrap();
+    assert!(up_front < peak, "estimate {up_front} above the run's peak resident memory {peak}");
+    // Full buffers (2 VCs x (8 + 4) packets per port) and source queues (64 per server), at least
+    // 24 bytes a packet (source, destination, two cycles).
+    assert!(packets >= (70_848 * 2 * 12 + 13_824 * 64) * 24, "packet bound {packets}");
+}
+
 /// Item 6: a run that ends between samples has a last row labelled with its last cycle and
 /// normalised by that interval's length.
 #[test]

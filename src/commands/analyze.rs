@@ -42,6 +42,12 @@ pub struct Analysis {
     pub servers_lost: u64,
     /// Ordered pairs of live servers that cannot reach each other.
     pub unreachable_pairs: u64,
+    /// Memory a run of this config allocates up front (router and server state, distance and
+    /// routing tables; one process), bytes: [`Config::memory_lower_bound`].
+    pub memory_bytes: u64,
+    /// The most its packets can add (every buffer and source queue full), bytes:
+    /// [`Config::packet_bytes_bound`].
+    pub packet_bytes_max: u64,
     /// Family-specific facts (e.g. switches, radix and links per level of a HyperZ).
     #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
     pub details: serde_json::Map<String, serde_json::Value>,
@@ -80,6 +86,8 @@ pub fn analysis(cfg: &Config) -> Result<Analysis, ConfigError> {
         live_servers: comps.live_servers,
         servers_lost: net.num_servers() as u64 - comps.live_servers,
         unreachable_pairs: comps.unreachable_pairs,
+        memory_bytes: cfg.memory_lower_bound(1).0,
+        packet_bytes_max: cfg.packet_bytes_bound(),
         details: net.topology().details(),
     })
 }
@@ -115,6 +123,12 @@ pub fn run(cfg: &Config, json: bool) -> Result<u8> {
         println!("  diameter          {} switch-to-switch hops ({} server to server)", a.diameter, a.server_diameter);
         println!("  average distance  {:.4}", a.average_distance);
         println!("  connected         {}", a.connected);
+        println!(
+            "  memory            {} up front ({}), plus up to {} of packets (every buffer and source queue full)",
+            crate::config::human_bytes(a.memory_bytes),
+            cfg.memory_lower_bound(1).1,
+            crate::config::human_bytes(a.packet_bytes_max)
+        );
         for (k, v) in &a.details {
             println!("  {:<17} {}", k.replace('_', " "), v);
         }

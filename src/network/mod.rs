@@ -415,6 +415,25 @@ struct OutVc {
     cred: u16,
 }
 
+/// Bytes of router and server state a run allocates up front, from the sizes of the records
+/// [`NetPartition::new`] allocates: per router port (servers' and switch-to-switch) its input and
+/// output records and `vcs` input and output VC records; per switch-to-switch port its neighbour
+/// entry and link counter; per server its record, generation times and counters; per switch its
+/// random streams and bookkeeping. Packets come on top, [`PACKET_BYTES`] each.
+pub fn state_bytes(switches: u128, router_ports: u128, servers: u128, vcs: u128) -> u128 {
+    use std::mem::size_of;
+    let per_port =
+        (size_of::<InPort>() + size_of::<OutPort>()) as u128 + vcs * (size_of::<InVc>() + size_of::<OutVc>()) as u128;
+    let links = router_ports.saturating_sub(servers);
+    let per_link = (size_of::<(SwitchId, u16)>() + size_of::<u64>()) as u128;
+    let per_server = size_of::<Server>() as u128 + 4 * size_of::<u64>() as u128;
+    let per_switch = 2 * size_of::<crate::rng::Rng>() as u128 + 6 * size_of::<u64>() as u128;
+    router_ports * per_port + links * per_link + servers * per_server + switches * per_switch
+}
+
+/// Bytes a packet takes in the packet store (the packet and its queue link).
+pub const PACKET_BYTES: u128 = (std::mem::size_of::<packet::Packet>() + std::mem::size_of::<u32>()) as u128;
+
 /// The switches (with their servers) of one partition. Per-switch state lives in flat arrays indexed
 /// by local switch, port and VC, which keeps it compact and cache friendly.
 pub struct NetPartition {

@@ -4,7 +4,9 @@
 //! [`super`]). This is the simulator's hot path: it allocates nothing and reads flat arrays.
 
 use super::packet::NIL;
-use super::{clear_bit, set_bit, Allocation, Allocator, Msg, NetPartition, OutPort, OutVc, Request, NO_VC, RUN_CACHE_BYTES};
+use super::{
+    clear_bit, set_bit, Allocation, Allocator, Msg, NetPartition, OutPort, OutVc, Request, NO_VC, RUN_CACHE_BYTES,
+};
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::{below, Rng};
 use crate::routing::{runs_of, step, Candidate, CandidateRun, RouteState};

@@ -189,7 +189,8 @@ impl NetPartition {
             self.stats = global.stats.clone();
             self.in_flight = global.in_flight;
         } else {
-            self.stats = Stats::default();
+            // Zeroed counters, shaped as `NetPartition::new` shapes them (one per VC).
+            self.stats = Stats { vc_phits: vec![0; self.v], ..Stats::default() };
             self.in_flight = 0;
         }
         // The engine reduces it with a maximum: every partition may hold the global one.
