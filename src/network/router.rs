@@ -178,6 +178,37 @@ impl NetPartition {
             && cands.iter().all(|c| busy(t + c.port as usize))
     }
 
+    /// The candidates of a packet in state `st` at `sw` into `self.runs`, as the routing writes
+    /// them ([`crate::routing::Routing::candidate_runs`]) or converted from its candidate list;
+    /// whether the routing wrote runs itself.
+    #[inline]
+    fn fresh_runs(&mut self, sw: SwitchId, st: &RouteState) -> bool {
+        self.runs.clear();
+        if self.p.routing.candidate_runs(sw, st, &mut self.runs) {
+            return true;
+        }
+        self.cands.clear();
+        self.p.routing.candidates(sw, st, &mut self.cands);
+        runs_of(&self.cands, &mut self.runs);
+        false
+    }
+
+    /// Record (once per run) that a packet in state `st` at `sw` has no candidate at all: the
+    /// routing cannot reach its destination, which ends the run with this message.
+    #[cold]
+    fn report_unroutable(&mut self, sw: SwitchId, route: &RouteState, now: Cycle) {
+        if self.failure.is_none() {
+            self.failure = Some(format!(
+                "packet from switch {} to switch {} has no route at switch {sw} (cycle {now}, {} hops taken): \
+                 routing `{}` cannot reach its destination on this network",
+                route.src,
+                route.dst,
+                route.hops,
+                self.p.routing.name()
+            ));
+        }
+    }
+
     /// The candidates of the head of VC `vc` of input `pi` (index `li * np + port`), in state `st`
     /// at `sw`: `true` if they are in the run cache (its slot of `pi`), else `false` with them in
     /// `self.runs` (and, when they fit, copied into the cache for the head's next evaluation).
@@ -195,11 +226,7 @@ impl NetPartition {
             );
             return true;
         }
-        self.runs.clear();
-        if !self.p.routing.candidate_runs(sw, st, &mut self.runs) {
-            self.cands.clear();
-            self.p.routing.candidates(sw, st, &mut self.cands);
-            runs_of(&self.cands, &mut self.runs);
+        if !self.fresh_runs(sw, st) {
             // Routings without runs have few candidates: nothing to cache.
             self.run_cache_cap = 0;
             return false;
@@ -426,16 +453,7 @@ impl NetPartition {
                     let route = pkt.route;
                     let cached = self.cached_runs(pi, vc, sw, &route);
                     if self.runs.is_empty() && !cached {
-                        if self.failure.is_none() {
-                            self.failure = Some(format!(
-                                "packet from switch {} to switch {} has no route at switch {sw} (cycle {now}, {} hops taken): \
-                                 routing `{}` cannot reach its destination on this network",
-                                route.src,
-                                route.dst,
-                                route.hops,
-                                self.p.routing.name()
-                            ));
-                        }
+                        self.report_unroutable(sw, &route, now);
                         first = false;
                         continue;
                     }
@@ -523,23 +541,9 @@ impl NetPartition {
                     let route = pkt.route;
                     // Several heads of one input route in one step here, so the per-input cache
                     // of `request_step` does not apply.
-                    self.runs.clear();
-                    if !self.p.routing.candidate_runs(sw, &route, &mut self.runs) {
-                        self.cands.clear();
-                        self.p.routing.candidates(sw, &route, &mut self.cands);
-                        runs_of(&self.cands, &mut self.runs);
-                    }
+                    self.fresh_runs(sw, &route);
                     if self.runs.is_empty() {
-                        if self.failure.is_none() {
-                            self.failure = Some(format!(
-                                "packet from switch {} to switch {} has no route at switch {sw} (cycle {now}, {} hops taken): \
-                                 routing `{}` cannot reach its destination on this network",
-                                route.src,
-                                route.dst,
-                                route.hops,
-                                self.p.routing.name()
-                            ));
-                        }
+                        self.report_unroutable(sw, &route, now);
                         continue;
                     }
                     let base = li * np;

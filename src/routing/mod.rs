@@ -116,7 +116,8 @@ pub struct CandidateRun {
 }
 
 impl CandidateRun {
-    /// A placeholder (no candidate), for preallocated storage.
+    /// The run with no VCs (so no candidate): the fill value of the router's run cache slots
+    /// before anything is cached in them.
     pub const EMPTY: CandidateRun = CandidateRun { penalty: 0, port: 0, lo: 0, hi: 0, escape: false };
     /// The candidate of this run on VC `vc`.
     #[inline]
