@@ -45,9 +45,9 @@ fn summary(out: &Output) -> serde_json::Map<String, serde_json::Value> {
     m.clone()
 }
 
-/// Start `run ... --checkpoint ck --checkpoint-every every`, SIGKILL it as soon as the checkpoint
-/// file exists, and check that it really died of the kill (so the resume has work left to do).
-fn start_and_kill(args: &[&str], ck: &Path, cwd: &Path) {
+/// Start `hxsim ARGS` (which checkpoints to `ck`) and return it, still running, once the first
+/// checkpoint exists (past setup: a signal during setup exits at once, by design).
+fn start_until_checkpoint(args: &[&str], ck: &Path, cwd: &Path) -> std::process::Child {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hxsim"))
         .args(args)
         .current_dir(cwd)
@@ -63,6 +63,13 @@ fn start_and_kill(args: &[&str], ck: &Path, cwd: &Path) {
         assert!(t0.elapsed() < Duration::from_secs(120), "no checkpoint after 2 minutes");
         std::thread::sleep(Duration::from_millis(2));
     }
+    child
+}
+
+/// Start `run ... --checkpoint ck --checkpoint-every every`, SIGKILL it as soon as the checkpoint
+/// file exists, and check that it really died of the kill (so the resume has work left to do).
+fn start_and_kill(args: &[&str], ck: &Path, cwd: &Path) {
+    let mut child = start_until_checkpoint(args, ck, cwd);
     child.kill().unwrap(); // SIGKILL
     let st = child.wait().unwrap();
     use std::os::unix::process::ExitStatusExt;
@@ -269,20 +276,8 @@ fn sigterm_checkpoints_and_resume_completes() {
     let mut base = vec!["run", QUICKSTART, "-q", "--json", "--no-output"];
     base.extend_from_slice(&HX3);
     let whole = summary(&hxsim(&base, d));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hxsim"))
-        .args([&base[..], &["--checkpoint", p(&ck), "--checkpoint-every", "3000"]].concat())
-        .current_dir(d)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Past setup (a signal during setup exits at once, by design): wait for the first checkpoint.
-    let t0 = Instant::now();
-    while !ck.exists() {
-        assert!(child.try_wait().unwrap().is_none(), "the run ended before its first checkpoint");
-        assert!(t0.elapsed() < Duration::from_secs(120), "no checkpoint after 2 minutes");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let child =
+        start_until_checkpoint(&[&base[..], &["--checkpoint", p(&ck), "--checkpoint-every", "3000"]].concat(), &ck, d);
     let first = std::fs::read(&ck).unwrap();
     // SAFETY: a plain kill(2) of our own child.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
