@@ -25,7 +25,10 @@ fn bench_kernel(c: &mut Criterion) {
         let cfg = config::load(std::path::Path::new(&format!("{root}/{file}")), &sets).expect("bench config");
         g.throughput(Throughput::Elements(cycles));
         g.bench_function(name, |b| {
-            b.iter(|| sim::run(&cfg, &RunOptions { threads: 1 }, &Progress::default()).expect("bench run"))
+            b.iter(|| {
+                sim::run(&cfg, &RunOptions { threads: 1, ..Default::default() }, &Progress::default())
+                    .expect("bench run")
+            })
         });
     }
     g.finish();

@@ -686,11 +686,12 @@ impl Config {
     /// and output records and VCs, every server's), and with faults on a family other than HyperX
     /// the all-pairs distance table (one byte per switch pair; a faulty HyperX keeps sparse
     /// exceptions instead, `topology::distances`). `ranks` processes share the per-switch state;
-    /// each holds the distance table. Packets come on top: [`Config::packet_bytes_bound`].
-    pub fn memory_lower_bound(&self, ranks: usize) -> (u64, String) {
+    /// each holds the distance table. `vcs`: the VCs per port of the built routing, when known (else
+    /// [`Config::vcs_estimate`], a lower bound). Packets come on top: [`Config::packet_bytes_bound`].
+    pub fn memory_lower_bound(&self, ranks: usize, vcs: Option<usize>) -> (u64, String) {
         let (switches, servers) = self.topology.size();
         let ports = self.topology.router_ports();
-        let vcs = self.vcs_estimate();
+        let vcs = vcs.map_or_else(|| self.vcs_estimate(), |v| v as u128);
         let state = crate::network::state_bytes(switches, ports, servers, vcs) / ranks.max(1) as u128;
         let table = if self.faults.any() && self.topology.kind() != "hyperx" { switches * switches } else { 0 };
         let routes = self.routing_table_bytes();
@@ -714,8 +715,9 @@ impl Config {
         (total, why)
     }
 
-    /// VCs per port for the memory estimates: `routing.vcs`, or 2 when the routing chooses (its
-    /// smallest choice on any network).
+    /// VCs per port for the memory estimates before the routing is built: `routing.vcs`, or 2 when
+    /// the routing chooses (its smallest choice on any network; most choose more, e.g. `minimal`
+    /// twice the diameter, so [`crate::sim`] checks again with the built routing's count).
     fn vcs_estimate(&self) -> u128 {
         if self.routing.vcs == 0 {
             2
@@ -727,12 +729,12 @@ impl Config {
     /// The most memory the packets of a run can take, in bytes: every input and output buffer of
     /// every router port full, and every server's source queue full
     /// ([`crate::network::PACKET_BYTES`] each). A saturated run approaches it; below saturation the
-    /// packets take a small part of it.
-    pub fn packet_bytes_bound(&self) -> u64 {
+    /// packets take a small part of it. `vcs` as in [`Config::memory_lower_bound`].
+    pub fn packet_bytes_bound(&self, vcs: Option<usize>) -> u64 {
         let (_, servers) = self.topology.size();
         let ports = self.topology.router_ports();
         let buffered = ports
-            * self.vcs_estimate()
+            * vcs.map_or_else(|| self.vcs_estimate(), |v| v as u128)
             * (self.router.input_buffer_packets + self.router.output_buffer_packets) as u128;
         let queued = servers * self.traffic.source_queue_packets as u128;
         ((buffered + queued) * crate::network::PACKET_BYTES).min(u64::MAX as u128) as u64
@@ -752,14 +754,14 @@ impl Config {
     /// Refuse (bad input, exit code 2) a config whose [`Config::memory_lower_bound`] exceeds `limit`
     /// (`--max-memory`) or, without one, the memory available to this process (`MemAvailable` of
     /// `/proc/meminfo`, and the cgroup's limit): such a run would allocate for a long time and
-    /// then abort.
-    pub fn check_memory(&self, ranks: usize, limit: Option<u64>) -> Result<(), ConfigError> {
+    /// then abort. `vcs` as in [`Config::memory_lower_bound`].
+    pub fn check_memory(&self, ranks: usize, limit: Option<u64>, vcs: Option<usize>) -> Result<(), ConfigError> {
         let Some((avail, source)) =
             limit.map(|l| (l, "--max-memory")).or_else(|| available_memory().map(|a| (a, "available memory")))
         else {
             return Ok(());
         };
-        let (need, why) = self.memory_lower_bound(ranks);
+        let (need, why) = self.memory_lower_bound(ranks, vcs);
         if need <= avail {
             return Ok(());
         }

@@ -73,9 +73,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
             // thread count unless --threads is given (a checkpoint resumes with any).
             let (config, threads) = hxsim::checkpoint::setup(&checkpoint, cfg.config.as_deref(), &cfg.set, threads)?;
             let ranks = hxsim::engine::launcher_ranks().map_or(1, |r| r.1);
-            config.check_memory(ranks, max_memory)?;
+            config.check_memory(ranks, max_memory, None)?;
             let outputs = RunOutputs { h5: out.path(&config.name, ""), json: json_out };
-            commands::run::run(&config, threads, json, quiet, &outputs)
+            commands::run::run(&config, threads, max_memory, json, quiet, &outputs)
         }
         Command::Sweep { config, set, jobs, quiet, out, max_memory } => {
             let output = match (out.no_output, out.output) {

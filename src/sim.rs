@@ -61,11 +61,14 @@ impl SimError {
 pub struct RunOptions {
     /// Partitions, one thread each.
     pub threads: usize,
+    /// Refuse the run (exit 2) if its router state needs more than this many bytes (`--max-memory`);
+    /// `None`: the memory available to the process ([`Config::check_memory`]).
+    pub max_memory: Option<u64>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { threads: 1 }
+        RunOptions { threads: 1, max_memory: None }
     }
 }
 
@@ -392,6 +395,9 @@ fn run_once(
     let (ranks, rank, threads) = (world.size(), world.rank(), opts.threads);
     let net = build_network(cfg)?;
     let params = Arc::new(build_params(cfg, net.clone())?);
+    // The command checked the memory before building anything, with a lower bound of the VC
+    // count; the routing now says how many VCs every port gets.
+    cfg.check_memory(ranks, opts.max_memory, Some(params.routing.vcs()))?;
     let n = net.num_switches();
     let total = ranks * threads;
     if threads == 0 || total > n {

@@ -147,7 +147,7 @@ fn global_link_latency_reaches_lookahead_and_zero_load_latency() {
         &[&sets[..], &["traffic.load=0.01", "simulation.warmup_cycles=200", "simulation.measure_cycles=60000"]]
             .concat(),
     );
-    let r = sim::run(&cfg, &RunOptions { threads: 1 }, &Progress::default()).unwrap();
+    let r = sim::run(&cfg, &RunOptions { threads: 1, ..Default::default() }, &Progress::default()).unwrap();
     let s = &r.summary;
     eprintln!("zero-load latency {} (derived {expected}), hops {} (derived {hops})", s.average_latency, s.average_hops);
     assert!(s.packets_delivered > 2000, "{}", s.packets_delivered);
@@ -158,7 +158,7 @@ fn global_link_latency_reaches_lookahead_and_zero_load_latency() {
         s.average_latency
     );
     // And the run with cross-thread global links of 10 cycles is the same simulation.
-    let r3 = sim::run(&cfg, &RunOptions { threads: 3 }, &Progress::default()).unwrap();
+    let r3 = sim::run(&cfg, &RunOptions { threads: 3, ..Default::default() }, &Progress::default()).unwrap();
     assert_eq!(r3.summary.average_latency, s.average_latency);
     assert_eq!(r3.summary.packets_delivered, s.packets_delivered);
 }
@@ -166,8 +166,8 @@ fn global_link_latency_reaches_lookahead_and_zero_load_latency() {
 fn summary(text: &str, sets: &[&str], threads: usize) -> Summary {
     let mut all = vec!["simulation.warmup_cycles=200", "simulation.measure_cycles=400"];
     all.extend_from_slice(sets);
-    let r =
-        sim::run(&parse(text, &all), &RunOptions { threads }, &Progress::default()).unwrap_or_else(|e| panic!("{e}"));
+    let r = sim::run(&parse(text, &all), &RunOptions { threads, ..Default::default() }, &Progress::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(r.complete);
     r.summary.without_timings()
 }

@@ -17,7 +17,7 @@ fn run(overrides: &[&str], threads: usize) -> RunResult {
     ];
     set.extend(overrides.iter().map(|s| s.to_string()));
     let cfg = config::load(std::path::Path::new("configs/hyperx-3d-8.toml"), &set).unwrap();
-    sim::run(&cfg, &RunOptions { threads }, &Progress::default()).unwrap()
+    sim::run(&cfg, &RunOptions { threads, ..Default::default() }, &Progress::default()).unwrap()
 }
 
 fn hxsim(args: &[&str]) -> (i32, String, String) {

@@ -158,7 +158,7 @@ fn tiny_config() -> impl Strategy<Value = Vec<String>> {
 }
 
 fn check_metrics(cfg: &Config, threads: usize) -> Result<(), TestCaseError> {
-    let res = match sim::run(cfg, &RunOptions { threads }, &Progress::default()) {
+    let res = match sim::run(cfg, &RunOptions { threads, ..Default::default() }, &Progress::default()) {
         Ok(r) => r,
         // Bad input found while building the model (e.g. a pattern that needs a power of two).
         Err(SimError::Config(e)) => {

@@ -69,7 +69,7 @@ fn analyze_reproduces_the_spec_tables() {
         },
     ];
     for row in rows {
-        let a = analysis(&parse(&row.text, &[])).unwrap();
+        let a = analysis(&parse(&row.text, &[]), None).unwrap();
         assert_eq!(a.servers, 1024, "{}", row.text);
         let d = &a.details;
         let u64s = |k: &str| -> Vec<u64> { d[k].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect() };
@@ -88,19 +88,19 @@ fn analyze_reproduces_the_spec_tables() {
     // gives switches of radix 18, 20, 22, 26, and 1024 processors on (2,2).
     for (sides, radix, servers) in [("[2,2]", 18, 1024), ("[4,2]", 20, 2048), ("[4,4]", 22, 4096), ("[8,4]", 26, 8192)]
     {
-        let a = analysis(&parse(&hyperz(sides, "[8,4,8]", "[1,4,8]", "[1,2,2]"), &[])).unwrap();
+        let a = analysis(&parse(&hyperz(sides, "[8,4,8]", "[1,4,8]", "[1,2,2]"), &[]), None).unwrap();
         assert_eq!((a.radix, a.servers), (radix, servers), "sides {sides}");
     }
     // Fig. 1's instance H_{1,2}(2;2)(Z_2(4,2;1,2;1,2)): R_2 = 2 (two level-2 switches per Z-node).
-    let fig1 = analysis(&parse(&(hyperz("[2]", "[4,2]", "[1,2]", "[1,2]") + "side_links = 2\n"), &[])).unwrap();
+    let fig1 = analysis(&parse(&(hyperz("[2]", "[4,2]", "[1,2]", "[1,2]") + "side_links = 2\n"), &[]), None).unwrap();
     assert_eq!(fig1.details["nodes_per_znode"][2], 2);
 }
 
 fn summary(text: &str, sets: &[&str], threads: usize) -> Summary {
     let mut all = vec!["simulation.warmup_cycles=200", "simulation.measure_cycles=400"];
     all.extend_from_slice(sets);
-    let r =
-        sim::run(&parse(text, &all), &RunOptions { threads }, &Progress::default()).unwrap_or_else(|e| panic!("{e}"));
+    let r = sim::run(&parse(text, &all), &RunOptions { threads, ..Default::default() }, &Progress::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(r.complete);
     r.summary.without_timings()
 }
@@ -111,7 +111,7 @@ fn summary(text: &str, sets: &[&str], threads: usize) -> Summary {
 fn height_one_hyperz_is_the_hyperx() {
     let hz = hyperz("[4,3]", "[3]", "[1]", "[1]") + "side_links = [1, 2]\n";
     let hx = "[topology]\nkind = \"hyperx\"\nsides = [4,3]\ntrunking = [1,2]\nservers_per_switch = 3\n";
-    let (a, b) = (analysis(&parse(&hz, &[])).unwrap(), analysis(&parse(hx, &[])).unwrap());
+    let (a, b) = (analysis(&parse(&hz, &[]), None).unwrap(), analysis(&parse(hx, &[]), None).unwrap());
     assert_eq!(
         (a.switches, a.servers, a.links, a.radix, a.diameter, a.server_diameter, a.connected),
         (b.switches, b.servers, b.links, b.radix, b.diameter, b.server_diameter, b.connected)

@@ -18,7 +18,7 @@ fn load(path: &str, sets: &[&str]) -> Config {
 }
 
 fn run(cfg: &Config, threads: usize) -> RunResult {
-    sim::run(cfg, &RunOptions { threads }, &Progress::default()).unwrap_or_else(|e| panic!("{e}"))
+    sim::run(cfg, &RunOptions { threads, ..Default::default() }, &Progress::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn comparable(r: &RunResult) -> String {

@@ -11,7 +11,7 @@ fn config(base: &str, sets: &[&str]) -> Config {
 }
 
 fn run_on(cfg: &Config, threads: usize) -> RunResult {
-    sim::run(cfg, &RunOptions { threads }, &Progress::default()).expect("run succeeds")
+    sim::run(cfg, &RunOptions { threads, ..Default::default() }, &Progress::default()).expect("run succeeds")
 }
 
 fn run(cfg: &Config) -> RunResult {

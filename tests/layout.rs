@@ -15,7 +15,7 @@ fn summary(overrides: &[&str], threads: usize) -> Summary {
     ];
     set.extend(overrides.iter().map(|s| s.to_string()));
     let cfg = config::load(std::path::Path::new("configs/hyperx-3d-8.toml"), &set).unwrap();
-    let r = sim::run(&cfg, &RunOptions { threads }, &Progress::default()).unwrap();
+    let r = sim::run(&cfg, &RunOptions { threads, ..Default::default() }, &Progress::default()).unwrap();
     assert!(r.complete);
     assert_eq!((r.layout.ranks, r.layout.threads), (1, threads));
     r.summary.without_timings()
@@ -53,7 +53,7 @@ fn drained_summary_is_the_same_for_any_thread_count() {
 #[test]
 fn too_many_partitions_is_a_config_error() {
     let cfg = config::load(std::path::Path::new("configs/quickstart.toml"), &[]).unwrap();
-    let e = sim::run(&cfg, &RunOptions { threads: 17 }, &Progress::default()).err().unwrap();
+    let e = sim::run(&cfg, &RunOptions { threads: 17, ..Default::default() }, &Progress::default()).err().unwrap();
     assert_eq!(e.exit_code(), 2);
     let msg = e.to_string();
     assert!(msg.contains("--threads") && msg.contains("17") && msg.contains("(16)"), "{msg}");

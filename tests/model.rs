@@ -13,7 +13,7 @@ fn config(base: &str, sets: &[&str]) -> Config {
 }
 
 fn run(cfg: &Config, threads: usize) -> RunResult {
-    sim::run(cfg, &RunOptions { threads }, &Progress::default()).expect("run succeeds")
+    sim::run(cfg, &RunOptions { threads, ..Default::default() }, &Progress::default()).expect("run succeeds")
 }
 
 const HX_4X4X4: &str = r#"
@@ -199,7 +199,9 @@ fn dor_reports_unroutable_packets_on_faulty_networks() {
     // ...and the router still reports what it cannot route if such a config gets past it.
     let mut cfg = config(HX_4X4X4, &["traffic.load=0.3", "faults.random_links=40"]);
     cfg.routing.algorithm = "dor".into();
-    let err = sim::run(&cfg, &RunOptions { threads: 1 }, &Progress::default()).err().expect("DOR cannot avoid faults");
+    let err = sim::run(&cfg, &RunOptions { threads: 1, ..Default::default() }, &Progress::default())
+        .err()
+        .expect("DOR cannot avoid faults");
     let msg = err.to_string();
     assert!(msg.contains("no route") && msg.contains("dor"), "{msg}");
     assert_eq!(err.exit_code(), 3);

@@ -222,6 +222,47 @@ fn analyze_prints_a_memory_estimate_the_run_respects() {
     assert!(packets >= (70_848 * 2 * 12 + 13_824 * 64) * 24, "packet bound {packets}");
 }
 
+/// The memory check counts the VCs the routing gives every port: `minimal` on a 3-D HyperX takes
+/// twice the diameter (6), more than the 2 the check before building assumes. A limit between the
+/// state of 2 and of 6 VCs per port passes the first check and is refused once the routing is built,
+/// before the router state is allocated; `analyze` reports the state of the routing's VC count.
+#[test]
+fn memory_check_counts_the_routings_vcs() {
+    let dir = tempfile::tempdir().unwrap();
+    let net = ["--set", "topology.sides=[12,12,12]", "--set", "topology.servers_per_switch=8"];
+    let up_front = |extra: &[&str]| {
+        let a = hxsim(&[&["analyze", QUICKSTART, "--json"][..], &net, extra].concat(), dir.path());
+        assert!(a.status.success(), "{}", text(&a.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+        v["memory_bytes"].as_u64().unwrap()
+    };
+    let (two, six) = (up_front(&["--set", "routing.vcs=2"]), up_front(&[]));
+    // 70,848 router ports, 4 more VCs each, an input and an output VC record of at least 8 bytes.
+    assert!(six >= two + 70_848 * 4 * 16, "6 VCs per port: {six} bytes, 2: {two}");
+    let limit = format!("{}", (two + six) / 2);
+    let out =
+        hxsim(&[&["run", QUICKSTART, "-q", "--no-output", "--max-memory", &limit][..], &net].concat(), dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("x 6 VCs"), "{}", text(&out.stderr));
+    // With the VCs the limit allows, the run goes ahead.
+    let out = hxsim(
+        &[&["run", QUICKSTART, "-q", "--no-output", "--max-memory", &limit][..], &net]
+            .concat()
+            .into_iter()
+            .chain([
+                "--set",
+                "routing.vcs=3",
+                "--set",
+                "simulation.warmup_cycles=10",
+                "--set",
+                "simulation.measure_cycles=10",
+            ])
+            .collect::<Vec<_>>(),
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
 /// Item 6: a run that ends between samples has a last row labelled with its last cycle and
 /// normalised by that interval's length.
 #[test]

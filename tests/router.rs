@@ -11,7 +11,7 @@ fn config(base: &str, sets: &[&str]) -> Config {
 }
 
 fn run(cfg: &Config) -> RunResult {
-    sim::run(cfg, &RunOptions { threads: 1 }, &Progress::default()).expect("run succeeds")
+    sim::run(cfg, &RunOptions { threads: 1, ..Default::default() }, &Progress::default()).expect("run succeeds")
 }
 
 /// The bit-complement case at CI size: HyperX 4x4, T = 16 (N = 256), Minimal, load 0.9.

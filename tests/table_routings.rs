@@ -16,7 +16,8 @@ fn summary(text: &str, sets: &[&str], threads: usize) -> Summary {
         ["simulation.warmup_cycles=200", "simulation.measure_cycles=600"].iter().map(|s| s.to_string()).collect();
     all.extend(sets.iter().map(|s| s.to_string()));
     let cfg = config::parse_str(text, "test", &all).unwrap_or_else(|e| panic!("{e}"));
-    let r = sim::run(&cfg, &RunOptions { threads }, &Progress::default()).unwrap_or_else(|e| panic!("{e}"));
+    let r = sim::run(&cfg, &RunOptions { threads, ..Default::default() }, &Progress::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(r.complete);
     r.summary.without_timings()
 }

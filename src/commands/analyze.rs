@@ -53,8 +53,9 @@ pub struct Analysis {
     pub details: serde_json::Map<String, serde_json::Value>,
 }
 
-/// Compute the analysis of a config's network.
-pub fn analysis(cfg: &Config) -> Result<Analysis, ConfigError> {
+/// Compute the analysis of a config's network; `vcs`: the VCs per port of the config's routing, if
+/// it was built (for the memory figures, [`Config::memory_lower_bound`]).
+pub fn analysis(cfg: &Config, vcs: Option<usize>) -> Result<Analysis, ConfigError> {
     let topo = sim::build_topology(cfg)?;
     let faults = cfg.faults.build(&*topo, cfg.seed)?;
     let comps = LiveGraph::new(&*topo, &faults).components();
@@ -86,19 +87,21 @@ pub fn analysis(cfg: &Config) -> Result<Analysis, ConfigError> {
         live_servers: comps.live_servers,
         servers_lost: net.num_servers() as u64 - comps.live_servers,
         unreachable_pairs: comps.unreachable_pairs,
-        memory_bytes: cfg.memory_lower_bound(1).0,
-        packet_bytes_max: cfg.packet_bytes_bound(),
+        memory_bytes: cfg.memory_lower_bound(1, vcs).0,
+        packet_bytes_max: cfg.packet_bytes_bound(vcs),
         details: net.topology().details(),
     })
 }
 
 /// `hxsim analyze`.
 pub fn run(cfg: &Config, json: bool) -> Result<u8> {
-    let a = analysis(cfg)?;
-    // Table-based routings (Nue, Up*/Down*, DFSSSP, LASH, SPDA) report what building their tables
-    // cost; the others have no report, and a routing that cannot be built here is left to `run`.
-    let tables =
-        sim::build_network(cfg).ok().and_then(|net| crate::routing::build(cfg, net).ok()).and_then(|r| r.tables());
+    // The routing gives the VC count of the memory figures, and table-based routings (Nue,
+    // Up*/Down*, DFSSSP, LASH, SPDA) report what building their tables cost; a routing that cannot
+    // be built here is left to `run` to report.
+    let routing = sim::build_network(cfg).ok().and_then(|net| crate::routing::build(cfg, net).ok());
+    let vcs = routing.as_ref().map(|r| r.vcs());
+    let a = analysis(cfg, vcs)?;
+    let tables = routing.and_then(|r| r.tables());
     if json {
         let mut v = serde_json::to_value(&a)?;
         if let (Some(t), Some(m)) = (&tables, v.as_object_mut()) {
@@ -126,7 +129,7 @@ pub fn run(cfg: &Config, json: bool) -> Result<u8> {
         println!(
             "  memory            {} up front ({}), plus up to {} of packets (every buffer and source queue full)",
             crate::config::human_bytes(a.memory_bytes),
-            cfg.memory_lower_bound(1).1,
+            cfg.memory_lower_bound(1, vcs).1,
             crate::config::human_bytes(a.packet_bytes_max)
         );
         for (k, v) in &a.details {

@@ -36,7 +36,15 @@ pub struct RunOutputs {
 /// [`crate::output::partial_path`] and moved into place at the end, so an existing file is replaced only by a
 /// finished (or validly interrupted) one. Returns the exit code: 0 when complete, 128 + signal when
 /// stopped by a signal, 1 (with the summary printed anyway) when an output could not be written.
-pub fn run(cfg: &Config, threads: usize, json: bool, quiet: bool, outputs: &RunOutputs) -> Result<u8> {
+/// `max_memory` is `--max-memory` ([`RunOptions::max_memory`]).
+pub fn run(
+    cfg: &Config,
+    threads: usize,
+    max_memory: Option<u64>,
+    json: bool,
+    quiet: bool,
+    outputs: &RunOutputs,
+) -> Result<u8> {
     // One process, or every rank of the MPI world this process was started into: rank 0 prints and
     // writes the one results file; the other ranks simulate their partitions and stay silent.
     let world = World::from_env()?;
@@ -44,7 +52,7 @@ pub fn run(cfg: &Config, threads: usize, json: bool, quiet: bool, outputs: &RunO
     let layout = Layout { ranks, threads };
     let progress = Arc::new(Progress::default());
     let signals = StopOnSignal::install(progress.clone())?;
-    let opts = RunOptions { threads };
+    let opts = RunOptions { threads, max_memory };
     if root {
         warn_threads(threads);
     }

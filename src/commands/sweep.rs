@@ -61,7 +61,7 @@ pub fn run(
     }
     let (axes, points) = expand(config_path, sets)?;
     for p in &points {
-        p.config.check_memory(1, max_memory).map_err(|e| match e {
+        p.config.check_memory(1, max_memory, None).map_err(|e| match e {
             ConfigError::Value { key, value, allowed } => {
                 ConfigError::Value { key, value, allowed: format!("{allowed} (sweep point {})", p.label(&axes)) }
             }
@@ -118,7 +118,7 @@ pub fn run(
                     break;
                 }
                 let start = iso8601_utc(std::time::SystemTime::now());
-                let opts = RunOptions { threads: 1 };
+                let opts = RunOptions { threads: 1, max_memory };
                 let cpu = thread_cpu_seconds();
                 let r = run_with_progress_observed(&points[i].config, &opts, true, progress.clone(), None);
                 if tx.send((i, start, r, thread_cpu_seconds() - cpu)).is_err() {

@@ -748,7 +748,7 @@ fn simulate(sides: &[usize], sets: &[&str]) -> crate::metrics::Summary {
         vec!["simulation.warmup_cycles=200", "simulation.measure_cycles=400", "simulation.watchdog_cycles=2000"];
     all.extend_from_slice(sets);
     let cfg = config(sides, &all);
-    match sim::run(&cfg, &RunOptions { threads: 1 }, &Progress::default()) {
+    match sim::run(&cfg, &RunOptions { threads: 1, ..Default::default() }, &Progress::default()) {
         Ok(r) => r.summary,
         Err(e) => panic!("{sets:?}: {e}"),
     }

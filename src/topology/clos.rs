@@ -423,7 +423,8 @@ mod tests {
             ]
             .into();
             let cfg = parse_str(text, "test", &sets).unwrap();
-            let s = sim::run(&cfg, &RunOptions { threads: 1 }, &Progress::default()).unwrap().summary;
+            let s =
+                sim::run(&cfg, &RunOptions { threads: 1, ..Default::default() }, &Progress::default()).unwrap().summary;
             assert!((s.accepted_load - 0.2).abs() < 0.04, "{alg}: accepted {}", s.accepted_load);
         }
     }
