@@ -126,6 +126,10 @@ pub struct RouterConfig {
     /// credit, as CAMINOS); see [`crate::network::InjectionVcs`].
     #[serde(skip_serializing_if = "is_zero_vcs")]
     pub injection_vcs: String,
+    /// VCs of a server's output port a packet is ejected into: `zero` (VC 0 only) or `any` (any VC
+    /// with room, as CAMINOS); see [`crate::network::EjectionVcs`].
+    #[serde(skip_serializing_if = "is_zero_vcs")]
+    pub ejection_vcs: String,
     /// Unit of switch allocation: `port` (one packet per input and output port crosses the
     /// crossbar at a time) or `vc` (per input VC and output VC, as CAMINOS's input-output
     /// router); see [`crate::network::Allocation`].
@@ -163,6 +167,7 @@ impl Default for RouterConfig {
             injection_throttle: "off".into(),
             injection_threshold: Self::DEFAULT_THRESHOLD,
             injection_vcs: "zero".into(),
+            ejection_vcs: "zero".into(),
             allocation: "port".into(),
         }
     }
@@ -555,6 +560,7 @@ impl Config {
             return Err(ConfigError::value("router.injection_threshold", r.injection_threshold, "between 0 and 1"));
         }
         one_of("router.injection_vcs", &r.injection_vcs, &crate::network::InjectionVcs::names())?;
+        one_of("router.ejection_vcs", &r.ejection_vcs, &crate::network::EjectionVcs::names())?;
         one_of("router.allocation", &r.allocation, &crate::network::Allocation::names())?;
         if !(1..=1000).contains(&self.link.latency) {
             return Err(ConfigError::value("link.latency", self.link.latency, "between 1 and 1000 cycles"));

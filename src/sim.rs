@@ -294,6 +294,8 @@ pub fn build_params(cfg: &Config, net: Arc<Fabric>) -> Result<ModelParams, Confi
         injection_vcs: crate::network::InjectionVcs::from_name(&cfg.router.injection_vcs).ok_or_else(|| {
             ConfigError::value("router.injection_vcs", &cfg.router.injection_vcs, "see hxsim's README")
         })?,
+        ejection_vcs: crate::network::EjectionVcs::from_name(&cfg.router.ejection_vcs)
+            .ok_or_else(|| ConfigError::value("router.ejection_vcs", &cfg.router.ejection_vcs, "see hxsim's README"))?,
         allocation: crate::network::Allocation::from_name(&cfg.router.allocation)
             .ok_or_else(|| ConfigError::value("router.allocation", &cfg.router.allocation, "see hxsim's README"))?,
         window,

@@ -180,6 +180,35 @@ impl InjectionVcs {
     }
 }
 
+/// Which VCs of a server's output port (the ejection port) a packet at its destination switch may
+/// enter (`router.ejection_vcs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EjectionVcs {
+    /// VC 0 only: the ejection port buffers `router.output_buffer_packets` packets.
+    Zero,
+    /// The lowest VC with room, as CAMINOS's routings offer every VC of the server's port at the
+    /// destination: the ejection port buffers `vcs` times as many packets.
+    Any,
+}
+
+impl EjectionVcs {
+    /// Every mode, with its `router.ejection_vcs` name and a one-line description.
+    pub const ALL: [(EjectionVcs, &'static str, &'static str); 2] = [
+        (EjectionVcs::Zero, "zero", "packets are ejected into VC 0 of the server's port (default)"),
+        (EjectionVcs::Any, "any", "packets are ejected into the lowest VC of the server's port with room (CAMINOS)"),
+    ];
+
+    /// The mode named `name`.
+    pub fn from_name(name: &str) -> Option<EjectionVcs> {
+        Self::ALL.iter().find(|(_, n, _)| *n == name).map(|&(a, _, _)| a)
+    }
+
+    /// `router.ejection_vcs` names.
+    pub fn names() -> Vec<&'static str> {
+        Self::ALL.iter().map(|&(_, n, _)| n).collect()
+    }
+}
+
 /// The unit of switch allocation (`router.allocation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Allocation {
@@ -252,6 +281,8 @@ pub struct ModelParams {
     pub injection_threshold: f64,
     /// VCs servers inject into.
     pub injection_vcs: InjectionVcs,
+    /// VCs packets are ejected into.
+    pub ejection_vcs: EjectionVcs,
     /// Unit of switch allocation.
     pub allocation: Allocation,
     /// Measurement window `[start, end)`.

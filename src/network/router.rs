@@ -5,7 +5,8 @@
 
 use super::packet::NIL;
 use super::{
-    clear_bit, set_bit, Allocation, Allocator, Msg, NetPartition, OutPort, OutVc, Request, NO_VC, RUN_CACHE_BYTES,
+    clear_bit, set_bit, Allocation, Allocator, EjectionVcs, Msg, NetPartition, OutPort, OutVc, Request, NO_VC,
+    RUN_CACHE_BYTES,
 };
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::{below, Rng};
@@ -145,6 +146,16 @@ impl NetPartition {
         self.outp[oi].occupancy(&self.outvc[oi * self.v + vc], vc, now) < self.p.output_buffer
     }
 
+    /// The VC of ejection port `oi` (index `li * np + port`, a server's port) a packet at its
+    /// destination enters, if one has room (`router.ejection_vcs`): VC 0, or the lowest with room.
+    #[inline]
+    fn ejection_vc(&self, oi: usize, now: Cycle) -> Option<usize> {
+        match self.p.ejection_vcs {
+            EjectionVcs::Zero => self.has_room(oi, 0, now).then_some(0),
+            EjectionVcs::Any => (0..self.v).find(|&vc| self.has_room(oi, vc, now)),
+        }
+    }
+
     /// After the head of VC `vc` of input `pi` (index `li * np + port`) requested, with `busy` the
     /// earliest cycle any output it may request has a free crossbar: if that is after `now`, the
     /// request will be refused until then, which the VC (and, if it was the first VC in scan
@@ -170,7 +181,7 @@ impl NetPartition {
         let busy = |op: usize| self.outp[li * np + op].xbar_free > now;
         if pkt.route.dst == sw {
             let op = (pkt.dst - self.first_server[li]) as usize;
-            return room(op, 0) && busy(op);
+            return self.ejection_vc(li * np + op, now).is_some() && busy(op);
         }
         let mut cands = Vec::new();
         self.p.routing.candidates(sw, &pkt.route, &mut cands);
@@ -434,12 +445,12 @@ impl NetPartition {
                     // At the destination switch: eject to the server's port.
                     if pkt.route.dst == sw {
                         let op = (pkt.dst - self.first_server[li]) as usize;
-                        if self.has_room(li * np + op, 0, now) {
+                        if let Some(evc) = self.ejection_vc(li * np + op, now) {
                             self.reqs.push(Request {
                                 in_port: port as u16,
                                 in_vc: vc as u8,
                                 out_port: op as u16,
-                                out_vc: 0,
+                                out_vc: evc as u8,
                                 escape: false,
                                 prio: arrived,
                             });
@@ -526,12 +537,18 @@ impl NetPartition {
                     if pkt.route.dst == sw {
                         let op = (pkt.dst - self.first_server[li]) as usize;
                         let oi = li * np + op;
-                        if self.has_room(oi, 0, now) && self.vc_out_free[oi * v] <= now {
+                        // As in `select`: an output VC receiving a packet is not requested.
+                        let usable = |e: usize| self.has_room(oi, e, now) && self.vc_out_free[oi * v + e] <= now;
+                        let evc = match self.p.ejection_vcs {
+                            EjectionVcs::Zero => usable(0).then_some(0),
+                            EjectionVcs::Any => (0..v).find(|&e| usable(e)),
+                        };
+                        if let Some(evc) = evc {
                             self.reqs.push(Request {
                                 in_port: port as u16,
                                 in_vc: vc as u8,
                                 out_port: op as u16,
-                                out_vc: 0,
+                                out_vc: evc as u8,
                                 escape: false,
                                 prio: arrived,
                             });
