@@ -126,9 +126,10 @@ pub struct RouterConfig {
     /// credit, as CAMINOS); see [`crate::network::InjectionVcs`].
     #[serde(skip_serializing_if = "is_zero_vcs")]
     pub injection_vcs: String,
-    /// VCs of a server's output port a packet is ejected into: `zero` (VC 0 only) or `any` (any VC
-    /// with room, as CAMINOS); see [`crate::network::EjectionVcs`].
-    #[serde(skip_serializing_if = "is_zero_vcs")]
+    /// VCs of a server's output port a packet is ejected into: `any` (the lowest VC with room, as
+    /// CAMINOS; the default) or `zero` (VC 0 only, the model before 2026-11-23); see
+    /// [`crate::network::EjectionVcs`].
+    #[serde(skip_serializing_if = "is_any_vcs")]
     pub ejection_vcs: String,
     /// Unit of switch allocation: `port` (one packet per input and output port crosses the
     /// crossbar at a time) or `vc` (per input VC and output VC, as CAMINOS's input-output
@@ -145,6 +146,9 @@ fn is_default_threshold(x: &f64) -> bool {
 }
 fn is_zero_vcs(s: &str) -> bool {
     s == "zero"
+}
+fn is_any_vcs(s: &str) -> bool {
+    s == "any"
 }
 fn is_port_allocation(s: &str) -> bool {
     s == "port"
@@ -167,7 +171,7 @@ impl Default for RouterConfig {
             injection_throttle: "off".into(),
             injection_threshold: Self::DEFAULT_THRESHOLD,
             injection_vcs: "zero".into(),
-            ejection_vcs: "zero".into(),
+            ejection_vcs: "any".into(),
             allocation: "port".into(),
         }
     }
