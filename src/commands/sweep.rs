@@ -6,7 +6,9 @@
 //! point, `/points/NNN`, with the layout of a run (see [`crate::output`]), and the table `/sweep`: one
 //! 1-D dataset per column along the dimension `point` (`point`, `group`, each swept key, each summary
 //! key as `f64` with NaN where a point has no value, `complete`, `error`), and the same values
-//! gridded over the swept keys in `/grid` (see [`crate::output::table`]).
+//! gridded over the swept keys in `/grid` (see [`crate::output::table`]). Points on the same network
+//! share the network's columns of `/links` (hard links, see [`h5::SharedLinks`]), and the file is
+//! flushed after a point at most every [`FLUSH_EVERY`].
 //!
 //! A point that fails (deadlock, unroutable packet, bad derived value) records its error in its group
 //! and in the table, and the sweep goes on; the exit code is then 3. Bad `--set` syntax, or a value
@@ -109,6 +111,8 @@ pub fn run(
     let mut write_error: Option<anyhow::Error> = None;
     let (beat, started) = (heartbeat_every(), std::time::Instant::now());
     let (mut beat_last, mut done) = (std::time::Instant::now(), 0usize);
+    let mut shared_links = h5::SharedLinks::default();
+    let mut flushed = std::time::Instant::now();
     std::thread::scope(|s| {
         for _ in 0..jobs.min(n) {
             let (tx, next, points, progress) = (tx.clone(), &next, &points, progress.clone());
@@ -139,8 +143,16 @@ pub fn run(
                 let written = f
                     .group("points")
                     .map_err(anyhow::Error::from)
-                    .and_then(|g| write_point(&g, &group_name(i), p, &axes, &meta, &outcome))
-                    .and_then(|_| f.flush().map_err(anyhow::Error::from));
+                    .and_then(|g| write_point(&g, &group_name(i), p, &axes, &meta, &outcome, &mut shared_links))
+                    .and_then(|_| {
+                        // Flushing writes the metadata of every object changed since the last
+                        // flush: once for several points costs less than once per point.
+                        if done + 1 < n && flushed.elapsed() < FLUSH_EVERY {
+                            return Ok(());
+                        }
+                        flushed = std::time::Instant::now();
+                        f.flush().map_err(anyhow::Error::from)
+                    });
                 if let Outcome::Done(r) = &outcome {
                     let w = writing.elapsed().as_secs_f64();
                     let wc = thread_cpu_seconds() - writing_cpu;
@@ -180,6 +192,7 @@ pub fn run(
     if let (Some(f), Some(st)) = (file, staged) {
         let written = write_error.map_or_else(
             || {
+                let cpu = thread_cpu_seconds();
                 crate::output::table::write(&f, &table(&axes, &points, &outcomes, &group_name))?;
                 let status = match caught {
                     Some(sig) => format!("interrupted by {}", signal_name(sig)),
@@ -189,6 +202,7 @@ pub fn run(
                 h5::finish(&f, !interrupted, &status)?;
                 f.flush()?;
                 drop(f);
+                tracing::info!("wrote the table and closed the file: CPU time {:.4} s", thread_cpu_seconds() - cpu);
                 signals.discard_on_exit(None);
                 let dest = st.dest().to_path_buf();
                 st.commit().with_context(|| format!("moving the results file into place at {}", dest.display()))
@@ -246,6 +260,12 @@ fn write_sweep_header(
     Ok(())
 }
 
+/// Longest time a point's results stay in memory only (HDF5's metadata cache): after a point
+/// finishes, the file is flushed if this long has passed since the last flush (and after the last
+/// point). Until then the `.partial` file may not open; it is never renamed into place before the
+/// sweep ends, so a sweep killed outright loses at most this much of its points.
+pub const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// CPU time of the calling thread, seconds (NaN if unknown). A sweep simulates each point on a
 /// worker thread (one partition runs on the thread that calls it) and writes on the main thread, so
 /// their CPU times compare even where a busy machine stretches wall-clock times.
@@ -267,6 +287,7 @@ fn write_point(
     axes: &[Axis],
     meta: &h5::RunMeta,
     outcome: &Outcome,
+    shared_links: &mut h5::SharedLinks,
 ) -> Result<()> {
     let g = h5::new_group(points, name)?;
     h5::write_header(&g, &p.config, meta)?;
@@ -274,8 +295,8 @@ fn write_point(
     h5::set_str_attr(&g, "swept", &p.label(axes))?;
     match outcome {
         Outcome::Done(res) => {
-            let mut ts = h5::Timeseries::create(&g, &p.config)?;
-            h5::write_results(&g, &p.config, res, &mut ts)?;
+            let mut ts = h5::Timeseries::create_once(&g, &p.config)?;
+            h5::write_results(&g, &p.config, res, &mut ts, Some(shared_links))?;
             let status = if res.complete {
                 "complete".to_string()
             } else {

@@ -6,13 +6,16 @@
 use crate::config::Config;
 use crate::metrics::{Sample, Summary};
 use crate::sim::RunResult;
-use ::hdf5::plist::group_create::{GroupCreateBuilder, LinkCreationOrder};
+use ::hdf5::dataset::Layout;
+use ::hdf5::plist::group_create::{GroupCreateBuilder, LinkCreationOrder, LinkPhaseChange};
 use ::hdf5::types::VarLenUnicode;
 use ::hdf5::{Dataset, File, Group, H5Type, Location};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use crossbeam::channel::{Receiver, RecvTimeoutError};
 use std::collections::VecDeque;
+use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Value of the root attribute `format`.
@@ -21,9 +24,15 @@ pub const FORMAT: &str = "hxsim-results";
 pub const FORMAT_VERSION: u32 = 1;
 /// Chunk length (rows) of the extendable time-series datasets.
 pub const TIMESERIES_CHUNK: usize = 256;
-/// Deflate (gzip) level of every array dataset, after the byte shuffle filter. Level 4 is what
-/// `h5repack -f GZIP=4` and SST use; higher levels gain little on these columns and cost time.
-pub const DEFLATE_LEVEL: u8 = 4;
+/// Deflate (gzip) level of the compressed datasets (see [`FILTER_MIN_BYTES`]). Level 1 (zlib's fast
+/// matcher) costs about half the CPU of level 4 for a sweep point's columns and makes them about
+/// 15% larger, a few per cent of the file, whose bulk is metadata; the byte shuffle does the most.
+pub const DEFLATE_LEVEL: u8 = 1;
+/// Arrays of fewer bytes are stored unfiltered, in the dataset's object header (HDF5's compact
+/// layout, as scalars are): deflating a few KiB saves little (a chunk index and a filter message
+/// cost a few hundred bytes of their own), and setting up the filter, the chunk index and a block
+/// of the file for the data costs more CPU than the rest of writing the dataset.
+pub const FILTER_MIN_BYTES: usize = 4096;
 /// Half the entries of a chunk-index B-tree node (HDF5's default is 32).
 pub const ISTORE_K: u32 = 2;
 /// Largest chunk of a fixed-size array dataset, bytes: a whole column up to this size is one chunk
@@ -114,11 +123,20 @@ pub fn open_file(path: &Path) -> Result<File> {
     b.open(path).with_context(|| format!("cannot open {} as an HDF5 file", path.display()))
 }
 
+/// Links a group keeps in its object header before it moves them to the dense storage of large
+/// groups (a heap and two B-trees, HDF5's default from 8 links on): a run's groups have up to 24
+/// members (`/summary`), and building the dense storage of each cost more CPU, and more bytes,
+/// than the links.
+pub const COMPACT_LINKS: u32 = 32;
+
 /// Create a group whose members list in creation order (h5py iterates them in that order).
 pub fn new_group(parent: &Group, name: &str) -> Result<Group> {
     parent
         .create_group_builder()
-        .with_gcpl(|p: &mut GroupCreateBuilder| p.link_creation_order(LinkCreationOrder::Indexed))
+        .with_gcpl(|p: &mut GroupCreateBuilder| {
+            p.link_creation_order(LinkCreationOrder::Indexed)
+                .link_phase_change(LinkPhaseChange { max_compact: COMPACT_LINKS, min_dense: COMPACT_LINKS - 8 })
+        })
         .create(name)
         .with_context(|| format!("creating HDF5 group {name}"))
 }
@@ -127,16 +145,124 @@ fn vlu(s: &str) -> Result<VarLenUnicode> {
     s.replace('\0', " ").parse::<VarLenUnicode>().map_err(|e| anyhow!("string attribute: {e}"))
 }
 
-/// Set a string attribute (created, or overwritten if it exists).
+/// Set a string attribute (created, or overwritten if it exists), of the type hdf5-metno gives
+/// [`VarLenUnicode`] (a variable-length, null-terminated UTF-8 string; h5py reads it as `str`).
+/// Called straight into the library, with the type, dataspace and creation list made once: a
+/// results file has a `units` and a `description` on every dataset, and building those for each
+/// attribute, as hdf5-metno does, was a tenth of the CPU time of writing a sweep point.
 pub fn set_str_attr(loc: &Location, name: &str, value: &str) -> Result<()> {
-    set_attr(loc, name, &vlu(value)?)
+    let [ty, space, acpl] = str_attr_ids()?;
+    let n = CString::new(name)?;
+    let v = CString::new(value.replace('\0', " "))?;
+    let exists = has_attr(loc, name)?;
+    // SAFETY: `loc.id()` is a live object handle, the ids are live (never closed), `n` and `v`
+    // outlive the calls, and the buffer H5Awrite reads is one `char *`, as a variable-length
+    // string's memory type wants; the lock serialises this with hdf5-metno's calls.
+    let rc = ::hdf5::sync::sync(|| unsafe {
+        let a = if exists {
+            H5Aopen(loc.id(), n.as_ptr(), H5P_DEFAULT)
+        } else {
+            H5Acreate2(loc.id(), n.as_ptr(), ty, space, acpl, H5P_DEFAULT)
+        };
+        if a < 0 {
+            return -1;
+        }
+        let p = v.as_ptr();
+        let w = H5Awrite(a, ty, (&p as *const *const c_char).cast());
+        let c = H5Aclose(a);
+        w.min(c)
+    });
+    if rc < 0 {
+        bail!("writing attribute {name}");
+    }
+    Ok(())
+}
+
+/// The string attributes' datatype, scalar dataspace and creation property list (UTF-8 names, as
+/// hdf5-metno's), made on first use and kept open until the library closes at exit.
+fn str_attr_ids() -> Result<[i64; 3]> {
+    static IDS: OnceLock<[i64; 3]> = OnceLock::new();
+    if let Some(ids) = IDS.get() {
+        return Ok(*ids);
+    }
+    // H5T_CSET_UTF8, H5T_STR_NULLTERM, H5S_SCALAR, H5T_VARIABLE.
+    const UTF8: c_int = 1;
+    const NULLTERM: c_int = 0;
+    const SCALAR: c_int = 0;
+    const VARIABLE: usize = usize::MAX;
+    // SAFETY: plain calls into the library (initialised by H5open), under hdf5-metno's lock.
+    let ids = ::hdf5::sync::sync(|| unsafe {
+        if H5open() < 0 {
+            return None;
+        }
+        let ty = H5Tcopy(H5T_C_S1_g);
+        let ok =
+            ty >= 0 && H5Tset_cset(ty, UTF8) >= 0 && H5Tset_strpad(ty, NULLTERM) >= 0 && H5Tset_size(ty, VARIABLE) >= 0;
+        let space = H5Screate(SCALAR);
+        let acpl = H5Pcreate(H5P_CLS_ATTRIBUTE_CREATE_ID_g);
+        (ok && space >= 0 && acpl >= 0 && H5Pset_char_encoding(acpl, UTF8) >= 0).then_some([ty, space, acpl])
+    });
+    let ids = ids.ok_or_else(|| anyhow!("making the HDF5 type of string attributes"))?;
+    Ok(*IDS.get_or_init(|| ids))
+}
+
+/// `H5P_DEFAULT`.
+const H5P_DEFAULT: i64 = 0;
+
+extern "C" {
+    fn H5open() -> c_int;
+    fn H5Aexists(obj_id: i64, attr_name: *const c_char) -> c_int;
+    fn H5Aopen(obj_id: i64, attr_name: *const c_char, aapl: i64) -> i64;
+    fn H5Acreate2(loc: i64, name: *const c_char, type_id: i64, space_id: i64, acpl: i64, aapl: i64) -> i64;
+    fn H5Awrite(attr_id: i64, mem_type_id: i64, buf: *const c_void) -> c_int;
+    fn H5Aclose(attr_id: i64) -> c_int;
+    fn H5Tcopy(type_id: i64) -> i64;
+    fn H5Tset_cset(type_id: i64, cset: c_int) -> c_int;
+    fn H5Tset_strpad(type_id: i64, strpad: c_int) -> c_int;
+    fn H5Tset_size(type_id: i64, size: usize) -> c_int;
+    fn H5Screate(class: c_int) -> i64;
+    fn H5Pcreate(class_id: i64) -> i64;
+    fn H5Pset_char_encoding(plist: i64, encoding: c_int) -> c_int;
+    fn H5Pset_layout(plist: i64, layout: c_int) -> c_int;
+    fn H5Pset_obj_track_times(plist: i64, track_times: bool) -> c_int;
+    fn H5Screate_simple(rank: c_int, dims: *const u64, maxdims: *const u64) -> i64;
+    fn H5Sclose(space_id: i64) -> c_int;
+    fn H5Dcreate2(loc: i64, name: *const c_char, type_id: i64, space_id: i64, lcpl: i64, dcpl: i64, dapl: i64) -> i64;
+    fn H5Dwrite(ds: i64, mem_type: i64, mem_space: i64, file_space: i64, xfer: i64, buf: *const c_void) -> c_int;
+    fn H5Dclose(ds: i64) -> c_int;
+    static H5T_C_S1_g: i64;
+    static H5T_NATIVE_UINT8_g: i64;
+    static H5T_NATIVE_UINT32_g: i64;
+    static H5T_NATIVE_UINT64_g: i64;
+    static H5T_NATIVE_INT32_g: i64;
+    static H5T_NATIVE_INT64_g: i64;
+    static H5T_NATIVE_DOUBLE_g: i64;
+    static H5P_CLS_ATTRIBUTE_CREATE_ID_g: i64;
+    static H5P_CLS_DATASET_CREATE_ID_g: i64;
+}
+
+/// `H5S_ALL`.
+const H5S_ALL: i64 = 0;
+
+/// Whether `loc` has the attribute `name`. Asked with `H5Aexists`: opening a missing attribute to
+/// find out fails, and gathering that failure's HDF5 error stack cost more than the attribute.
+fn has_attr(loc: &Location, name: &str) -> Result<bool> {
+    let n = CString::new(name)?;
+    // SAFETY: `loc.id()` is a live object handle and `n` outlives the call; hdf5-metno's lock
+    // serialises this with its own calls into the library.
+    let rc = ::hdf5::sync::sync(|| unsafe { H5Aexists(loc.id(), n.as_ptr()) });
+    if rc < 0 {
+        bail!("checking for attribute {name}");
+    }
+    Ok(rc > 0)
 }
 
 /// Set a scalar attribute (created, or overwritten if it exists).
 pub fn set_attr<T: H5Type>(loc: &Location, name: &str, value: &T) -> Result<()> {
-    let a = match loc.attr(name) {
-        Ok(a) => a,
-        Err(_) => loc.new_attr::<T>().create(name).with_context(|| format!("creating attribute {name}"))?,
+    let a = if has_attr(loc, name)? {
+        loc.attr(name)?
+    } else {
+        loc.new_attr::<T>().create(name).with_context(|| format!("creating attribute {name}"))?
     };
     a.write_scalar(value).with_context(|| format!("writing attribute {name}"))
 }
@@ -144,7 +270,7 @@ pub fn set_attr<T: H5Type>(loc: &Location, name: &str, value: &T) -> Result<()> 
 /// Set a 1-D string array attribute.
 pub fn set_str_list_attr(loc: &Location, name: &str, values: &[String]) -> Result<()> {
     let v: Vec<VarLenUnicode> = values.iter().map(|s| vlu(s)).collect::<Result<_>>()?;
-    if loc.attr(name).is_ok() {
+    if has_attr(loc, name)? {
         loc.delete_attr(name)?;
     }
     loc.new_attr_builder().with_data(v.as_slice()).create(name).with_context(|| format!("writing attribute {name}"))?;
@@ -178,15 +304,112 @@ fn chunk_rows<T>(len: usize) -> usize {
     (CHUNK_BYTES / std::mem::size_of::<T>().max(1)).clamp(1, len.max(1))
 }
 
-/// Write a 1-D dataset (shuffled and deflated, see [`DEFLATE_LEVEL`]) with `units` and `description`
-/// attributes.
+/// Whether the byte shuffle filter goes before deflate for elements of type `T`: for integers,
+/// whose high bytes are mostly zero, it is what makes them compress. Floating-point columns here
+/// are mostly ratios of small integers (utilization = phits / cycles), whose 8-byte values repeat
+/// whole: deflate finds those repeats in the unshuffled bytes (a sweep point's `utilization`
+/// deflates to 9 KB unshuffled, 25-42 KB shuffled, and in a quarter of the time).
+fn shuffles<T: H5Type>() -> bool {
+    !matches!(T::type_descriptor(), ::hdf5::types::TypeDescriptor::Float(_))
+}
+
+/// Write a 1-D dataset with `units` and `description` attributes: from [`FILTER_MIN_BYTES`] up
+/// chunked and deflated (see [`DEFLATE_LEVEL`]; integers byte-shuffled first, see [`shuffles`]),
+/// smaller ones compact and unfiltered.
 pub fn column<T: H5Type>(g: &Group, name: &str, data: &[T], units: &str, description: &str) -> Result<Dataset> {
-    let b = g.new_dataset_builder().with_data(data);
-    let b = if data.is_empty() { b } else { b.chunk(chunk_rows::<T>(data.len())).shuffle().deflate(DEFLATE_LEVEL) };
-    let ds = b.create(name).with_context(|| format!("writing dataset {name}"))?;
+    let small = std::mem::size_of_val(data) < FILTER_MIN_BYTES;
+    let quick = if small && !data.is_empty() { compact(g, name, data, false)? } else { None };
+    let ds = match quick {
+        Some(ds) => ds,
+        None => {
+            let b = g.new_dataset_builder().with_data(data);
+            let b = if data.is_empty() {
+                b
+            } else if small {
+                b.layout(Layout::Compact)
+            } else if shuffles::<T>() {
+                b.chunk(chunk_rows::<T>(data.len())).shuffle().deflate(DEFLATE_LEVEL)
+            } else {
+                b.chunk(chunk_rows::<T>(data.len())).deflate(DEFLATE_LEVEL)
+            };
+            b.create(name).with_context(|| format!("writing dataset {name}"))?
+        }
+    };
     set_str_attr(&ds, "units", units)?;
     set_str_attr(&ds, "description", description)?;
     Ok(ds)
+}
+
+/// The native HDF5 type of `T` (the one hdf5-metno gives it), for the integer and float types
+/// results are made of; `None` for others.
+fn native_type<T: H5Type>() -> Option<i64> {
+    use ::hdf5::types::{FloatSize, IntSize, TypeDescriptor as D};
+    // SAFETY: reading the library's type ids, set when it was initialised (the caller holds a live
+    // object of it).
+    unsafe {
+        Some(match T::type_descriptor() {
+            D::Unsigned(IntSize::U1) => H5T_NATIVE_UINT8_g,
+            D::Unsigned(IntSize::U4) => H5T_NATIVE_UINT32_g,
+            D::Unsigned(IntSize::U8) => H5T_NATIVE_UINT64_g,
+            D::Integer(IntSize::U4) => H5T_NATIVE_INT32_g,
+            D::Integer(IntSize::U8) => H5T_NATIVE_INT64_g,
+            D::Float(FloatSize::U8) => H5T_NATIVE_DOUBLE_g,
+            _ => return None,
+        })
+    }
+}
+
+/// Create the dataset `name` in `g` holding `data` (a 1-D array, or with `scalar` its one value)
+/// in the compact layout, with no modification times (as hdf5-metno's builder), straight through
+/// the library with one creation property list made once: the builder makes and sets three property
+/// lists and a datatype per dataset, a tenth of the CPU time of writing a sweep point, most of whose
+/// datasets are small. `None` (nothing created) for a type [`native_type`] does not know.
+fn compact<T: H5Type>(g: &Group, name: &str, data: &[T], scalar: bool) -> Result<Option<Dataset>> {
+    static DCPL: OnceLock<i64> = OnceLock::new();
+    let Some(ty) = native_type::<T>() else { return Ok(None) };
+    if scalar && data.len() != 1 {
+        bail!("a scalar dataset holds one value, not {}", data.len());
+    }
+    let dcpl = match DCPL.get() {
+        Some(&p) => p,
+        None => {
+            // H5D_COMPACT.
+            const COMPACT: c_int = 0;
+            // SAFETY: plain calls into the library, under hdf5-metno's lock.
+            let p = ::hdf5::sync::sync(|| unsafe {
+                let p = H5Pcreate(H5P_CLS_DATASET_CREATE_ID_g);
+                (p >= 0 && H5Pset_layout(p, COMPACT) >= 0 && H5Pset_obj_track_times(p, false) >= 0).then_some(p)
+            });
+            *DCPL.get_or_init(|| p.unwrap_or(-1))
+        }
+    };
+    if dcpl < 0 {
+        bail!("making the HDF5 creation property list of compact datasets");
+    }
+    let n = CString::new(name)?;
+    let dims = [data.len() as u64];
+    // SAFETY: `g.id()` is a live group, `ty` and `dcpl` live ids, `n` and `dims` outlive the calls,
+    // and H5Dwrite reads `data.len()` values of `T`'s native type from `data` (H5S_ALL: the whole
+    // dataspace, which has that many).
+    let id = ::hdf5::sync::sync(|| unsafe {
+        // H5S_SCALAR.
+        let space = if scalar { H5Screate(0) } else { H5Screate_simple(1, dims.as_ptr(), std::ptr::null()) };
+        if space < 0 {
+            return -1;
+        }
+        let ds = H5Dcreate2(g.id(), n.as_ptr(), ty, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        H5Sclose(space);
+        if ds >= 0 && H5Dwrite(ds, ty, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.as_ptr().cast()) < 0 {
+            H5Dclose(ds);
+            return -1;
+        }
+        ds
+    });
+    if id < 0 {
+        bail!("writing dataset {name}");
+    }
+    // SAFETY: `id` is a dataset just created, whose one reference the handle takes over.
+    Ok(Some(unsafe { ::hdf5::from_id::<Dataset>(id) }?))
 }
 
 /// Write a 1-D string dataset.
@@ -266,10 +489,15 @@ pub fn finish(loc: &Location, complete: bool, status: &str) -> Result<()> {
     Ok(())
 }
 
-/// The extendable `/timeseries` group: one chunked 1-D dataset per column of
-/// [`TIMESERIES_COLUMNS`], all of the same length, appended a batch of rows at a time.
+/// The `/timeseries` group: one 1-D dataset per column of [`TIMESERIES_COLUMNS`], all of the same
+/// length. A run's are extendable (chunked), appended a batch of rows at a time while it runs; a
+/// sweep point's are written whole when the point ends ([`Timeseries::create_once`]), with the
+/// layout of any other column (see [`column`]).
 pub struct Timeseries {
+    group: Group,
+    /// Empty until the one write of a time series made by [`Timeseries::create_once`].
     cols: Vec<Dataset>,
+    once: bool,
     rows: usize,
     in_flight: i64,
     servers: f64,
@@ -280,6 +508,14 @@ fn extendable<T: H5Type>(g: &Group, name: &str) -> Result<Dataset> {
     Ok(g.new_dataset::<T>().chunk(TIMESERIES_CHUNK).shuffle().deflate(DEFLATE_LEVEL).shape(0..).create(name)?)
 }
 
+/// Attach the columns after the first to the first, `cycle`, and make it their dimension scale.
+fn attach_cycle(cols: &[Dataset]) -> Result<()> {
+    for (i, &(name, _, _)) in TIMESERIES_COLUMNS.iter().enumerate().skip(1) {
+        super::dims::attach(&cols[i], &cols[0], 0).with_context(|| format!("timeseries/{name}"))?;
+    }
+    super::dims::make_scale(&cols[0], "cycle")
+}
+
 fn append_col<T: H5Type>(ds: &Dataset, at: usize, data: &[T]) -> Result<()> {
     ds.resize(at + data.len())?;
     ds.write_slice(data, at..at + data.len())?;
@@ -287,33 +523,57 @@ fn append_col<T: H5Type>(ds: &Dataset, at: usize, data: &[T]) -> Result<()> {
 }
 
 impl Timeseries {
-    /// Create an empty `timeseries` group in `parent`.
+    /// Create an empty `timeseries` group in `parent`, with extendable columns.
     pub fn create(parent: &Group, cfg: &Config) -> Result<Self> {
-        let g = new_group(parent, "timeseries")?;
-        set_attr(&g, "sample_cycles", &cfg.output.sample_cycles)?;
-        set_str_attr(
-            &g,
-            "description",
-            "one row per sample interval, appended during the run; a run that ends between samples has a last \
-             row that covers [previous cycle, cycle) only, normalised by that length",
-        )?;
+        let mut ts = Self::group(parent, cfg, "appended during the run")?;
+        let g = &ts.group;
         let mut cols = Vec::new();
         for &(name, units, desc) in TIMESERIES_COLUMNS {
             let ds = match name {
-                "in_flight" => extendable::<i64>(&g, name)?,
-                "injected_load" | "accepted_load" | "mean_latency" => extendable::<f64>(&g, name)?,
-                _ => extendable::<u64>(&g, name)?,
+                "in_flight" => extendable::<i64>(g, name)?,
+                "injected_load" | "accepted_load" | "mean_latency" => extendable::<f64>(g, name)?,
+                _ => extendable::<u64>(g, name)?,
             };
             set_str_attr(&ds, "units", units)?;
             set_str_attr(&ds, "description", desc)?;
             cols.push(ds);
         }
-        for (i, &(name, _, _)) in TIMESERIES_COLUMNS.iter().enumerate().skip(1) {
-            super::dims::attach(&cols[i], &cols[0], 0).with_context(|| format!("timeseries/{name}"))?;
-        }
-        super::dims::make_scale(&cols[0], "cycle")?;
+        attach_cycle(&cols)?;
+        ts.cols = cols;
+        Ok(ts)
+    }
+
+    /// Create an empty `timeseries` group in `parent` whose columns are written whole, once, by
+    /// [`Timeseries::append_rest`] (or a single [`Timeseries::append`]): a sweep point's, whose
+    /// rows are all known when it is written. Unchunked columns of a few rows spare the chunk
+    /// index and filter of each, most of the cost of writing a short point's time series.
+    pub fn create_once(parent: &Group, cfg: &Config) -> Result<Self> {
+        let mut ts = Self::group(parent, cfg, "written when the run ended")?;
+        ts.once = true;
+        Ok(ts)
+    }
+
+    fn group(parent: &Group, cfg: &Config, when: &str) -> Result<Self> {
+        let g = new_group(parent, "timeseries")?;
+        set_attr(&g, "sample_cycles", &cfg.output.sample_cycles)?;
+        set_str_attr(
+            &g,
+            "description",
+            &format!(
+                "one row per sample interval, {when}; a run that ends between samples has a last row that covers \
+                 [previous cycle, cycle) only, normalised by that length"
+            ),
+        )?;
         let servers = super::network_facts(cfg).servers;
-        Ok(Timeseries { cols, rows: 0, in_flight: 0, servers: servers as f64, sample_cycles: cfg.output.sample_cycles })
+        Ok(Timeseries {
+            group: g,
+            cols: Vec::new(),
+            once: false,
+            rows: 0,
+            in_flight: 0,
+            servers: servers as f64,
+            sample_cycles: cfg.output.sample_cycles,
+        })
     }
 
     /// Rows written so far.
@@ -323,7 +583,7 @@ impl Timeseries {
 
     /// Append merged samples (consecutive intervals, starting with interval `rows()`).
     pub fn append(&mut self, samples: &[Sample]) -> Result<()> {
-        if samples.is_empty() {
+        if samples.is_empty() && !(self.once && self.cols.is_empty()) {
             return Ok(());
         }
         let n = samples.len();
@@ -352,13 +612,29 @@ impl Timeseries {
                 s.latency_sum as f64 / s.delivered_packets as f64
             });
         }
-        let at = self.rows;
-        for (i, col) in u.iter().enumerate() {
-            append_col(&self.cols[i], at, col)?;
-        }
-        append_col(&self.cols[5], at, &inflight)?;
-        for (i, col) in f.iter().enumerate() {
-            append_col(&self.cols[6 + i], at, col)?;
+        if self.once {
+            if !self.cols.is_empty() {
+                bail!("the time series of {} is written once, and it was", self.group.name());
+            }
+            let g = &self.group;
+            let c = |i: usize| TIMESERIES_COLUMNS[i];
+            for (i, col) in u.iter().enumerate() {
+                self.cols.push(column(g, c(i).0, col, c(i).1, c(i).2)?);
+            }
+            self.cols.push(column(g, c(5).0, &inflight, c(5).1, c(5).2)?);
+            for (i, col) in f.iter().enumerate() {
+                self.cols.push(column(g, c(6 + i).0, col, c(6 + i).1, c(6 + i).2)?);
+            }
+            attach_cycle(&self.cols)?;
+        } else {
+            let at = self.rows;
+            for (i, col) in u.iter().enumerate() {
+                append_col(&self.cols[i], at, col)?;
+            }
+            append_col(&self.cols[5], at, &inflight)?;
+            for (i, col) in f.iter().enumerate() {
+                append_col(&self.cols[6 + i], at, col)?;
+            }
         }
         self.rows += n;
         Ok(())
@@ -373,7 +649,8 @@ impl Timeseries {
             want = want.max(samples.len());
         }
         if want <= self.rows {
-            return Ok(());
+            // A time series written once still gets its (empty) columns.
+            return self.append(&[]);
         }
         let rest: Vec<Sample> = (self.rows..want)
             .map(|k| {
@@ -517,22 +794,14 @@ pub fn write_summary_pairs(parent: &Group, pairs: Vec<(String, serde_json::Value
     set_str_attr(&g, "description", "the figures of `hxsim run --json`, one scalar dataset each")?;
     for (k, v) in pairs {
         let ds = if let Some(b) = v.as_bool() {
-            let ds = g.new_dataset::<u8>().create(k.as_str())?;
-            ds.write_scalar(&(b as u8))?;
-            ds
+            scalar(&g, &k, &(b as u8))?
         } else if let Some(u) = v.as_u64() {
-            let ds = g.new_dataset::<u64>().create(k.as_str())?;
-            ds.write_scalar(&u)?;
-            ds
+            scalar(&g, &k, &u)?
         } else if let Some(i) = v.as_i64() {
-            let ds = g.new_dataset::<i64>().create(k.as_str())?;
-            ds.write_scalar(&i)?;
-            ds
+            scalar(&g, &k, &i)?
         } else if let Some(f) = v.as_f64().or(v.is_null().then_some(f64::NAN)) {
             // JSON has no NaN: serde_json writes "no data" (e.g. the latency of an empty window) as null.
-            let ds = g.new_dataset::<f64>().create(k.as_str())?;
-            ds.write_scalar(&f)?;
-            ds
+            scalar(&g, &k, &f)?
         } else {
             continue;
         };
@@ -541,6 +810,18 @@ pub fn write_summary_pairs(parent: &Group, pairs: Vec<(String, serde_json::Value
         set_str_attr(&ds, "description", desc)?;
     }
     Ok(())
+}
+
+/// A compact scalar dataset (see [`compact`]).
+fn scalar<T: H5Type>(g: &Group, name: &str, value: &T) -> Result<Dataset> {
+    match compact(g, name, std::slice::from_ref(value), true)? {
+        Some(ds) => Ok(ds),
+        None => {
+            let ds = g.new_dataset::<T>().layout(Layout::Compact).create(name)?;
+            ds.write_scalar(value)?;
+            Ok(ds)
+        }
+    }
 }
 
 /// Cycles over which window counters (servers, links) were gathered: the measurement window, cut
@@ -554,8 +835,16 @@ pub fn measured_cycles(cfg: &Config, s: &Summary) -> u64 {
 }
 
 /// Write everything a finished (or interrupted) run produced besides the time series:
-/// `/summary`, `/servers`, `/latency`, `/links`, `/vcs`; then complete the time series.
-pub fn write_results(parent: &Group, cfg: &Config, res: &RunResult, ts: &mut Timeseries) -> Result<()> {
+/// `/summary`, `/servers`, `/latency`, `/links`, `/vcs`; then complete the time series. A sweep
+/// passes its [`SharedLinks`], so that points on the same network share the network's columns of
+/// `/links`.
+pub fn write_results(
+    parent: &Group,
+    cfg: &Config,
+    res: &RunResult,
+    ts: &mut Timeseries,
+    shared: Option<&mut SharedLinks>,
+) -> Result<()> {
     let measured = measured_cycles(cfg, &res.summary);
     write_summary(parent, &res.summary)?;
 
@@ -592,7 +881,7 @@ pub fn write_results(parent: &Group, cfg: &Config, res: &RunResult, ts: &mut Tim
     super::dims::attach_all(&server, "server", &vars.iter().collect::<Vec<_>>())?;
 
     write_latency(parent, &res.stats.latency_hist)?;
-    write_links(parent, res, measured)?;
+    write_links(parent, res, measured, shared)?;
     write_vcs(parent, &res.summary.vc_phits, measured)?;
     ts.append_rest(&res.stats.samples, res.summary.cycles, res.complete && cfg.traffic.mode == "fixed")?;
     Ok(())
@@ -633,15 +922,34 @@ pub fn write_latency(parent: &Group, hist: &[u64]) -> Result<()> {
     Ok(())
 }
 
-fn write_links(parent: &Group, res: &RunResult, measured: u64) -> Result<()> {
+/// The columns of `/links` that only the network decides (which switch and port a row is, where
+/// it leads, its dimension), in the order they are written.
+const LINK_NETWORK_COLUMNS: [&str; 5] = ["switch", "port", "neighbour_switch", "neighbour_port", "dimension"];
+
+/// The network's columns of `/links` last written in a sweep's file, and where. A sweep's points
+/// mostly simulate one network (a load or routing sweep): the later ones hard-link those columns
+/// (one dataset under several names, as HDF5 allows) instead of writing them again, which was
+/// most of writing a point. Every point's `/links` still holds every column; h5py and xarray read
+/// a hard-linked dataset as any other (h5py's `visititems` reports each dataset once, under its
+/// first name). The columns' dimension list names the `link` scale of the point that wrote them,
+/// which has the same values as every other point's (row index).
+#[derive(Debug, Default)]
+pub struct SharedLinks {
+    last: Option<(String, [Vec<u32>; 4], Vec<i32>)>,
+}
+
+fn write_links(parent: &Group, res: &RunResult, measured: u64, shared: Option<&mut SharedLinks>) -> Result<()> {
     let net = &res.net;
     let r = net.max_switch_ports();
     let hx = match net.topology().view() {
         crate::topology::View::HyperX(h) => Some(h),
         _ => None,
     };
-    let (mut sw, mut port, mut nsw, mut nport, mut dim, mut phits, mut util) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // Every port's row, at most: the vectors never grow by copying.
+    let n = net.num_switches() * r;
+    let (mut sw, mut port, mut nsw, mut nport) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut dim, mut phits, mut util) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     for s in 0..net.num_switches() {
         for p in 0..net.switch_ports(s as u32) {
             if let Some((o, q)) = net.neighbour(s as u32, p as u16) {
@@ -665,16 +973,33 @@ fn write_links(parent: &Group, res: &RunResult, measured: u64) -> Result<()> {
     )?;
     let ids: Vec<u32> = (0..sw.len() as u32).collect();
     let link = column(&g, "link", &ids, "", "row index (the dimension of this group)")?;
-    let cols = [
-        column(&g, "switch", &sw, "", "switch the link leaves")?,
-        column(&g, "port", &port, "", "its switch-to-switch port (router port = the switch's servers + port)")?,
-        column(&g, "neighbour_switch", &nsw, "", "switch at the far end")?,
-        column(&g, "neighbour_port", &nport, "", "port of the far end")?,
-        column(&g, "dimension", &dim, "", "HyperX dimension of the link (-1 if the topology has none)")?,
-        column(&g, "phits", &phits, "phits", "phits sent over the link in the measured window")?,
-        column(&g, "utilization", &util, "phits/cycle", "phits / measured_cycles (1 = busy every cycle)")?,
-    ];
+    let network = [sw, port, nsw, nport];
+    let holder = shared
+        .as_ref()
+        .and_then(|s| s.last.as_ref())
+        .filter(|(_, cols, d)| *cols == network && *d == dim)
+        .map(|(path, _, _)| path.clone());
+    let mut cols = Vec::new();
+    if let Some(path) = &holder {
+        for name in LINK_NETWORK_COLUMNS {
+            g.link_hard(&format!("{path}/{name}"), name).with_context(|| format!("linking {path}/{name}"))?;
+        }
+    } else {
+        let [sw, port, nsw, nport] = &network;
+        cols.extend([
+            column(&g, "switch", sw, "", "switch the link leaves")?,
+            column(&g, "port", port, "", "its switch-to-switch port (router port = the switch's servers + port)")?,
+            column(&g, "neighbour_switch", nsw, "", "switch at the far end")?,
+            column(&g, "neighbour_port", nport, "", "port of the far end")?,
+            column(&g, "dimension", &dim, "", "HyperX dimension of the link (-1 if the topology has none)")?,
+        ]);
+    }
+    cols.push(column(&g, "phits", &phits, "phits", "phits sent over the link in the measured window")?);
+    cols.push(column(&g, "utilization", &util, "phits/cycle", "phits / measured_cycles (1 = busy every cycle)")?);
     super::dims::attach_all(&link, "link", &cols.iter().collect::<Vec<_>>())?;
+    if let (Some(s), None) = (shared, holder) {
+        s.last = Some((g.name(), network, dim));
+    }
     Ok(())
 }
 

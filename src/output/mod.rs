@@ -10,7 +10,8 @@
 //!                    start_time, host (written first, with complete = false, status = "running");
 //!                    complete, status, end_time (written at the end)
 //! /summary/KEY       one scalar per key of `hxsim run --json`, attributes units, description
-//! /timeseries/COL    extendable 1-D datasets appended during the run, one row per sample interval:
+//! /timeseries/COL    extendable 1-D datasets appended during the run (a sweep point's are written
+//!                    whole when it ends), one row per sample interval:
 //!                    cycle, injected_phits, accepted_phits, delivered_packets, latency_sum,
 //!                    in_flight, injected_load, accepted_load, mean_latency
 //! /servers/          injected_phits, accepted_phits per server (measured window)
@@ -19,6 +20,9 @@
 //!                    per live link direction (measured window)
 //! /vcs/              vc, phits, share: phits per VC on switch-to-switch links (measured window)
 //! ```
+//!
+//! Arrays of [`hdf5::FILTER_MIN_BYTES`] or more are deflated, smaller ones stored compact (see
+//! [`hdf5::column`]).
 //!
 //! The file is created before the run starts and is readable while it runs (no lock is taken; rows
 //! are flushed at most every [`FLUSH_EVERY`]); the command that fills it is [`crate::commands::run`].

@@ -151,7 +151,14 @@ fn write_flat(f: &Group, t: &SweepTable) -> Result<()> {
 /// An N-dimensional variable of the grid, written whole.
 fn grid_var<T: H5Type>(g: &Group, name: &str, shape: &[usize], data: &[T], units: &str, desc: &str) -> Result<Dataset> {
     let b = g.new_dataset::<T>().shape(shape.to_vec());
-    let b = if data.len() > 1 { b.chunk(shape.to_vec()).shuffle().deflate(h5::DEFLATE_LEVEL) } else { b };
+    // As `h5::column`: small grids compact and unfiltered, larger ones deflated.
+    let b = if data.len() <= 1 {
+        b
+    } else if std::mem::size_of_val(data) < h5::FILTER_MIN_BYTES {
+        b.layout(::hdf5::dataset::Layout::Compact)
+    } else {
+        b.chunk(shape.to_vec()).shuffle().deflate(h5::DEFLATE_LEVEL)
+    };
     let ds = b.create(name)?;
     ds.write_raw(data)?;
     if !units.is_empty() {

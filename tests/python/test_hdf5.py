@@ -104,9 +104,10 @@ def test_run_file_equals_json_summary():
             p99 = lat[np.searchsorted(cum, math.ceil(0.99 * counts.sum()))]
             assert p99 == summary["latency_p99"]
 
-            # Every array dataset is compressed; the build is recorded.
-            for name in ("timeseries/cycle", "servers/injected_phits", "links/phits", "latency/packets"):
-                assert f[name].compression == "gzip", name
+            # Arrays from 4 KiB are compressed, smaller ones stored in their object header; the time
+            # series, appended during the run, is chunked and compressed; the build is recorded.
+            _check_storage(f)
+            assert f["timeseries/cycle"].compression == "gzip" and f["timeseries/cycle"].maxshape == (None,)
             assert f.attrs["git_dirty"] in ("true", "false", "unknown")
             assert f.attrs["build_profile"] and list(f.attrs["argv"])[1] == "run"
 
@@ -120,10 +121,69 @@ def test_run_file_equals_json_summary():
             # Per-VC phits: the summary's list, along the dimension `vc`; every phit on a link is on one VC.
             vcs = f["vcs"]
             assert list(vcs["phits"][()]) == summary["vc_phits"] and len(summary["vc_phits"]) == 4
-            assert list(vcs["vc"][()]) == [0, 1, 2, 3] and vcs["phits"].compression == "gzip"
+            assert list(vcs["vc"][()]) == [0, 1, 2, 3]
             assert vcs["phits"][()].sum() == links["phits"].sum() > 0
             assert summary["vcs_used"] == (vcs["phits"][()] > 0).sum()
             assert math.isclose(vcs["share"][()].sum(), 1.0)
+
+
+def _check_storage(f):
+    """hxsim's storage rule (src/output/hdf5.rs, `column`): a fixed-size array of 4 KiB or more is
+    chunked and deflated (integers byte-shuffled first), a smaller one compact and unfiltered."""
+    seen = []
+
+    def visit(name, obj):
+        if not isinstance(obj, h5py.Dataset) or obj.ndim != 1 or obj.maxshape != obj.shape or obj.dtype.kind == "O":
+            return
+        layout = obj.id.get_create_plist().get_layout()
+        if obj.nbytes >= 4096:
+            assert obj.compression == "gzip" and obj.shuffle == (obj.dtype.kind in "ui"), name
+            seen.append("deflated")
+        elif obj.size > 0:
+            assert layout == h5py.h5d.COMPACT and obj.compression is None, (name, layout)
+            seen.append("compact")
+
+    f.visititems(visit)
+    return seen
+
+
+def test_large_arrays_are_compressed_and_sweep_points_share_the_network_columns():
+    """A sweep over loads and two networks: large arrays deflated, small ones compact; the points
+    on one network share its /links columns (one dataset, hard-linked), the other network's
+    points have their own, and every point's phits are its own."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "sweep.h5")
+        hxsim("sweep", QUICKSTART, "--set", "topology.sides=[12,12],[4,4]", "--set", "traffic.load=0.2,0.4",
+              "--set", "simulation.warmup_cycles=200", "--set", "simulation.measure_cycles=300", "-q", "-o", path)
+        with h5py.File(path, "r") as f:
+            assert {"deflated", "compact"} <= set(_check_storage(f))
+            # 12x12 with 4 servers per switch: 576 servers (4.5 KiB of u64 per column), 144 x 22 link rows.
+            assert f["points/000/servers/injected_phits"].compression == "gzip"
+            assert f["points/002/servers/injected_phits"].compression is None
+            assert len(f["points/000/links/switch"]) == 144 * 22 and len(f["points/002/links/switch"]) == 16 * 6
+            addr = lambda p: h5py.h5o.get_info(f[p].id).addr
+            for col in ("switch", "port", "neighbour_switch", "neighbour_port", "dimension"):
+                assert addr(f"points/000/links/{col}") == addr(f"points/001/links/{col}"), col
+                assert addr(f"points/002/links/{col}") == addr(f"points/003/links/{col}"), col
+                assert addr(f"points/000/links/{col}") != addr(f"points/002/links/{col}"), col
+            for col in ("link", "phits", "utilization"):
+                assert addr(f"points/000/links/{col}") != addr(f"points/001/links/{col}"), col
+            for p in ("points/000", "points/001"):
+                links = f[p + "/links"]
+                assert list(links) == ["link", "switch", "port", "neighbour_switch", "neighbour_port", "dimension",
+                                       "phits", "utilization"]
+                assert links["phits"][()].sum() == f[p + "/vcs/phits"][()].sum() > 0
+                # Each row is the port it says: the neighbour's row points back at it.
+                sw, port = links["switch"][()], links["port"][()]
+                nsw, nport = links["neighbour_switch"][()], links["neighbour_port"][()]
+                row = {(s, q): i for i, (s, q) in enumerate(zip(sw, port))}
+                assert all(nsw[row[(b, q)]] == a and nport[row[(b, q)]] == p_
+                           for a, p_, b, q in zip(sw, port, nsw, nport))
+            assert not np.array_equal(f["points/000/links/phits"][()], f["points/001/links/phits"][()])
+            # The time series of a point is written whole: fixed size, as long as the run.
+            ts = f["points/001/timeseries/cycle"]
+            assert ts.maxshape == ts.shape == (5,) and list(ts[()]) == [100, 200, 300, 400, 500]
+        _open_all_with_xarray(path)
 
 
 def test_sweep_loads_into_pandas_and_matches_its_points():
