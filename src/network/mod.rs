@@ -309,6 +309,9 @@ struct Server {
     link_free: Cycle,
     credits: u16,
     remaining: u64,
+    /// Packets this server generated so far (dropped ones included): the `k` of
+    /// [`crate::traffic::Pattern::destination_nth`], which the all-to-all shift reads.
+    generated: u64,
 }
 
 impl Server {
@@ -606,6 +609,7 @@ impl NetPartition {
                             link_free: 0,
                             credits: p.input_buffer,
                             remaining: 0,
+                            generated: 0,
                         });
                         continue;
                     }
@@ -617,7 +621,13 @@ impl NetPartition {
                 };
                 next_gen_min[li] = next_gen_min[li].min(first);
                 next_gen.push(first);
-                servers.push(Server { queue: Queue::default(), link_free: 0, credits: p.input_buffer, remaining });
+                servers.push(Server {
+                    queue: Queue::default(),
+                    link_free: 0,
+                    credits: p.input_buffer,
+                    remaining,
+                    generated: 0,
+                });
             }
         }
         let undrained_servers = if remaining > 0 { senders } else { 0 };

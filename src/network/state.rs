@@ -37,8 +37,9 @@ pub struct SwitchState {
     /// Output VCs (`np * v`): occupancy, credits and the packets, head first.
     outvc: Vec<(u16, u16, Vec<Packet>)>,
     out_mask: Vec<u64>,
-    /// Servers: link free cycle, credits, packets left (fixed workloads), source queue.
-    servers: Vec<(Cycle, u16, u64, Vec<Packet>)>,
+    /// Servers: link free cycle, credits, packets left (fixed workloads), packets generated (the
+    /// all-to-all shift's position), source queue.
+    servers: Vec<(Cycle, u16, u64, u64, Vec<Packet>)>,
     next_gen: Vec<Cycle>,
     server_ready: Vec<Cycle>,
     /// Credits per server and VC of the switch's server input (`router.injection_vcs = "any"`;
@@ -157,7 +158,7 @@ impl NetPartition {
                 out_mask: self.out_mask[li * w..(li + 1) * w].to_vec(),
                 servers: self.servers[s0..s1]
                     .iter()
-                    .map(|s| (s.link_free, s.credits, s.remaining, packets(&self.slab, &s.queue)))
+                    .map(|s| (s.link_free, s.credits, s.remaining, s.generated, packets(&self.slab, &s.queue)))
                     .collect(),
                 next_gen: self.next_gen[s0..s1].to_vec(),
                 server_ready: self.server_ready[s0..s1].to_vec(),
@@ -248,8 +249,8 @@ impl NetPartition {
             self.outvc[li * np * v + k] = OutVc { q: queue(pkts), occ, cred };
         }
         self.out_mask[li * w..(li + 1) * w].copy_from_slice(&st.out_mask);
-        for (k, (link_free, credits, remaining, pkts)) in st.servers.into_iter().enumerate() {
-            self.servers[s0 + k] = Server { queue: queue(pkts), link_free, credits, remaining };
+        for (k, (link_free, credits, remaining, generated, pkts)) in st.servers.into_iter().enumerate() {
+            self.servers[s0 + k] = Server { queue: queue(pkts), link_free, credits, remaining, generated };
         }
         self.next_gen[s0..s1].copy_from_slice(&st.next_gen);
         self.server_ready[s0..s1].copy_from_slice(&st.server_ready);
