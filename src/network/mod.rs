@@ -309,9 +309,6 @@ struct Server {
     link_free: Cycle,
     credits: u16,
     remaining: u64,
-    /// Packets this server generated so far (dropped ones included): the `k` of
-    /// [`crate::traffic::Pattern::destination_nth`], which the all-to-all shift reads.
-    generated: u64,
 }
 
 impl Server {
@@ -491,6 +488,10 @@ pub struct NetPartition {
     /// With `router.injection_vcs = "any"`: each server's credits per VC, `(srv_base[li] + s) * v
     /// + vc` ([`Server::credits`] then counts its VCs with a credit); empty otherwise.
     srv_vc_cred: Vec<u16>,
+    /// With a pattern that reads it (the all-to-all shift, [`crate::traffic::Pattern::reads_packet_index`]):
+    /// the packets each server generated so far, dropped ones included (indexed as `servers`), the `k`
+    /// of [`crate::traffic::Pattern::destination_nth`]; empty otherwise.
+    srv_generated: Vec<u64>,
     /// With `router.allocation = "vc"`: the cycle from which the crossbar input of each input VC
     /// is free (indexed as `inbuf`); empty otherwise.
     vc_in_free: Vec<Cycle>,
@@ -609,7 +610,6 @@ impl NetPartition {
                             link_free: 0,
                             credits: p.input_buffer,
                             remaining: 0,
-                            generated: 0,
                         });
                         continue;
                     }
@@ -621,13 +621,7 @@ impl NetPartition {
                 };
                 next_gen_min[li] = next_gen_min[li].min(first);
                 next_gen.push(first);
-                servers.push(Server {
-                    queue: Queue::default(),
-                    link_free: 0,
-                    credits: p.input_buffer,
-                    remaining,
-                    generated: 0,
-                });
+                servers.push(Server { queue: Queue::default(), link_free: 0, credits: p.input_buffer, remaining });
             }
         }
         let undrained_servers = if remaining > 0 { senders } else { 0 };
@@ -663,6 +657,7 @@ impl NetPartition {
             server_ready: vec![Cycle::MAX; ns],
             inject_at: vec![Cycle::MAX; n],
             srv_vc_cred: if any_vc { vec![p.input_buffer; ns * v] } else { Vec::new() },
+            srv_generated: if p.pattern.reads_packet_index() { vec![0; ns] } else { Vec::new() },
             vc_in_free: if per_vc { vec![0; n * np * v] } else { Vec::new() },
             vc_out_free: if per_vc { vec![0; n * np * v] } else { Vec::new() },
             rng_traffic,

@@ -533,6 +533,16 @@ impl Pattern {
         }
     }
 
+    /// Whether [`Pattern::destination_nth`] reads `k` (the all-to-all shift): then the simulator
+    /// counts each server's packets; other patterns need no such state.
+    pub fn reads_packet_index(&self) -> bool {
+        match &self.map {
+            Map::Shift { .. } | Map::ShiftLive { .. } => true,
+            Map::Active { inner, .. } => inner.reads_packet_index(),
+            _ => false,
+        }
+    }
+
     /// All-to-all shift: `m` packets per message (per step of the exchange), at least 1
     /// (`traffic.shift_message_packets`). Other patterns are unchanged.
     pub fn set_message_packets(&mut self, m: u64) {
@@ -794,6 +804,7 @@ mod tests {
         for k in PatternKind::ALL.into_iter().filter(|&k| ![Uniform, AdversarialGroup, AllToAllShift].contains(&k)) {
             let p = pat(k, &[4, 4, 4], 4);
             assert!(p.is_permutation());
+            assert!(!p.reads_packet_index(), "{k}");
             let mut r = rng();
             for s in 0..256 {
                 p.destination(s, &mut r);
@@ -1070,6 +1081,7 @@ mod tests {
             let mut p = pat(PatternKind::AllToAllShift, &[3, 2], 2);
             p.set_message_packets(m);
             assert!(!p.is_permutation());
+            assert!(p.reads_packet_index());
             for (s, walk) in shift_walks(&p, 0..n, 2 * (n as u64 - 1) * m) {
                 for (k, &d) in walk.iter().enumerate() {
                     let step = (k as u64 / m) % (n as u64 - 1) + 1;
