@@ -71,7 +71,9 @@ pub enum PatternKind {
     /// own pace: there is no barrier between steps, so the exchange may skew (a server ahead in its
     /// steps does not wait for the others), as in the paper's simulator, which replays the exchange
     /// as independent point-to-point messages. With faults or `traffic.active_servers`, `N` and the
-    /// order are those of the live (active) servers' ranks in server-id order.
+    /// order are those of the live (active) servers' ranks in server-id order. A packet counts when
+    /// it is generated (one dropped as unreachable too; one suppressed by a full source queue in
+    /// `bernoulli` mode was never generated and does not).
     AllToAllShift,
 }
 
