@@ -669,31 +669,23 @@ impl Config {
         }
         // With the shift, whole messages: a server's last message cut short is no exchange step.
         let unit = self.packet.size_phits as u64 * if tr.pattern == SHIFT { tr.message_packets() } else { 1 };
-        match tr.workload_phits {
-            Some(w) if tr.mode == "fixed" && (w == 0 || !w.is_multiple_of(unit)) => {
-                return Err(ConfigError::value(
-                    "traffic.workload_phits",
-                    w,
-                    if tr.pattern == SHIFT {
-                        format!(
-                            "a positive multiple of packet.size_phits x traffic.shift_message_packets ({} x {} = \
-                             {unit}: whole messages), or absent for one full exchange",
-                            self.packet.size_phits,
-                            tr.message_packets()
-                        )
-                    } else {
-                        format!("a positive multiple of packet.size_phits ({})", self.packet.size_phits)
-                    },
-                ));
-            }
-            None if tr.pattern != SHIFT => {
-                return Err(ConfigError::value(
-                    "traffic.workload_phits",
-                    "absent",
-                    format!("set (the default {DEFAULT_WORKLOAD_PHITS} is filled in when a file leaves it out)"),
-                ));
-            }
-            _ => {}
+        // Absent: one full exchange with the shift, else the default (a file always has it filled in,
+        // see `TrafficFile`; only a config built in code can lack it).
+        if let Some(w) = tr.workload_phits.filter(|&w| tr.mode == "fixed" && (w == 0 || !w.is_multiple_of(unit))) {
+            return Err(ConfigError::value(
+                "traffic.workload_phits",
+                w,
+                if tr.pattern == SHIFT {
+                    format!(
+                        "a positive multiple of packet.size_phits x traffic.shift_message_packets ({} x {} = \
+                         {unit}: whole messages), or absent for one full exchange",
+                        self.packet.size_phits,
+                        tr.message_packets()
+                    )
+                } else {
+                    format!("a positive multiple of packet.size_phits ({})", self.packet.size_phits)
+                },
+            ));
         }
         if let Some(g) = tr.group_switches {
             if tr.pattern != "adversarial-group" || g == 0 {
