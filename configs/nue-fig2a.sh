@@ -31,9 +31,9 @@
 # message, default 1), MAX_CYCLES (default 5000000); uniform: LOAD (default 1.0), WARMUP and
 # MEASURE (cycles; default 2000 and 2000).
 # Time, one core of a loaded 2-core machine: shift, the fat tree 12 s for all nine years; the
-# 6x6x6 torus 3.5-5.5 minutes per year (217 s for year 8 alone; Nue k=1 and Up*/Down* 80 s each:
-# below 0.05 phits/cycle a full exchange of 745,632 packets takes 0.3-1.3 million cycles), so
-# 30-50 minutes for all nine years. Uniform: about a minute (the saturated torus runs move little).
+# 6x6x6 torus 3.5-9 minutes per year (217 s for year 8 alone; Nue k=1 and Up*/Down* 80 s each:
+# below 0.05 phits/cycle a full exchange of up to 745,632 packets takes 0.3-3.5 million cycles),
+# so 40-60 minutes for all nine years (2131 s for years 1, 3, 5, 6, 7). Uniform: about a minute (the saturated torus runs move little).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
