@@ -246,9 +246,16 @@ impl Default for RoutingConfig {
     }
 }
 
+/// `traffic.workload_phits` when the config does not set it, for every pattern but the all-to-all
+/// shift (whose default is one full exchange, see [`TrafficConfig::workload_phits`]).
+pub const DEFAULT_WORKLOAD_PHITS: u64 = 1600;
+
+/// The pattern name of the all-to-all shift exchange ([`crate::traffic::PatternKind::AllToAllShift`]).
+const SHIFT: &str = "all-to-all-shift";
+
 /// Traffic pattern and injection process.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
+#[serde(from = "TrafficFile")]
 pub struct TrafficConfig {
     /// Pattern name (kebab-case), see [`crate::traffic::PatternKind`].
     pub pattern: String,
@@ -256,8 +263,13 @@ pub struct TrafficConfig {
     pub load: f64,
     /// `bernoulli` (open loop at `load`) or `fixed` (every server sends `workload_phits`).
     pub mode: String,
-    /// Phits each server sends in `fixed` mode (a multiple of the packet size).
-    pub workload_phits: u64,
+    /// Phits each server sends in `fixed` mode (a multiple of the packet size). A file that does not
+    /// set it gets [`DEFAULT_WORKLOAD_PHITS`], except with `pattern = "all-to-all-shift"`: `None`,
+    /// one full exchange, `(L-1) x traffic.shift_message_packets` packets per server for `L` live
+    /// (or active) servers, known once the network is built (see [`crate::sim::build_params`]).
+    /// With the shift, a set value must be a whole number of messages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload_phits: Option<u64>,
     /// Capacity of each server's source queue in packets; generation pauses while it is full.
     pub source_queue_packets: usize,
     /// Only this many servers take part in the traffic (the rest neither send nor receive), spread
@@ -273,18 +285,71 @@ pub struct TrafficConfig {
     /// traffic to the next group"). Absent: the topology's own groups (the dragonfly's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group_switches: Option<u64>,
+    /// `all-to-all-shift` only: packets per message, i.e. per step of the exchange (a server sends
+    /// this many consecutive packets to each destination before moving to the next). Absent: 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shift_message_packets: Option<u64>,
 }
 
 impl Default for TrafficConfig {
     fn default() -> Self {
-        TrafficConfig {
+        TrafficFile::default().into()
+    }
+}
+
+impl TrafficConfig {
+    /// Packets per message of the all-to-all shift (`traffic.shift_message_packets`, default 1).
+    pub fn message_packets(&self) -> u64 {
+        self.shift_message_packets.unwrap_or(1)
+    }
+}
+
+/// [`TrafficConfig`] as a file writes it: `workload_phits` may be absent, and what that means
+/// depends on the pattern, which a field's own default cannot see; the conversion fills it in, so a
+/// config written back (result files, checkpoints) reads the same.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct TrafficFile {
+    pattern: String,
+    load: f64,
+    mode: String,
+    workload_phits: Option<u64>,
+    source_queue_packets: usize,
+    active_servers: Option<u64>,
+    group_switches: Option<u64>,
+    shift_message_packets: Option<u64>,
+}
+
+impl Default for TrafficFile {
+    fn default() -> Self {
+        TrafficFile {
             pattern: "uniform".into(),
             load: 0.5,
             mode: "bernoulli".into(),
-            workload_phits: 1600,
+            workload_phits: None,
             source_queue_packets: 64,
             active_servers: None,
             group_switches: None,
+            shift_message_packets: None,
+        }
+    }
+}
+
+impl From<TrafficFile> for TrafficConfig {
+    fn from(f: TrafficFile) -> Self {
+        let workload_phits = match f.workload_phits {
+            None if f.pattern != SHIFT => Some(DEFAULT_WORKLOAD_PHITS),
+            w => w,
+        };
+        TrafficConfig {
+            pattern: f.pattern,
+            load: f.load,
+            mode: f.mode,
+            workload_phits,
+            source_queue_packets: f.source_queue_packets,
+            active_servers: f.active_servers,
+            group_switches: f.group_switches,
+            shift_message_packets: f.shift_message_packets,
         }
     }
 }
@@ -600,13 +665,36 @@ impl Config {
         if !(tr.load > 0.0 && tr.load <= 1.0) {
             return Err(ConfigError::value("traffic.load", tr.load, "phits/cycle/server in (0, 1]"));
         }
-        if tr.mode == "fixed"
-            && (tr.workload_phits == 0 || !tr.workload_phits.is_multiple_of(self.packet.size_phits as u64))
-        {
+        if let Some(m) = tr.shift_message_packets {
+            if tr.pattern != SHIFT || !(1..=1 << 20).contains(&m) {
+                return Err(ConfigError::value(
+                    "traffic.shift_message_packets",
+                    m,
+                    format!(
+                        "between 1 and 2^20, and only with traffic.pattern = \"{SHIFT}\" (the pattern is \"{}\")",
+                        tr.pattern
+                    ),
+                ));
+            }
+        }
+        // With the shift, whole messages: a server's last message cut short is no exchange step.
+        let unit = self.packet.size_phits as u64 * if tr.pattern == SHIFT { tr.message_packets() } else { 1 };
+        // Absent: one full exchange with the shift, else the default (a file always has it filled in,
+        // see `TrafficFile`; only a config built in code can lack it).
+        if let Some(w) = tr.workload_phits.filter(|&w| tr.mode == "fixed" && (w == 0 || !w.is_multiple_of(unit))) {
             return Err(ConfigError::value(
                 "traffic.workload_phits",
-                tr.workload_phits,
-                format!("a positive multiple of packet.size_phits ({})", self.packet.size_phits),
+                w,
+                if tr.pattern == SHIFT {
+                    format!(
+                        "a positive multiple of packet.size_phits x traffic.shift_message_packets ({} x {} = \
+                         {unit}: whole messages), or absent for one full exchange",
+                        self.packet.size_phits,
+                        tr.message_packets()
+                    )
+                } else {
+                    format!("a positive multiple of packet.size_phits ({})", self.packet.size_phits)
+                },
             ));
         }
         if let Some(g) = tr.group_switches {

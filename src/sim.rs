@@ -118,7 +118,9 @@ pub fn build_pattern(cfg: &Config, topo: &dyn Topology) -> Result<Pattern, Confi
     if let Some(n) = cfg.traffic.active_servers {
         let key = |e| ConfigError::value("traffic.active_servers", n, e);
         let ids = crate::traffic::active_servers(topo, n).map_err(key)?;
-        return Pattern::on_active(kind, ids, topo.num_servers() as u64, cfg.seed).map_err(key);
+        let mut pattern = Pattern::on_active(kind, ids, topo.num_servers() as u64, cfg.seed).map_err(key)?;
+        pattern.set_message_packets(cfg.traffic.message_packets());
+        return Ok(pattern);
     }
     // Groups are consecutive switches with the same number of servers each: the topology's, or
     // `traffic.group_switches` of them (DAVC section 7.1's adversarial on RRGs).
@@ -139,7 +141,10 @@ pub fn build_pattern(cfg: &Config, topo: &dyn Topology) -> Result<Pattern, Confi
         (_, View::HyperX(h)) => Pattern::new(kind, h.sides(), topo.servers_at(0), cfg.seed),
         _ => Pattern::on_servers(kind, topo.num_servers() as u64, &topo.name(), cfg.seed),
     };
-    built.map_err(|e| ConfigError::value("traffic.pattern", format!("\"{}\"", cfg.traffic.pattern), e))
+    let mut pattern =
+        built.map_err(|e| ConfigError::value("traffic.pattern", format!("\"{}\"", cfg.traffic.pattern), e))?;
+    pattern.set_message_packets(cfg.traffic.message_packets());
+    Ok(pattern)
 }
 
 /// Map switches onto `parts` partitions with the config's method (`partition.method`).
@@ -182,6 +187,27 @@ pub fn partition_graph(cfg: &Config, net: &Fabric) -> Result<partitioning::Graph
     })
 }
 
+/// Packets per server of a `fixed` workload: `traffic.workload_phits` over the packet size, or
+/// (the all-to-all shift without `workload_phits`) one full exchange over the `live` servers that
+/// take part: `(live - 1)` messages of `traffic.shift_message_packets` packets.
+fn fixed_packets(cfg: &Config, live: u64) -> Result<u64, ConfigError> {
+    let plen = cfg.packet.size_phits as u64;
+    match cfg.traffic.workload_phits {
+        Some(w) => Ok(w / plen),
+        None if cfg.traffic.pattern == PatternKind::AllToAllShift.name() => {
+            let m = cfg.traffic.message_packets();
+            live.saturating_sub(1).checked_mul(m).filter(|p| p.checked_mul(plen).is_some()).ok_or_else(|| {
+                ConfigError::value(
+                    "traffic.shift_message_packets",
+                    m,
+                    format!("a full exchange of at most 2^64 phits per server ({live} servers take part)"),
+                )
+            })
+        }
+        None => Ok(crate::config::DEFAULT_WORKLOAD_PHITS / plen),
+    }
+}
+
 /// The latency of each of the topology's link classes: `link.latency`, or the class's entry in
 /// `link.class_latency`.
 pub fn class_latencies(cfg: &Config, topo: &dyn Topology) -> Result<Vec<u64>, ConfigError> {
@@ -205,6 +231,7 @@ pub fn class_latencies(cfg: &Config, topo: &dyn Topology) -> Result<Vec<u64>, Co
 /// **Dead servers and unreachable destinations.** The servers of failed switches never generate
 /// and are never destinations: uniform traffic picks among the other *live* servers, and the random
 /// server permutation permutes the live servers only (dead ones map to themselves and never send).
+/// The all-to-all shift walks the live servers only (see [`PatternKind::AllToAllShift`]).
 /// The other permutations keep their fixed map; a live server whose image is dead (or, with
 /// `faults.unreachable = "drop"`, unreachable) never generates. With `"drop"`, uniform traffic draws
 /// as usual and a packet to an unreachable destination is not generated (counted in
@@ -262,7 +289,7 @@ pub fn build_params(cfg: &Config, net: Arc<Fabric>) -> Result<ModelParams, Confi
     let class_latency = class_latencies(cfg, net.topology())?;
     let plen = cfg.packet.size_phits as u64;
     let injection = match cfg.traffic.mode.as_str() {
-        "fixed" => Injection::Fixed { packets: cfg.traffic.workload_phits / plen },
+        "fixed" => Injection::Fixed { packets: fixed_packets(cfg, live_servers)? },
         _ => Injection::Bernoulli { packet_rate: cfg.traffic.load / plen as f64 },
     };
     let warm = cfg.simulation.warmup_cycles;

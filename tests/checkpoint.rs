@@ -190,6 +190,14 @@ fn sigkill_and_resume_with_per_vc_injection_and_allocation() {
     killed_and_resumed_with("1", Some("2"), "3000", &extra);
 }
 
+/// The all-to-all shift's position in each server's walk (its packets generated so far) is saved:
+/// a resume that started every server's walk over would send to other destinations.
+#[test]
+fn sigkill_and_resume_with_the_all_to_all_shift() {
+    let extra = ["--set", "traffic.pattern=all-to-all-shift", "--set", "traffic.load=0.6"];
+    killed_and_resumed_with("1", Some("2"), "3000", &extra);
+}
+
 /// Checkpoints every few windows in one process, without a kill: the run's summary is unchanged by
 /// the pauses, and resuming the last checkpoint (taken near the end) gives the same summary again.
 #[test]

@@ -521,6 +521,10 @@ pub struct NetPartition {
     /// With `router.injection_vcs = "any"`: each server's credits per VC, `(srv_base[li] + s) * v
     /// + vc` ([`Server::credits`] then counts its VCs with a credit); empty otherwise.
     srv_vc_cred: Vec<u16>,
+    /// With a pattern that reads it (the all-to-all shift, [`crate::traffic::Pattern::reads_packet_index`]):
+    /// the packets each server generated so far, dropped ones included (indexed as `servers`), the `k`
+    /// of [`crate::traffic::Pattern::destination_nth`]; empty otherwise.
+    srv_generated: Vec<u64>,
     /// With `router.allocation = "vc"`: the cycle from which the crossbar input of each input VC
     /// is free (indexed as `inbuf`); empty otherwise.
     vc_in_free: Vec<Cycle>,
@@ -686,6 +690,7 @@ impl NetPartition {
             server_ready: vec![Cycle::MAX; ns],
             inject_at: vec![Cycle::MAX; n],
             srv_vc_cred: if any_vc { vec![p.input_buffer; ns * v] } else { Vec::new() },
+            srv_generated: if p.pattern.reads_packet_index() { vec![0; ns] } else { Vec::new() },
             vc_in_free: if per_vc { vec![0; n * np * v] } else { Vec::new() },
             vc_out_free: if per_vc { vec![0; n * np * v] } else { Vec::new() },
             rng_traffic,

@@ -180,7 +180,13 @@ impl NetPartition {
             }
         }
         let src = self.first_server[li] + s as u32;
-        let dst = self.p.pattern.destination(src, &mut self.rng_traffic[li]);
+        let dst = if self.srv_generated.is_empty() {
+            self.p.pattern.destination(src, &mut self.rng_traffic[li])
+        } else {
+            let k = self.srv_generated[si];
+            self.srv_generated[si] = k + 1;
+            self.p.pattern.destination_nth(src, k, &mut self.rng_traffic[li])
+        };
         let dst_sw = self.server_switch(dst);
         if let Some(c) = &self.p.component {
             // `faults.unreachable = "drop"`: no packet to another part of a split network.

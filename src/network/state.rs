@@ -44,6 +44,9 @@ pub struct SwitchState {
     /// Credits per server and VC of the switch's server input (`router.injection_vcs = "any"`;
     /// empty otherwise).
     srv_vc_cred: Vec<u16>,
+    /// Packets generated per server (the all-to-all shift's position in its walk; empty with
+    /// other patterns).
+    srv_generated: Vec<u64>,
     /// Per input and output VC, when its crossbar connection is free (`router.allocation = "vc"`;
     /// empty otherwise).
     vc_in_free: Vec<Cycle>,
@@ -162,6 +165,7 @@ impl NetPartition {
                 next_gen: self.next_gen[s0..s1].to_vec(),
                 server_ready: self.server_ready[s0..s1].to_vec(),
                 srv_vc_cred: slice_or_empty(&self.srv_vc_cred, s0 * v, s1 * v),
+                srv_generated: slice_or_empty(&self.srv_generated, s0, s1),
                 vc_in_free: slice_or_empty(&self.vc_in_free, li * np * v, (li + 1) * np * v),
                 vc_out_free: slice_or_empty(&self.vc_out_free, li * np * v, (li + 1) * np * v),
                 next_gen_min: self.next_gen_min[li],
@@ -224,6 +228,7 @@ impl NetPartition {
             || st.server_injected.len() != s1 - s0
             || st.server_accepted.len() != s1 - s0
             || st.srv_vc_cred.len() != if self.srv_vc_cred.is_empty() { 0 } else { (s1 - s0) * v }
+            || st.srv_generated.len() != if self.srv_generated.is_empty() { 0 } else { s1 - s0 }
             || st.vc_in_free.len() != if self.vc_in_free.is_empty() { 0 } else { np * v }
             || st.vc_out_free.len() != if self.vc_out_free.is_empty() { 0 } else { np * v }
         {
@@ -255,6 +260,9 @@ impl NetPartition {
         self.server_ready[s0..s1].copy_from_slice(&st.server_ready);
         if !st.srv_vc_cred.is_empty() {
             self.srv_vc_cred[s0 * v..s1 * v].copy_from_slice(&st.srv_vc_cred);
+        }
+        if !st.srv_generated.is_empty() {
+            self.srv_generated[s0..s1].copy_from_slice(&st.srv_generated);
         }
         if !st.vc_in_free.is_empty() {
             self.vc_in_free[li * np * v..(li + 1) * np * v].copy_from_slice(&st.vc_in_free);

@@ -13,8 +13,15 @@
 //! fastest), and the server with local index `w` (`0 <= w < T`) on switch `s` has id `s*T + w`. There are
 //! `N = T * prod S_i` servers; server ids are `u32`, so `N <= 2^32`.
 //!
-//! Only [`PatternKind::Uniform`] is random per packet; every other pattern is a fixed map from source to
-//! destination computed at construction (a table for the random permutation) or arithmetically per call.
+//! - *Nue*: Domke, Hoefler, Matsuoka, "Routing on the Channel Dependency Graph" (HPDC 2016), Figs. 2 and
+//!   7a: the all-to-all shift exchange (its reference [36], Zahavi et al., "Optimized InfiniBand fat-tree
+//!   routing for shift all-to-all communication patterns"): in step `i = 1..N-1` every server `s` sends
+//!   to `(s + i) mod N`.
+//!
+//! Only [`PatternKind::Uniform`] (and the group pattern) is random per packet; every other pattern is a
+//! fixed map from source to destination computed at construction (a table for the random permutation) or
+//! arithmetically per call, except the all-to-all shift, whose destination also depends on how many
+//! packets the source generated before ([`Pattern::destination_nth`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -55,11 +62,24 @@ pub enum PatternKind {
     /// group's traffic funnels into the one global link between the two groups. Defined on
     /// topologies with groups ([`crate::topology::Topology::group_size`]: the dragonfly).
     AdversarialGroup,
+    /// Nue Figs. 2 and 7a, the "all-to-all shift exchange" (Zahavi et al., the Nue paper's reference
+    /// [36]): on `N` servers, the `k`-th packet (from 0) a server `s` generates goes to server
+    /// `(s + 1 + (k / m) mod (N-1)) mod N`, `m` packets per message (`traffic.shift_message_packets`,
+    /// [`Pattern::set_message_packets`]). So in step `i = 1..N-1` server `s` sends one message to
+    /// `s + i`, every server walks through all the others in shift order, and after `(N-1) m` packets
+    /// it starts over (an open-loop rotating permutation in `bernoulli` mode). Each server goes at its
+    /// own pace: there is no barrier between steps, so the exchange may skew (a server ahead in its
+    /// steps does not wait for the others), as in the paper's simulator, which replays the exchange
+    /// as independent point-to-point messages. With faults or `traffic.active_servers`, `N` and the
+    /// order are those of the live (active) servers' ranks in server-id order. A packet counts when
+    /// it is generated (one dropped as unreachable too; one suppressed by a full source queue in
+    /// `bernoulli` mode was never generated and does not).
+    AllToAllShift,
 }
 
 impl PatternKind {
     /// Every pattern, in the order of the configuration's list of names.
-    pub const ALL: [PatternKind; 10] = [
+    pub const ALL: [PatternKind; 11] = [
         PatternKind::Uniform,
         PatternKind::RandomServerPermutation,
         PatternKind::DimensionComplementReverse,
@@ -70,6 +90,7 @@ impl PatternKind {
         PatternKind::Transpose,
         PatternKind::Swap2,
         PatternKind::AdversarialGroup,
+        PatternKind::AllToAllShift,
     ];
 
     /// The kebab-case configuration name (`traffic.pattern`) of the pattern, e.g. `"bit-complement"`.
@@ -85,6 +106,7 @@ impl PatternKind {
             PatternKind::Transpose => "transpose",
             PatternKind::Swap2 => "swap2",
             PatternKind::AdversarialGroup => "adversarial-group",
+            PatternKind::AllToAllShift => "all-to-all-shift",
         }
     }
 }
@@ -141,6 +163,10 @@ enum Map {
     Swap2 { s0: u32, s1: u32 },
     /// Uniform in the next group of `group` consecutive servers.
     NextGroup { group: u64, groups: u64 },
+    /// All-to-all shift on all `servers` servers, `message` packets per step.
+    Shift { servers: u64, message: u64 },
+    /// All-to-all shift on the live servers (faults killed some): `ids` and `rank` as in `UniformLive`.
+    ShiftLive { ids: Vec<u32>, rank: Vec<u32>, message: u64 },
     /// The pattern `inner`, defined on the ranks `0..ids.len()` of the active servers
     /// (`traffic.active_servers`): `ids[i]` is the global id of rank `i` (increasing), `rank[v]` the
     /// rank of server `v` (`u32::MAX` for an inactive one).
@@ -231,6 +257,12 @@ impl Pattern {
                     return Err(format!("uniform needs at least 2 servers, {}", got_servers()));
                 }
                 Map::Uniform { servers }
+            }
+            PatternKind::AllToAllShift => {
+                if servers < 2 {
+                    return Err(format!("all-to-all-shift needs at least 2 servers, {}", got_servers()));
+                }
+                Map::Shift { servers, message: 1 }
             }
             PatternKind::RandomServerPermutation => {
                 let mut perm: Vec<u32> = (0..servers).map(|i| i as u32).collect();
@@ -338,7 +370,7 @@ impl Pattern {
             | PatternKind::Swap2 => Err(format!(
                 "{kind} is defined by HyperX switch coordinates, which {network} does not have; patterns by \
                  server id work on any topology: uniform, random-server-permutation, bit-complement, bit-reverse, \
-                 bit-rotate, transpose"
+                 bit-rotate, transpose, all-to-all-shift"
             )),
             PatternKind::AdversarialGroup => Err(no_groups(network)),
             // Id-based maps read only the server id, so a one-dimensional row of `servers` switches
@@ -366,14 +398,22 @@ impl Pattern {
         })
     }
 
-    /// Destination server for a packet generated by server `src` (`src < N`). Only `Uniform` draws from `rng`
-    /// (the stream of the source switch); all others are fixed maps and leave `rng` untouched.
-    ///
-    /// Uniform never returns `src` (SurePath section 4: "among the other servers"); the fixed maps may
-    /// (random server permutation, and the centre of odd-sided dimension complement reverse), and the
-    /// simulator then delivers the packet through the local switch.
+    /// Destination server for a packet generated by server `src` (`src < N`), as its first packet
+    /// ([`Pattern::destination_nth`] with `k = 0`; only the all-to-all shift reads `k`).
     #[inline]
     pub fn destination(&self, src: u32, rng: &mut Rng) -> u32 {
+        self.destination_nth(src, 0, rng)
+    }
+
+    /// Destination server for the `k`-th packet (from 0) generated by server `src` (`src < N`). Only
+    /// `Uniform` and the group pattern draw from `rng` (the stream of the source switch); all others
+    /// leave `rng` untouched, and only the all-to-all shift reads `k`.
+    ///
+    /// Uniform and the shift never return `src` (SurePath section 4: "among the other servers"); the
+    /// fixed maps may (random server permutation, and the centre of odd-sided dimension complement
+    /// reverse), and the simulator then delivers the packet through the local switch.
+    #[inline]
+    pub fn destination_nth(&self, src: u32, k: u64, rng: &mut Rng) -> u32 {
         debug_assert!((src as u64) < self.servers, "server {src} out of range (N = {})", self.servers);
         match &self.map {
             Map::Uniform { servers } => {
@@ -386,9 +426,14 @@ impl Pattern {
                 ids[(r + (r >= rank[src as usize]) as u32) as usize]
             }
             Map::Table(perm) => perm[src as usize],
+            Map::Shift { servers, message } => shift(src as u64, k, *message, *servers) as u32,
+            Map::ShiftLive { ids, rank, message } => {
+                debug_assert!(rank[src as usize] != u32::MAX, "dead server {src} generated a packet");
+                ids[shift(rank[src as usize] as u64, k, *message, ids.len() as u64) as usize]
+            }
             Map::Active { inner, ids, rank } => {
                 debug_assert!(rank[src as usize] != u32::MAX, "inactive server {src} generated a packet");
-                ids[inner.destination(rank[src as usize], rng) as usize]
+                ids[inner.destination_nth(rank[src as usize], k, rng) as usize]
             }
             Map::NextGroup { group, groups } => {
                 let next = (src as u64 / group + 1) % groups;
@@ -479,7 +524,35 @@ impl Pattern {
     pub fn is_permutation(&self) -> bool {
         match &self.map {
             Map::Active { inner, .. } => inner.is_permutation(),
-            m => !matches!(m, Map::Uniform { .. } | Map::UniformLive { .. } | Map::NextGroup { .. }),
+            m => !matches!(
+                m,
+                Map::Uniform { .. }
+                    | Map::UniformLive { .. }
+                    | Map::NextGroup { .. }
+                    | Map::Shift { .. }
+                    | Map::ShiftLive { .. }
+            ),
+        }
+    }
+
+    /// Whether [`Pattern::destination_nth`] reads `k` (the all-to-all shift): then the simulator
+    /// counts each server's packets; other patterns need no such state.
+    pub fn reads_packet_index(&self) -> bool {
+        match &self.map {
+            Map::Shift { .. } | Map::ShiftLive { .. } => true,
+            Map::Active { inner, .. } => inner.reads_packet_index(),
+            _ => false,
+        }
+    }
+
+    /// All-to-all shift: `m` packets per message (per step of the exchange), at least 1
+    /// (`traffic.shift_message_packets`). Other patterns are unchanged.
+    pub fn set_message_packets(&mut self, m: u64) {
+        assert!(m >= 1, "a message has at least one packet");
+        match &mut self.map {
+            Map::Shift { message, .. } | Map::ShiftLive { message, .. } => *message = m,
+            Map::Active { inner, .. } => inner.set_message_packets(m),
+            _ => {}
         }
     }
 
@@ -519,7 +592,7 @@ impl Pattern {
                 return Err(format!(
                     "all servers ({servers}) with {kind}, which maps servers by switch coordinates or groups and \
                      is not defined on a subset; patterns by rank work on the active servers: uniform, \
-                     random-server-permutation, bit-complement, bit-reverse, bit-rotate, transpose"
+                     random-server-permutation, bit-complement, bit-reverse, bit-rotate, transpose, all-to-all-shift"
                 ));
             }
             PatternKind::BitComplement | PatternKind::BitReverse | PatternKind::BitRotate if !m.is_power_of_two() => {
@@ -550,20 +623,29 @@ impl Pattern {
     /// Define the pattern over the live servers only (`live[v]`; at least 2 live, checked by the
     /// caller) when faults killed some: uniform draws among the other live servers; the random
     /// server permutation becomes a random permutation of the live servers under the same `seed`
-    /// (dead servers map to themselves and never send). The other permutations are fixed maps and
+    /// (dead servers map to themselves and never send); the all-to-all shift walks the live servers'
+    /// ranks (dead servers are skipped, as if absent). The other permutations are fixed maps and
     /// stay as they are; the caller silences a live server whose image is dead.
     pub fn restrict_to_live(&mut self, live: &[bool], seed: u64) {
         if live.iter().all(|&l| l) {
             return;
         }
         let ids: Vec<u32> = (0..live.len() as u32).filter(|&v| live[v as usize]).collect();
+        let ranks = |ids: &[u32]| {
+            let mut rank = vec![u32::MAX; live.len()];
+            for (i, &v) in ids.iter().enumerate() {
+                rank[v as usize] = i as u32;
+            }
+            rank
+        };
         match &mut self.map {
             Map::Uniform { .. } => {
-                let mut rank = vec![u32::MAX; live.len()];
-                for (i, &v) in ids.iter().enumerate() {
-                    rank[v as usize] = i as u32;
-                }
+                let rank = ranks(&ids);
                 self.map = Map::UniformLive { ids, rank };
+            }
+            Map::Shift { message, .. } => {
+                let (rank, message) = (ranks(&ids), *message);
+                self.map = Map::ShiftLive { ids, rank, message };
             }
             Map::Table(perm) => {
                 let mut shuffled = ids.clone();
@@ -579,6 +661,14 @@ impl Pattern {
             _ => {}
         }
     }
+}
+
+/// All-to-all shift on `n >= 2` ranks: the rank that rank `r` sends its `k`-th packet to, with `m`
+/// packets per message: step `(k / m) mod (n-1)` of the walk `r+1, r+2, .., r+n-1` (mod `n`), which
+/// skips `r` itself. u64: `r + 1 + step` may pass 2^32.
+#[inline]
+fn shift(r: u64, k: u64, m: u64, n: u64) -> u64 {
+    (r + 1 + (k / m) % (n - 1)) % n
 }
 
 /// The error of the group pattern on a topology without groups.
@@ -712,11 +802,11 @@ mod tests {
 
     #[test]
     fn fixed_maps_do_not_draw() {
-        for k in
-            PatternKind::ALL.into_iter().filter(|&k| k != PatternKind::Uniform && k != PatternKind::AdversarialGroup)
-        {
+        use PatternKind::{AdversarialGroup, AllToAllShift, Uniform};
+        for k in PatternKind::ALL.into_iter().filter(|&k| ![Uniform, AdversarialGroup, AllToAllShift].contains(&k)) {
             let p = pat(k, &[4, 4, 4], 4);
             assert!(p.is_permutation());
+            assert!(!p.reads_packet_index(), "{k}");
             let mut r = rng();
             for s in 0..256 {
                 p.destination(s, &mut r);
@@ -974,6 +1064,88 @@ mod tests {
             }
             assert_bijection(&p);
         }
+    }
+
+    /// Every destination of the first `packets` packets of each source, in generation order.
+    fn shift_walks(p: &Pattern, sources: impl Iterator<Item = u32>, packets: u64) -> Vec<(u32, Vec<u32>)> {
+        let mut r = rng();
+        let walks = sources.map(|s| (s, (0..packets).map(|k| p.destination_nth(s, k, &mut r)).collect())).collect();
+        assert_eq!(r, rng(), "the shift drew from the rng");
+        walks
+    }
+
+    /// The Nue paper's exchange (Zahavi et al.): in step i = 1..N-1 server s sends to (s + i) mod N.
+    /// With m packets per message, packet k belongs to step k / m + 1.
+    #[test]
+    fn all_to_all_shift_is_the_shift_order_then_starts_over() {
+        let n = 12u32; // 3x2 switches, 2 servers each
+        for m in [1u64, 3] {
+            let mut p = pat(PatternKind::AllToAllShift, &[3, 2], 2);
+            p.set_message_packets(m);
+            assert!(!p.is_permutation());
+            assert!(p.reads_packet_index());
+            for (s, walk) in shift_walks(&p, 0..n, 2 * (n as u64 - 1) * m) {
+                for (k, &d) in walk.iter().enumerate() {
+                    let step = (k as u64 / m) % (n as u64 - 1) + 1;
+                    assert_eq!(d, (s + step as u32) % n, "m {m}: packet {k} of {s}");
+                }
+                // One full exchange: m packets to every other server, none to itself.
+                let full = &walk[..((n as u64 - 1) * m) as usize];
+                let mut count = vec![0u64; n as usize];
+                full.iter().for_each(|&d| count[d as usize] += 1);
+                for (d, &c) in count.iter().enumerate() {
+                    assert_eq!(c, if d as u32 == s { 0 } else { m }, "m {m}: {s} -> {d}");
+                }
+                // Then it starts over with step 1.
+                assert_eq!(walk[full.len()], (s + 1) % n);
+            }
+        }
+        // Two servers: each sends only to the other.
+        let p = pat(PatternKind::AllToAllShift, &[2], 1);
+        assert_eq!(shift_walks(&p, 0..2, 3), vec![(0, vec![1, 1, 1]), (1, vec![0, 0, 0])]);
+        assert!(Pattern::new(PatternKind::AllToAllShift, &[1], 1, 0).unwrap_err().contains("at least 2 servers"));
+    }
+
+    #[test]
+    fn all_to_all_shift_in_each_step_is_a_permutation() {
+        // Every server at the same step k: the map s -> dst is a bijection (each server receives once).
+        let p = pat(PatternKind::AllToAllShift, &[4, 4], 3);
+        let n = p.servers() as u32;
+        let mut r = rng();
+        for k in 0..(n as u64 - 1) {
+            let mut seen = vec![false; n as usize];
+            for s in 0..n {
+                let d = p.destination_nth(s, k, &mut r);
+                assert!(!seen[d as usize], "step {k}: {d} hit twice");
+                seen[d as usize] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn all_to_all_shift_skips_dead_servers() {
+        // 10 servers, 3, 4 and 8 dead: the live ranks are 0 1 2 5 6 7 9 -> 0..7.
+        let mut p = Pattern::on_servers(PatternKind::AllToAllShift, 10, "a ring", 1).unwrap();
+        p.set_message_packets(2);
+        let live: Vec<bool> = (0..10).map(|v| ![3, 4, 8].contains(&v)).collect();
+        p.restrict_to_live(&live, 1);
+        let ids: Vec<u32> = (0..10).filter(|&v| live[v as usize]).collect();
+        let l = ids.len();
+        for (i, &s) in ids.iter().enumerate() {
+            let (_, walk) = shift_walks(&p, std::iter::once(s), 2 * (l as u64 - 1)).remove(0);
+            let expect: Vec<u32> = (1..l).flat_map(|step| [ids[(i + step) % l]; 2]).collect();
+            assert_eq!(walk, expect, "from {s}");
+        }
+    }
+
+    #[test]
+    fn all_to_all_shift_on_active_servers_walks_their_ranks() {
+        let ids = vec![1u32, 4, 6, 7, 11];
+        let mut p = Pattern::on_active(PatternKind::AllToAllShift, ids.clone(), 12, 1).unwrap();
+        p.set_message_packets(1);
+        let walks = shift_walks(&p, ids.iter().copied(), 4);
+        assert_eq!(walks[0], (1, vec![4, 6, 7, 11]));
+        assert_eq!(walks[3], (7, vec![11, 1, 4, 6]));
     }
 
     #[test]
