@@ -21,7 +21,9 @@
 //! candidate: the highest `dmu` among the candidates gets 0 phits, one less 64, two less 80.
 //!
 //! Distances come from [`Fabric::distance`] (exact over the live links when links have failed), so the routes
-//! adapt to faults. On a fault-free HyperX they are Hamming distances, updated per dimension.
+//! adapt to faults. On a fault-free HyperX they are Hamming distances, updated per dimension; on a
+//! faulty one too, corrected for the neighbours listed among the source's or destination's
+//! distance exceptions (`PolarizedRoutes::faulty_hyperx_hops`).
 //!
 //! **Polarized** (`routing.algorithm = "polarized"`) uses these routes with the ladder, one VC per
 //! hop (or another `routing.vc_policy`). On a fault-free HyperX, SurePath section 3.1.2 bounds

@@ -38,7 +38,9 @@
 //! by id: `b(x,t)` is the largest depth in `A(x) ∩ A(t)`, one merge of two short lists per query. On
 //! a HyperX `|A(x)|` is `2^depth(x)` where faults did not lengthen the way to the root (8 on a 3-D
 //! network), so the lists take O(switches) memory where the table they replace took one byte per
-//! switch pair; they are built level by level from the parents' sets.
+//! switch pair; they are built level by level from the parents' sets. On a faulty HyperX one bit
+//! per switch marks those whose depth and Up set are still the fault-free ones: between two such
+//! switches `ud` is the closed form, so escape hops need no merge for them.
 
 use crate::config::ConfigError;
 use crate::topology::distances::DEBUG_CHECK_SWITCHES;
