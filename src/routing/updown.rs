@@ -468,9 +468,9 @@ impl UpDown {
         Ok(())
     }
 
-    /// Bytes held by the Up sets and depths (for reports).
+    /// Bytes held by the Up sets, depths and closed-form bits (for reports).
     pub fn bytes(&self) -> usize {
-        4 * (self.depth.len() + self.up_start.len() + self.up.len())
+        4 * (self.depth.len() + self.up_start.len() + self.up.len()) + 8 * self.closed.len()
     }
 }
 
