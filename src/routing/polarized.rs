@@ -21,7 +21,9 @@
 //! candidate: the highest `dmu` among the candidates gets 0 phits, one less 64, two less 80.
 //!
 //! Distances come from [`Fabric::distance`] (exact over the live links when links have failed), so the routes
-//! adapt to faults. On a fault-free HyperX they are Hamming distances, updated per dimension.
+//! adapt to faults. On a fault-free HyperX they are Hamming distances, updated per dimension; on a
+//! faulty one too, corrected for the neighbours listed among the source's or destination's
+//! distance exceptions (`PolarizedRoutes::faulty_hyperx_hops`).
 //!
 //! **Polarized** (`routing.algorithm = "polarized"`) uses these routes with the ladder, one VC per
 //! hop (or another `routing.vc_policy`). On a fault-free HyperX, SurePath section 3.1.2 bounds
@@ -46,6 +48,7 @@ use super::deadlock::FxSet;
 use super::vc::VcPolicy;
 use super::{network_diameter, push_run, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
 use crate::config::ConfigError;
+use crate::topology::distances::{SparseDistances, DEBUG_CHECK_SWITCHES};
 use crate::topology::fabric::UNREACHABLE;
 use crate::topology::{Fabric, PortId, SwitchId};
 use rayon::prelude::*;
@@ -55,6 +58,10 @@ use std::sync::Arc;
 pub const PENALTIES: [u32; 3] = [0, 64, 80];
 /// Largest faulty network for which standalone Polarized computes its dead ends.
 pub const MAX_FAULTY_SWITCHES: usize = 1024;
+/// Most exceptions a source or destination may have for the faulty-HyperX fast path of
+/// [`PolarizedRoutes::hops`], which scans both lists once per hop; longer lists (next to a large
+/// fault shape) take the per-neighbour path.
+const FAST_EXCEPTIONS: usize = 32;
 
 /// Table 1: the weight change of a move `(ds, dt)` for a packet with `a = d(c,s)` and `b = d(c,t)`,
 /// or `None` if Polarized does not allow it.
@@ -217,39 +224,24 @@ impl PolarizedRoutes {
             }
             return;
         }
-        let (a, b) = (net.distance(at, s), net.distance(at, t));
         if let Some(sd) = net.sparse_distances() {
-            // A faulty HyperX: the same ports in the same order as the scan below, but neighbours
-            // come from coordinates (no virtual call, no port decoding) and each neighbour
-            // switch's distances are read once for all its trunks.
-            let h = sd.hyperx();
-            for d in 0..h.dims() {
-                let x = h.coord(at, d);
-                for v in 0..h.side(d) {
-                    if v == x {
-                        continue;
-                    }
-                    let y = h.with_coord(at, d, v);
-                    let mut dists = None;
-                    for k in 0..h.trunk(d) {
-                        let p = h.port_to(at, d, v, k);
-                        if !net.alive(at, p) {
-                            continue;
-                        }
-                        let (ys, yt) = *dists.get_or_insert_with(|| (sd.distance(y, s), sd.distance(y, t)));
-                        if ys == UNREACHABLE || yt == UNREACHABLE {
-                            continue;
-                        }
-                        if let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
-                            if !self.is_corner(st, y) {
-                                f(p, dmu);
-                            }
-                        }
-                    }
+            if cfg!(debug_assertions) && net.num_switches() <= DEBUG_CHECK_SWITCHES {
+                // Debug builds: the fast path offers exactly the hops of the per-neighbour one.
+                let mut fast = Vec::new();
+                if self.faulty_hyperx_hops(sd, at, st, &mut |p, m| fast.push((p, m))) {
+                    let mut slow = Vec::new();
+                    self.sparse_hops(sd, at, st, &mut |p, m| slow.push((p, m)));
+                    assert_eq!(fast, slow, "polarized hops at {at} from {s} to {t}");
+                    fast.into_iter().for_each(|(p, m)| f(p, m));
+                    return;
                 }
+            } else if self.faulty_hyperx_hops(sd, at, st, &mut f) {
+                return;
             }
+            self.sparse_hops(sd, at, st, &mut f);
             return;
         }
+        let (a, b) = (net.distance(at, s), net.distance(at, t));
         for p in 0..net.switch_ports(at) as PortId {
             if let Some((y, _)) = net.neighbour(at, p) {
                 let (ys, yt) = (net.distance(y, s), net.distance(y, t));
@@ -263,6 +255,122 @@ impl PolarizedRoutes {
                 }
             }
         }
+    }
+
+    /// [`PolarizedRoutes::hops`] on a faulty HyperX, one neighbour at a time: the same ports in the
+    /// same order as the generic port scan, but neighbours come from coordinates (no virtual
+    /// call, no port decoding) and each neighbour switch's distances are read once for all its
+    /// trunks.
+    fn sparse_hops(&self, sd: &SparseDistances, at: SwitchId, st: &RouteState, f: &mut impl FnMut(PortId, i32)) {
+        let net = &*self.net;
+        let (s, t) = (st.src, st.dst);
+        let (a, b) = (sd.distance(at, s), sd.distance(at, t));
+        let h = sd.hyperx();
+        for d in 0..h.dims() {
+            let x = h.coord(at, d);
+            for v in 0..h.side(d) {
+                if v == x {
+                    continue;
+                }
+                let y = h.with_coord(at, d, v);
+                let mut dists = None;
+                for k in 0..h.trunk(d) {
+                    let p = h.port_to(at, d, v, k);
+                    if !net.alive(at, p) {
+                        continue;
+                    }
+                    let (ys, yt) = *dists.get_or_insert_with(|| (sd.distance(y, s), sd.distance(y, t)));
+                    if ys == UNREACHABLE || yt == UNREACHABLE {
+                        continue;
+                    }
+                    if let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
+                        if !self.is_corner(st, y) {
+                            f(p, dmu);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`PolarizedRoutes::sparse_hops`] without a distance lookup per neighbour, or false (having
+    /// called nothing) when it does not apply. A neighbour `y` of `at` reached by a live link is in
+    /// `at`'s component, so when `s` and `t` are too, `d(y,s)` is the Hamming distance unless
+    /// `(y, s)` is one of `s`'s few exceptions ([`SparseDistances::exceptions_to`]): the
+    /// fault-free per-dimension update of the Hamming distances, corrected for the neighbours
+    /// found in the exception lists (scanned once per hop) and with dead ports skipped.
+    #[inline]
+    fn faulty_hyperx_hops(
+        &self,
+        sd: &SparseDistances,
+        at: SwitchId,
+        st: &RouteState,
+        f: &mut impl FnMut(PortId, i32),
+    ) -> bool {
+        let net = &*self.net;
+        let (s, t) = (st.src, st.dst);
+        if !sd.same_component(at, s) || !sd.same_component(at, t) {
+            return false;
+        }
+        let ((ls, ds), (lt, dt)) = (sd.exceptions_to(s), sd.exceptions_to(t));
+        if ls.len() > FAST_EXCEPTIONS || lt.len() > FAST_EXCEPTIONS {
+            return false;
+        }
+        let h = sd.hyperx();
+        // Neighbours of `at` among the exceptions: (switch, its exact distance to `s` or `t`).
+        let mut near_s = [(0 as SwitchId, 0u32); FAST_EXCEPTIONS];
+        let mut near_t = [(0 as SwitchId, 0u32); FAST_EXCEPTIONS];
+        let (mut ns, mut nt) = (0, 0);
+        for (&y, &dy) in ls.iter().zip(ds) {
+            if h.hamming(y, at) == 1 {
+                near_s[ns] = (y, dy as u32);
+                ns += 1;
+            }
+        }
+        for (&y, &dy) in lt.iter().zip(dt) {
+            if h.hamming(y, at) == 1 {
+                near_t[nt] = (y, dy as u32);
+                nt += 1;
+            }
+        }
+        let (a, b) = (sd.distance(at, s), sd.distance(at, t));
+        let (ha, hb) = (h.hamming(at, s), h.hamming(at, t));
+        for d in 0..h.dims() {
+            let (x, xs, xt) = (h.coord(at, d), h.coord(s, d), h.coord(t, d));
+            // Hamming distances of the neighbours in dimension `d` without their coordinate there.
+            let (bs, bt) = (ha - (x != xs) as u32, hb - (x != xt) as u32);
+            // Ports of dimension `d` are consecutive: every other coordinate in increasing order,
+            // each with its trunks (`HyperX::port_to`).
+            let k = h.trunk(d) as PortId;
+            let mut port = h.dim_base(d) as PortId;
+            for v in 0..h.side(d) {
+                if v == x {
+                    continue;
+                }
+                let first = port;
+                port += k;
+                let (mut ys, mut yt) = (bs + (v != xs) as u32, bt + (v != xt) as u32);
+                if ns + nt > 0 {
+                    let y = h.with_coord(at, d, v);
+                    if let Some(e) = near_s[..ns].iter().find(|e| e.0 == y) {
+                        ys = e.1;
+                    }
+                    if let Some(e) = near_t[..nt].iter().find(|e| e.0 == y) {
+                        yt = e.1;
+                    }
+                }
+                let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) else { continue };
+                if self.corners.is_some() && self.is_corner(st, h.with_coord(at, d, v)) {
+                    continue;
+                }
+                for p in first..first + k {
+                    if net.alive(at, p) {
+                        f(p, dmu);
+                    }
+                }
+            }
+        }
+        true
     }
 
     /// Pushes the allowed hops as candidates, on the VCs `vcs(port)` gives, with the penalties of
@@ -347,5 +455,80 @@ impl Routing for Polarized {
     }
     fn cache_candidates(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{FaultSet, HyperX, Topology};
+
+    /// A faulty HyperX: `links` random link faults under `seed` and switch `dead` failed.
+    fn faulty(sides: &[usize], trunks: &[usize], links: usize, seed: u64, dead: SwitchId) -> Arc<Fabric> {
+        let h: Arc<dyn Topology> = Arc::new(HyperX::new(sides, trunks, 1));
+        let mut f = FaultSet::random_links(&*h, links, seed).unwrap();
+        f.switches.push(dead);
+        Arc::new(Fabric::new(h, &f))
+    }
+
+    /// The fast path of the faulty HyperX, where it applies, and the per-neighbour path offer
+    /// exactly Table 1's hops under BFS distances over the live links, for every (s, c, t).
+    #[test]
+    fn faulty_hyperx_hops_match_bfs_reference() {
+        for (sides, trunks, links, seed) in
+            [(&[4usize, 4, 4][..], &[1usize, 1, 1][..], 30, 3), (&[3, 4, 3], &[2, 1, 1], 24, 5)]
+        {
+            let net = faulty(sides, trunks, links, seed, 5);
+            let sd = net.sparse_distances().unwrap();
+            let h = sd.hyperx();
+            let routes = PolarizedRoutes::new(net.clone());
+            let n = net.num_switches() as SwitchId;
+            let bfs: Vec<Vec<u32>> = (0..n).map(|b| net.bfs(b)).collect();
+            let (mut fast_used, mut fast_corrected) = (0, 0);
+            for s in (0..n).filter(|&s| net.switch_alive(s)) {
+                for t in (0..n).filter(|&t| t != s && net.switch_alive(t)) {
+                    let st = RouteState { src: s, dst: t, ..Default::default() };
+                    for c in (0..n).filter(|&c| c != t && bfs[s as usize][c as usize] != UNREACHABLE) {
+                        let (ds, dt) = (&bfs[s as usize], &bfs[t as usize]);
+                        let mut want = Vec::new();
+                        for p in 0..net.switch_ports(c) as PortId {
+                            if let Some((y, _)) = net.neighbour(c, p) {
+                                let (ys, yt) = (ds[y as usize], dt[y as usize]);
+                                if ys == UNREACHABLE || yt == UNREACHABLE {
+                                    continue;
+                                }
+                                let (a, b) = (ds[c as usize], dt[c as usize]);
+                                if let Some(m) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
+                                    want.push((p, m));
+                                }
+                            }
+                        }
+                        let mut got = Vec::new();
+                        routes.hops(c, &st, |p, m| got.push((p, m)));
+                        assert_eq!(got, want, "{sides:?}: hops at {c} from {s} to {t}");
+                        let mut slow = Vec::new();
+                        routes.sparse_hops(sd, c, &st, &mut |p, m| slow.push((p, m)));
+                        assert_eq!(slow, want, "{sides:?}: per-neighbour hops at {c} from {s} to {t}");
+                        let mut fast = Vec::new();
+                        if routes.faulty_hyperx_hops(sd, c, &st, &mut |p, m| fast.push((p, m))) {
+                            assert_eq!(fast, want, "{sides:?}: fast hops at {c} from {s} to {t}");
+                            fast_used += 1;
+                            // Hops where some neighbour is off its Hamming distance (an exception).
+                            let off =
+                                |y: SwitchId| ds[y as usize] != h.hamming(y, s) || dt[y as usize] != h.hamming(y, t);
+                            fast_corrected += (0..net.switch_ports(c) as PortId)
+                                .any(|p| net.neighbour(c, p).is_some_and(|(y, _)| off(y)))
+                                as usize;
+                        } else {
+                            assert!(fast.is_empty());
+                        }
+                    }
+                }
+            }
+            assert!(
+                fast_used > 0 && fast_corrected > 0,
+                "{sides:?}: fast path {fast_used}, corrected {fast_corrected}"
+            );
+        }
     }
 }

@@ -38,9 +38,12 @@
 //! by id: `b(x,t)` is the largest depth in `A(x) ∩ A(t)`, one merge of two short lists per query. On
 //! a HyperX `|A(x)|` is `2^depth(x)` where faults did not lengthen the way to the root (8 on a 3-D
 //! network), so the lists take O(switches) memory where the table they replace took one byte per
-//! switch pair; they are built level by level from the parents' sets.
+//! switch pair; they are built level by level from the parents' sets. On a faulty HyperX one bit
+//! per switch marks those whose depth and Up set are still the fault-free ones: between two such
+//! switches `ud` is the closed form, so escape hops need no merge for them.
 
 use crate::config::ConfigError;
+use crate::topology::distances::DEBUG_CHECK_SWITCHES;
 use crate::topology::fabric::UNREACHABLE;
 use crate::topology::{Fabric, HyperX, PortId, SwitchId};
 use rayon::prelude::*;
@@ -74,6 +77,11 @@ pub struct UpDown {
     /// computed from coordinates).
     up_start: Vec<u32>,
     up: Vec<SwitchId>,
+    /// A faulty HyperX's coordinates (for the closed form where it holds).
+    faulty_hx: Option<HyperX>,
+    /// Bit `x`: on a faulty HyperX, `x`'s depth is its Hamming distance to the root and its Up set
+    /// is the fault-free one (see [`UpDown::ud`]).
+    closed: Vec<u64>,
 }
 
 /// Depths `d(x, root)` over the live links of `net` (failed switches: [`UNREACHABLE`]), after
@@ -113,9 +121,19 @@ impl UpDown {
                 *d = 0;
             }
         }
-        let mut u = UpDown { net, root: root as SwitchId, depth, up_start: Vec::new(), up: Vec::new() };
+        let faulty_hx = net.sparse_distances().map(|sd| sd.hyperx().clone());
+        let mut u = UpDown {
+            net,
+            root: root as SwitchId,
+            depth,
+            up_start: Vec::new(),
+            up: Vec::new(),
+            faulty_hx,
+            closed: Vec::new(),
+        };
         if u.hyperx().is_none() {
             u.build_up_sets()?;
+            u.mark_closed();
         }
         Ok(u)
     }
@@ -149,8 +167,66 @@ impl UpDown {
                 }
                 self.depth(x) + self.depth(t) - 2 * shared
             }
-            None => self.depth(x) + self.depth(t) - 2 * self.shared_depth(x, t),
+            None => match &self.faulty_hx {
+                Some(h) if self.is_closed(x) && self.is_closed(t) => {
+                    let shared = self.closed_shared(h, x, t);
+                    debug_assert!(
+                        self.net.num_switches() > DEBUG_CHECK_SWITCHES || shared == self.shared_depth(x, t),
+                        "closed-form b({x}, {t}) differs from the Up-set merge"
+                    );
+                    self.depth(x) + self.depth(t) - 2 * shared
+                }
+                _ => self.depth(x) + self.depth(t) - 2 * self.shared_depth(x, t),
+            },
         }
+    }
+
+    /// Whether `x` keeps the fault-free depth and Up set (faulty HyperX only).
+    ///
+    /// When `x` and `t` both do, `b(x,t)` is the closed form `#{d: x_d = t_d != r_d}`: every `z`
+    /// in `A(x)` is `x` with some coordinates set to the root's, reached by an Up path of length
+    /// `d(x,r) - d(z,r) >= hamming(x,z)`, and `d(z,r) >= hamming(z,r)` (faults only lengthen
+    /// paths), so `d(z,r) = hamming(z,r)`; `A(x) ∩ A(t)` is then the fault-free intersection with
+    /// its fault-free depths.
+    #[inline]
+    fn is_closed(&self, x: SwitchId) -> bool {
+        self.closed.get(x as usize >> 6).is_some_and(|w| w >> (x & 63) & 1 != 0)
+    }
+
+    /// `#{d: x_d = t_d != r_d}`: `b(x,t)` on a fault-free HyperX.
+    #[inline]
+    fn closed_shared(&self, h: &HyperX, x: SwitchId, t: SwitchId) -> u32 {
+        let mut shared = 0;
+        for d in 0..h.dims() {
+            let (a, b) = (h.coord(x, d), h.coord(t, d));
+            shared += (a == b && a != h.coord(self.root, d)) as u32;
+        }
+        shared
+    }
+
+    /// Sets the [`UpDown::is_closed`] bits of a faulty HyperX from the built Up sets: the depth
+    /// is the Hamming distance `m` to the root and the Up set holds `2^m` switches, each `x` with
+    /// some coordinates set to the root's (so it is the whole fault-free set).
+    fn mark_closed(&mut self) {
+        let Some(h) = &self.faulty_hx else { return };
+        let n = self.depth.len();
+        let r = self.root;
+        let closed_one = |x: SwitchId| {
+            let m = h.hamming(x, r);
+            let a = &self.up[self.up_start[x as usize] as usize..self.up_start[x as usize + 1] as usize];
+            self.net.switch_alive(x)
+                && self.depth(x) == m
+                && a.len() == 1 << m
+                && a.iter()
+                    .all(|&z| (0..h.dims()).all(|d| h.coord(z, d) == h.coord(x, d) || h.coord(z, d) == h.coord(r, d)))
+        };
+        let closed: Vec<u64> = (0..n.div_ceil(64))
+            .into_par_iter()
+            .map(|w| {
+                (0..64.min(n - 64 * w)).fold(0u64, |acc, i| acc | (closed_one((64 * w + i) as SwitchId) as u64) << i)
+            })
+            .collect();
+        self.closed = closed;
     }
 
     /// Kind of the link from `x` to its neighbour `y`.
@@ -232,29 +308,89 @@ impl UpDown {
                 }
             }
         } else if let Some(sd) = self.net.sparse_distances() {
-            // A faulty HyperX: the same ports in the same order as the scan below, with neighbours
-            // from coordinates and one Up-set merge per neighbour switch (not per trunk).
             let h = sd.hyperx();
-            for d in 0..h.dims() {
-                let a = h.coord(x, d);
-                for v in 0..h.side(d) {
-                    if v == a {
-                        continue;
-                    }
-                    let y = h.with_coord(x, d, v);
-                    let mut uy = None;
-                    for k in 0..h.trunk(d) {
-                        let p = h.port_to(x, d, v, k);
-                        if self.net.alive(x, p) {
-                            consider(p, self.depth(y), *uy.get_or_insert_with(|| self.ud(y, t)));
-                        }
-                    }
-                }
+            if !self.is_closed(t) {
+                self.sparse_hops(h, x, t, &mut consider);
+            } else if cfg!(debug_assertions) && self.net.num_switches() <= DEBUG_CHECK_SWITCHES {
+                // Debug builds: the closed form gives every neighbour the depth and Up/Down
+                // distance of the Up-set merges.
+                let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                self.closed_hops(h, x, t, &mut |p, dy, uy| fast.push((p, dy, uy)));
+                self.sparse_hops(h, x, t, &mut |p, dy, uy| slow.push((p, dy, uy)));
+                assert_eq!(fast, slow, "escape hops at {x} to {t}");
+                fast.into_iter().for_each(|(p, dy, uy)| consider(p, dy, uy));
+            } else {
+                self.closed_hops(h, x, t, &mut consider);
             }
         } else {
             for p in 0..self.net.switch_ports(x) as PortId {
                 if let Some((y, _)) = self.net.neighbour(x, p) {
                     consider(p, self.depth(y), self.ud(y, t));
+                }
+            }
+        }
+    }
+
+    /// A faulty HyperX: calls `g(port, d(y,r), ud(y,t))` for every live port of `x` to a neighbour
+    /// `y`, in the order of the generic port scan, with neighbours from coordinates and one
+    /// [`UpDown::ud`] per neighbour switch (not per trunk).
+    fn sparse_hops(&self, h: &HyperX, x: SwitchId, t: SwitchId, g: &mut impl FnMut(PortId, u32, u32)) {
+        for d in 0..h.dims() {
+            let a = h.coord(x, d);
+            for v in 0..h.side(d) {
+                if v == a {
+                    continue;
+                }
+                let y = h.with_coord(x, d, v);
+                let mut uy = None;
+                for k in 0..h.trunk(d) {
+                    let p = h.port_to(x, d, v, k);
+                    if self.net.alive(x, p) {
+                        g(p, self.depth(y), *uy.get_or_insert_with(|| self.ud(y, t)));
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`UpDown::sparse_hops`] when `t` [`UpDown::is_closed`]: neighbours that are closed too get
+    /// their depth and Up/Down distance from the fault-free per-dimension update (no Up-set merge),
+    /// the others from [`UpDown::depth`] and [`UpDown::ud`].
+    #[inline]
+    fn closed_hops(&self, h: &HyperX, x: SwitchId, t: SwitchId, g: &mut impl FnMut(PortId, u32, u32)) {
+        let dt = self.depth(t);
+        // The closed-form depth of `x` and `b(x,t)`, whatever `x`'s own bit.
+        let (mx, shared) = (h.hamming(x, self.root), self.closed_shared(h, x, t));
+        for d in 0..h.dims() {
+            let (a, tt, r) = (h.coord(x, d), h.coord(t, d), h.coord(self.root, d));
+            let base_depth = mx - (a != r) as u32;
+            let base_shared = shared - (a == tt && a != r) as u32;
+            // As in the fault-free branch of `hops`: the classes by whether `v` is the root's or
+            // the target's coordinate (impossible ones may wrap and are never read).
+            let class = |is_r: bool, is_t: bool| {
+                let dy = base_depth + !is_r as u32;
+                let sy = base_shared + (is_t && !is_r) as u32;
+                (dy, (dy + dt).wrapping_sub(2 * sy))
+            };
+            let classes = [class(false, false), class(true, false), class(false, true), class(true, true)];
+            let k = h.trunk(d) as PortId;
+            let mut port = h.dim_base(d) as PortId;
+            for v in 0..h.side(d) {
+                if v == a {
+                    continue;
+                }
+                let first = port;
+                port += k;
+                let y = h.with_coord(x, d, v);
+                let (dy, uy) = if self.is_closed(y) {
+                    classes[(v == r) as usize | ((v == tt) as usize) << 1]
+                } else {
+                    (self.depth(y), self.ud(y, t))
+                };
+                for p in first..first + k {
+                    if self.net.alive(x, p) {
+                        g(p, dy, uy);
+                    }
                 }
             }
         }
@@ -332,9 +468,9 @@ impl UpDown {
         Ok(())
     }
 
-    /// Bytes held by the Up sets and depths (for reports).
+    /// Bytes held by the Up sets, depths and closed-form bits (for reports).
     pub fn bytes(&self) -> usize {
-        4 * (self.depth.len() + self.up_start.len() + self.up.len())
+        4 * (self.depth.len() + self.up_start.len() + self.up.len()) + 8 * self.closed.len()
     }
 }
 
@@ -493,6 +629,55 @@ mod tests {
                 });
                 assert!(found, "no escape hop from {x} to {t}");
                 assert!(u.ud(x, t) >= nw.distance(x, t));
+            }
+        }
+    }
+
+    /// On a faulty HyperX with a failed switch, the closed-form hops (where the destination keeps
+    /// its fault-free Up set) and the Up-set hops give every live port's neighbour the BFS depth
+    /// and the table pass's Up/Down distance, for every (x, t) and two roots.
+    #[test]
+    fn faulty_hyperx_escape_hops_match_table_pass() {
+        for (sides, trunks, links, seed) in
+            [(&[4usize, 4, 4][..], &[1usize, 1, 1][..], 30, 3), (&[3, 4, 3], &[2, 1, 1], 24, 5)]
+        {
+            let t: Arc<dyn Topology> = Arc::new(HyperX::new(sides, trunks, 1));
+            let mut f = FaultSet::random_links(&*t, links, seed).unwrap();
+            f.switches.push(5);
+            let nw = Arc::new(Fabric::new(t, &f));
+            let h = nw.sparse_distances().unwrap().hyperx().clone();
+            let n = nw.num_switches() as SwitchId;
+            for root in [0usize, 7] {
+                let u = UpDown::new(nw.clone(), root).unwrap();
+                let bfs = nw.bfs(root as SwitchId);
+                let (mut closed_t, mut open_y) = (0, 0);
+                for t in (0..n).filter(|&t| nw.switch_alive(t)) {
+                    let row = ud_row(&u, t);
+                    for x in (0..n).filter(|&x| x != t && nw.switch_alive(x)) {
+                        let mut want = Vec::new();
+                        for p in 0..nw.switch_ports(x) as PortId {
+                            if let Some((y, _)) = nw.neighbour(x, p) {
+                                want.push((p, bfs[y as usize], row[y as usize]));
+                            }
+                        }
+                        let mut slow = Vec::new();
+                        u.sparse_hops(&h, x, t, &mut |p, dy, uy| slow.push((p, dy, uy)));
+                        assert_eq!(slow, want, "{sides:?} r={root}: Up-set hops at {x} to {t}");
+                        if u.is_closed(t) {
+                            closed_t += 1;
+                            let mut fast = Vec::new();
+                            u.closed_hops(&h, x, t, &mut |p, dy, uy| fast.push((p, dy, uy)));
+                            assert_eq!(fast, want, "{sides:?} r={root}: closed-form hops at {x} to {t}");
+                            open_y += want.iter().filter(|w| !u.is_closed(nw.neighbour(x, w.0).unwrap().0)).count();
+                        }
+                        let mut hops = Vec::new();
+                        u.hops(x, t, |p, _, _| hops.push(p));
+                        let ux = row[x as usize];
+                        assert!(hops.iter().all(|&p| want.iter().any(|w| w.0 == p && w.2 < ux)));
+                    }
+                }
+                // Both kinds occur: destinations with the closed form, neighbours without it.
+                assert!(closed_t > 0 && open_y > 0, "{sides:?} r={root}: {closed_t} closed, {open_y} open");
             }
         }
     }

@@ -248,6 +248,21 @@ impl SparseDistances {
         self.src[lo..hi].binary_search(&a).ok().map(|i| self.dist[lo + i])
     }
 
+    /// The exceptions of destination `b`: sources (sorted) and their exact distances to `b`. Every
+    /// other source of `b`'s component is at its Hamming distance from `b`.
+    #[inline]
+    pub fn exceptions_to(&self, b: SwitchId) -> (&[SwitchId], &[u8]) {
+        let (lo, hi) = (self.start[b as usize] as usize, self.start[b as usize + 1] as usize);
+        (&self.src[lo..hi], &self.dist[lo..hi])
+    }
+
+    /// Whether `a` and `b` are in the same connected component (so [`SparseDistances::distance`]
+    /// is finite).
+    #[inline]
+    pub fn same_component(&self, a: SwitchId, b: SwitchId) -> bool {
+        !self.split || self.comp[a as usize] == self.comp[b as usize]
+    }
+
     /// Number of pairs whose distance differs from the Hamming distance.
     pub fn exceptions(&self) -> usize {
         self.src.len()
