@@ -21,7 +21,7 @@ fn cfg(overrides: &[&str]) -> config::Config {
 }
 
 fn run(overrides: &[&str], threads: usize) -> RunResult {
-    sim::run(&cfg(overrides), &RunOptions { threads }, &Progress::default()).unwrap()
+    sim::run(&cfg(overrides), &RunOptions { threads, ..Default::default() }, &Progress::default()).unwrap()
 }
 
 fn hxsim(args: &[&str]) -> (i32, String) {
