@@ -197,7 +197,11 @@ impl EjectionVcs {
     /// Every mode, with its `router.ejection_vcs` name and a one-line description.
     pub const ALL: [(EjectionVcs, &'static str, &'static str); 2] = [
         (EjectionVcs::Zero, "zero", "packets are ejected into VC 0 of the server's port (before 2026-11-23)"),
-        (EjectionVcs::Any, "any", "packets are ejected into the lowest VC of the server's port with room (default, as CAMINOS)"),
+        (
+            EjectionVcs::Any,
+            "any",
+            "packets are ejected into the lowest VC of the server's port with room (default, as CAMINOS)",
+        ),
     ];
 
     /// The mode named `name`.
