@@ -280,20 +280,9 @@ impl UpDown {
             let shared = (dx + dt - ux) / 2;
             for d in 0..h.dims() {
                 let (a, tt, r) = (h.coord(x, d), h.coord(t, d), h.coord(self.root, d));
-                let base_depth = dx - (a != r) as u32;
-                let base_shared = shared - (a == tt && a != r) as u32;
-                // The neighbour's depth and Up/Down distance depend only on whether `v` is the
-                // root's or the target's coordinate; ports of dimension `d` are consecutive (every
-                // other coordinate in increasing order, each with its trunks: `HyperX::port_to`).
-                let class = |is_r: bool, is_t: bool| {
-                    let dy = base_depth + !is_r as u32;
-                    let sy = base_shared + (is_t && !is_r) as u32;
-                    // Wrapping: a combination that cannot occur (e.g. `v` the target's
-                    // coordinate but not the root's, when the two are equal) may underflow; it is
-                    // never read.
-                    (dy, (dy + dt).wrapping_sub(2 * sy))
-                };
-                let classes = [class(false, false), class(true, false), class(false, true), class(true, true)];
+                // Ports of dimension `d` are consecutive (every other coordinate in increasing
+                // order, each with its trunks: `HyperX::port_to`).
+                let classes = Self::dim_classes(a, tt, r, dx, shared, dt);
                 let k = h.trunk(d) as PortId;
                 let mut port = h.dim_base(d) as PortId;
                 for v in 0..h.side(d) {
@@ -363,16 +352,7 @@ impl UpDown {
         let (mx, shared) = (h.hamming(x, self.root), self.closed_shared(h, x, t));
         for d in 0..h.dims() {
             let (a, tt, r) = (h.coord(x, d), h.coord(t, d), h.coord(self.root, d));
-            let base_depth = mx - (a != r) as u32;
-            let base_shared = shared - (a == tt && a != r) as u32;
-            // As in the fault-free branch of `hops`: the classes by whether `v` is the root's or
-            // the target's coordinate (impossible ones may wrap and are never read).
-            let class = |is_r: bool, is_t: bool| {
-                let dy = base_depth + !is_r as u32;
-                let sy = base_shared + (is_t && !is_r) as u32;
-                (dy, (dy + dt).wrapping_sub(2 * sy))
-            };
-            let classes = [class(false, false), class(true, false), class(false, true), class(true, true)];
+            let classes = Self::dim_classes(a, tt, r, mx, shared, dt);
             let k = h.trunk(d) as PortId;
             let mut port = h.dim_base(d) as PortId;
             for v in 0..h.side(d) {
@@ -394,6 +374,25 @@ impl UpDown {
                 }
             }
         }
+    }
+
+    /// On a HyperX whose depths and Up sets are the closed form: the depth and Up/Down distance of
+    /// a neighbour of `x` across one dimension, by whether its coordinate there is the root's and
+    /// whether it is the target's (`[neither, root, target, both]`, indexed `is_r | is_t << 1`),
+    /// from `x`'s coordinate `a`, the target's `tt` and the root's `r` in that dimension, `x`'s
+    /// depth `dx`, the coordinates `shared` by `x` and `t` off the root's, and `t`'s depth `dt`.
+    /// A combination that cannot occur (e.g. the target's coordinate but not the root's, when the
+    /// two are equal) may wrap; it is never read.
+    #[inline]
+    fn dim_classes(a: usize, tt: usize, r: usize, dx: u32, shared: u32, dt: u32) -> [(u32, u32); 4] {
+        let base_depth = dx - (a != r) as u32;
+        let base_shared = shared - (a == tt && a != r) as u32;
+        let class = |is_r: bool, is_t: bool| {
+            let dy = base_depth + !is_r as u32;
+            let sy = base_shared + (is_t && !is_r) as u32;
+            (dy, (dy + dt).wrapping_sub(2 * sy))
+        };
+        [class(false, false), class(true, false), class(false, true), class(true, true)]
     }
 
     /// `b(x, t)`: the largest depth of a switch in both Up sets (a sorted merge).
