@@ -4,6 +4,7 @@
 //! output buffers of 4 packets per VC, 16-phit packets, 1-cycle links, 1-cycle crossbar, crossbar
 //! speedup 2. Every error names the key, the value and what is allowed; the CLI maps them to exit code 2.
 
+use crate::network::RouterOption;
 pub use crate::topology::registry::TopologyConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -623,14 +624,14 @@ impl Config {
         if !(1..=16).contains(&r.crossbar_speedup) {
             return Err(ConfigError::value("router.crossbar_speedup", r.crossbar_speedup, "between 1 and 16"));
         }
-        one_of("router.allocator", &r.allocator, &crate::network::Allocator::names())?;
-        one_of("router.injection_throttle", &r.injection_throttle, &crate::network::Throttle::names())?;
+        crate::network::Allocator::parse(&r.allocator)?;
+        crate::network::Throttle::parse(&r.injection_throttle)?;
         if !(0.0..=1.0).contains(&r.injection_threshold) {
             return Err(ConfigError::value("router.injection_threshold", r.injection_threshold, "between 0 and 1"));
         }
-        one_of("router.injection_vcs", &r.injection_vcs, &crate::network::InjectionVcs::names())?;
-        one_of("router.ejection_vcs", &r.ejection_vcs, &crate::network::EjectionVcs::names())?;
-        one_of("router.allocation", &r.allocation, &crate::network::Allocation::names())?;
+        crate::network::InjectionVcs::parse(&r.injection_vcs)?;
+        crate::network::EjectionVcs::parse(&r.ejection_vcs)?;
+        crate::network::Allocation::parse(&r.allocation)?;
         if !(1..=1000).contains(&self.link.latency) {
             return Err(ConfigError::value("link.latency", self.link.latency, "between 1 and 1000 cycles"));
         }

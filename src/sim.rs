@@ -6,7 +6,9 @@ use crate::engine::{Cycle, Outcome, Progress, RunSpec, World};
 use crate::metrics::{
     jain_index, peak_memory_bytes, SampleRelay, SampleSender, SampleSink, Stats, Steadiness, Summary,
 };
-use crate::network::{ModelParams, NetPartition};
+use crate::network::{
+    Allocation, Allocator, EjectionVcs, InjectionVcs, ModelParams, NetPartition, RouterOption, Throttle,
+};
 use crate::routing::{self, Routing};
 use crate::topology::{Fabric, SwitchId, Topology, View};
 use crate::traffic::{Injection, Pattern, PatternKind};
@@ -311,20 +313,13 @@ pub fn build_params(cfg: &Config, net: Arc<Fabric>) -> Result<ModelParams, Confi
         input_buffer: cfg.router.input_buffer_packets as u16,
         output_buffer: cfg.router.output_buffer_packets as u16,
         source_queue: cfg.traffic.source_queue_packets as u32,
-        allocator: crate::network::Allocator::from_name(&cfg.router.allocator)
-            .ok_or_else(|| ConfigError::value("router.allocator", &cfg.router.allocator, "see hxsim's README"))?,
+        allocator: Allocator::parse(&cfg.router.allocator)?,
         intransit_priority: cfg.router.intransit_priority,
-        throttle: crate::network::Throttle::from_name(&cfg.router.injection_throttle).ok_or_else(|| {
-            ConfigError::value("router.injection_throttle", &cfg.router.injection_throttle, "see hxsim's README")
-        })?,
+        throttle: Throttle::parse(&cfg.router.injection_throttle)?,
         injection_threshold: cfg.router.injection_threshold,
-        injection_vcs: crate::network::InjectionVcs::from_name(&cfg.router.injection_vcs).ok_or_else(|| {
-            ConfigError::value("router.injection_vcs", &cfg.router.injection_vcs, "see hxsim's README")
-        })?,
-        ejection_vcs: crate::network::EjectionVcs::from_name(&cfg.router.ejection_vcs)
-            .ok_or_else(|| ConfigError::value("router.ejection_vcs", &cfg.router.ejection_vcs, "see hxsim's README"))?,
-        allocation: crate::network::Allocation::from_name(&cfg.router.allocation)
-            .ok_or_else(|| ConfigError::value("router.allocation", &cfg.router.allocation, "see hxsim's README"))?,
+        injection_vcs: InjectionVcs::parse(&cfg.router.injection_vcs)?,
+        ejection_vcs: EjectionVcs::parse(&cfg.router.ejection_vcs)?,
+        allocation: Allocation::parse(&cfg.router.allocation)?,
         window,
         sample_cycles: cfg.output.sample_cycles,
         silent,

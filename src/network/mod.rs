@@ -78,6 +78,36 @@ pub enum Msg {
     },
 }
 
+/// A router mode chosen by name with a `router.*` key: its values with their names and one-line
+/// descriptions, and the name lookups every such key shares.
+pub trait RouterOption: Copy + 'static {
+    /// The config key.
+    const KEY: &'static str;
+    /// Every value, with its name under [`RouterOption::KEY`] and a one-line description.
+    const ALL: &'static [(Self, &'static str, &'static str)];
+
+    /// The value named `name`.
+    fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(_, n, _)| *n == name).map(|&(v, _, _)| v)
+    }
+
+    /// Every name.
+    fn names() -> Vec<&'static str> {
+        Self::ALL.iter().map(|&(_, n, _)| n).collect()
+    }
+
+    /// The value named `name`, or the error naming the key, the value and the names allowed.
+    fn parse(name: &str) -> Result<Self, crate::config::ConfigError> {
+        Self::from_name(name).ok_or_else(|| {
+            crate::config::ConfigError::value(
+                Self::KEY,
+                format!("\"{name}\""),
+                format!("allowed: {}", Self::names().join(", ")),
+            )
+        })
+    }
+}
+
 /// Switch allocator: how an output chooses among the requests it receives, and how an input scans
 /// its VCs. Names and docs in [`Allocator::ALL`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,9 +121,10 @@ pub enum Allocator {
     Random,
 }
 
-impl Allocator {
+impl RouterOption for Allocator {
+    const KEY: &'static str = "router.allocator";
     /// Every allocator, with its `router.allocator` name and a one-line description.
-    pub const ALL: [(Allocator, &'static str, &'static str); 3] = [
+    const ALL: &'static [(Allocator, &'static str, &'static str)] = &[
         (Allocator::Age, "age", "oldest head at the switch first, ties round robin (default)"),
         (
             Allocator::Islip,
@@ -102,16 +133,6 @@ impl Allocator {
         ),
         (Allocator::Random, "random", "uniformly random grants"),
     ];
-
-    /// The allocator named `name`.
-    pub fn from_name(name: &str) -> Option<Allocator> {
-        Self::ALL.iter().find(|(_, n, _)| *n == name).map(|&(a, _, _)| a)
-    }
-
-    /// `router.allocator` names.
-    pub fn names() -> Vec<&'static str> {
-        Self::ALL.iter().map(|&(_, n, _)| n).collect()
-    }
 }
 
 /// Injection throttling (`router.injection_throttle`), a congestion-management mechanism for the
@@ -133,23 +154,14 @@ pub enum Throttle {
     Route,
 }
 
-impl Throttle {
+impl RouterOption for Throttle {
+    const KEY: &'static str = "router.injection_throttle";
     /// Every mode, with its `router.injection_throttle` name and a one-line description.
-    pub const ALL: [(Throttle, &'static str, &'static str); 3] = [
+    const ALL: &'static [(Throttle, &'static str, &'static str)] = &[
         (Throttle::Off, "off", "no injection throttling (default)"),
         (Throttle::Switch, "switch", "inject while the switch's output ports (all VCs) are free above the threshold"),
         (Throttle::Route, "route", "inject while the packet's non-escape candidate VCs are free above the threshold"),
     ];
-
-    /// The mode named `name`.
-    pub fn from_name(name: &str) -> Option<Throttle> {
-        Self::ALL.iter().find(|(_, n, _)| *n == name).map(|&(a, _, _)| a)
-    }
-
-    /// `router.injection_throttle` names.
-    pub fn names() -> Vec<&'static str> {
-        Self::ALL.iter().map(|&(_, n, _)| n).collect()
-    }
 }
 
 /// Which VCs of its switch's input port a server injects into (`router.injection_vcs`).
@@ -162,22 +174,13 @@ pub enum InjectionVcs {
     Any,
 }
 
-impl InjectionVcs {
+impl RouterOption for InjectionVcs {
+    const KEY: &'static str = "router.injection_vcs";
     /// Every mode, with its `router.injection_vcs` name and a one-line description.
-    pub const ALL: [(InjectionVcs, &'static str, &'static str); 2] = [
+    const ALL: &'static [(InjectionVcs, &'static str, &'static str)] = &[
         (InjectionVcs::Zero, "zero", "servers inject on VC 0 (default)"),
         (InjectionVcs::Any, "any", "servers inject on the lowest VC with a credit (CAMINOS)"),
     ];
-
-    /// The mode named `name`.
-    pub fn from_name(name: &str) -> Option<InjectionVcs> {
-        Self::ALL.iter().find(|(_, n, _)| *n == name).map(|&(a, _, _)| a)
-    }
-
-    /// `router.injection_vcs` names.
-    pub fn names() -> Vec<&'static str> {
-        Self::ALL.iter().map(|&(_, n, _)| n).collect()
-    }
 }
 
 /// Which VCs of a server's output port (the ejection port) a packet at its destination switch may
@@ -193,9 +196,10 @@ pub enum EjectionVcs {
     Any,
 }
 
-impl EjectionVcs {
+impl RouterOption for EjectionVcs {
+    const KEY: &'static str = "router.ejection_vcs";
     /// Every mode, with its `router.ejection_vcs` name and a one-line description.
-    pub const ALL: [(EjectionVcs, &'static str, &'static str); 2] = [
+    const ALL: &'static [(EjectionVcs, &'static str, &'static str)] = &[
         (EjectionVcs::Zero, "zero", "packets are ejected into VC 0 of the server's port (before 2026-11-23)"),
         (
             EjectionVcs::Any,
@@ -203,16 +207,6 @@ impl EjectionVcs {
             "packets are ejected into the lowest VC of the server's port with room (default, as CAMINOS)",
         ),
     ];
-
-    /// The mode named `name`.
-    pub fn from_name(name: &str) -> Option<EjectionVcs> {
-        Self::ALL.iter().find(|(_, n, _)| *n == name).map(|&(a, _, _)| a)
-    }
-
-    /// `router.ejection_vcs` names.
-    pub fn names() -> Vec<&'static str> {
-        Self::ALL.iter().map(|&(_, n, _)| n).collect()
-    }
 }
 
 /// The unit of switch allocation (`router.allocation`).
@@ -228,22 +222,13 @@ pub enum Allocation {
     Vc,
 }
 
-impl Allocation {
+impl RouterOption for Allocation {
+    const KEY: &'static str = "router.allocation";
     /// Every mode, with its `router.allocation` name and a one-line description.
-    pub const ALL: [(Allocation, &'static str, &'static str); 2] = [
+    const ALL: &'static [(Allocation, &'static str, &'static str)] = &[
         (Allocation::Port, "port", "one packet per crossbar input and output port at a time (default)"),
         (Allocation::Vc, "vc", "per input VC and output VC, several VCs of a port at once (CAMINOS)"),
     ];
-
-    /// The mode named `name`.
-    pub fn from_name(name: &str) -> Option<Allocation> {
-        Self::ALL.iter().find(|(_, n, _)| *n == name).map(|&(a, _, _)| a)
-    }
-
-    /// `router.allocation` names.
-    pub fn names() -> Vec<&'static str> {
-        Self::ALL.iter().map(|&(_, n, _)| n).collect()
-    }
 }
 
 /// Everything a partition needs to know about the run, shared by all partitions.
