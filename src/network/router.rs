@@ -148,11 +148,14 @@ impl NetPartition {
 
     /// The VC of ejection port `oi` (index `li * np + port`, a server's port) a packet at its
     /// destination enters, if one has room (`router.ejection_vcs`): VC 0, or the lowest with room.
+    /// With `vc_busy` (per-VC allocation, as in [`select`]) an output VC receiving a packet counts
+    /// as full.
     #[inline]
-    fn ejection_vc(&self, oi: usize, now: Cycle) -> Option<usize> {
+    fn ejection_vc(&self, oi: usize, now: Cycle, vc_busy: Option<&[Cycle]>) -> Option<usize> {
+        let usable = |vc: usize| self.has_room(oi, vc, now) && vc_busy.is_none_or(|b| b[oi * self.v + vc] <= now);
         match self.p.ejection_vcs {
-            EjectionVcs::Zero => self.has_room(oi, 0, now).then_some(0),
-            EjectionVcs::Any => (0..self.v).find(|&vc| self.has_room(oi, vc, now)),
+            EjectionVcs::Zero => usable(0).then_some(0),
+            EjectionVcs::Any => (0..self.v).find(|&vc| usable(vc)),
         }
     }
 
@@ -181,7 +184,7 @@ impl NetPartition {
         let busy = |op: usize| self.outp[li * np + op].xbar_free > now;
         if pkt.route.dst == sw {
             let op = (pkt.dst - self.first_server[li]) as usize;
-            return self.ejection_vc(li * np + op, now).is_some() && busy(op);
+            return self.ejection_vc(li * np + op, now, None).is_some() && busy(op);
         }
         let mut cands = Vec::new();
         self.p.routing.candidates(sw, &pkt.route, &mut cands);
@@ -445,7 +448,7 @@ impl NetPartition {
                     // At the destination switch: eject to the server's port.
                     if pkt.route.dst == sw {
                         let op = (pkt.dst - self.first_server[li]) as usize;
-                        if let Some(evc) = self.ejection_vc(li * np + op, now) {
+                        if let Some(evc) = self.ejection_vc(li * np + op, now, None) {
                             self.reqs.push(Request {
                                 in_port: port as u16,
                                 in_vc: vc as u8,
@@ -536,14 +539,7 @@ impl NetPartition {
                     let arrived = pkt.ready_at;
                     if pkt.route.dst == sw {
                         let op = (pkt.dst - self.first_server[li]) as usize;
-                        let oi = li * np + op;
-                        // As in `select`: an output VC receiving a packet is not requested.
-                        let usable = |e: usize| self.has_room(oi, e, now) && self.vc_out_free[oi * v + e] <= now;
-                        let evc = match self.p.ejection_vcs {
-                            EjectionVcs::Zero => usable(0).then_some(0),
-                            EjectionVcs::Any => (0..v).find(|&e| usable(e)),
-                        };
-                        if let Some(evc) = evc {
+                        if let Some(evc) = self.ejection_vc(li * np + op, now, Some(&self.vc_out_free)) {
                             self.reqs.push(Request {
                                 in_port: port as u16,
                                 in_vc: vc as u8,
