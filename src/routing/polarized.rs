@@ -265,32 +265,20 @@ impl PolarizedRoutes {
         let net = &*self.net;
         let (s, t) = (st.src, st.dst);
         let (a, b) = (sd.distance(at, s), sd.distance(at, t));
-        let h = sd.hyperx();
-        for d in 0..h.dims() {
-            let x = h.coord(at, d);
-            for v in 0..h.side(d) {
-                if v == x {
+        sd.hyperx().for_each_neighbour(at, |y, ports| {
+            let mut dists = None;
+            for p in ports.filter(|&p| net.alive(at, p)) {
+                let (ys, yt) = *dists.get_or_insert_with(|| (sd.distance(y, s), sd.distance(y, t)));
+                if ys == UNREACHABLE || yt == UNREACHABLE {
                     continue;
                 }
-                let y = h.with_coord(at, d, v);
-                let mut dists = None;
-                for k in 0..h.trunk(d) {
-                    let p = h.port_to(at, d, v, k);
-                    if !net.alive(at, p) {
-                        continue;
-                    }
-                    let (ys, yt) = *dists.get_or_insert_with(|| (sd.distance(y, s), sd.distance(y, t)));
-                    if ys == UNREACHABLE || yt == UNREACHABLE {
-                        continue;
-                    }
-                    if let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
-                        if !self.is_corner(st, y) {
-                            f(p, dmu);
-                        }
+                if let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
+                    if !self.is_corner(st, y) {
+                        f(p, dmu);
                     }
                 }
             }
-        }
+        });
     }
 
     /// [`PolarizedRoutes::sparse_hops`] without a distance lookup per neighbour, or false (having

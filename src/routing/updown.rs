@@ -324,22 +324,12 @@ impl UpDown {
     /// `y`, in the order of the generic port scan, with neighbours from coordinates and one
     /// [`UpDown::ud`] per neighbour switch (not per trunk).
     fn sparse_hops(&self, h: &HyperX, x: SwitchId, t: SwitchId, g: &mut impl FnMut(PortId, u32, u32)) {
-        for d in 0..h.dims() {
-            let a = h.coord(x, d);
-            for v in 0..h.side(d) {
-                if v == a {
-                    continue;
-                }
-                let y = h.with_coord(x, d, v);
-                let mut uy = None;
-                for k in 0..h.trunk(d) {
-                    let p = h.port_to(x, d, v, k);
-                    if self.net.alive(x, p) {
-                        g(p, self.depth(y), *uy.get_or_insert_with(|| self.ud(y, t)));
-                    }
-                }
+        h.for_each_neighbour(x, |y, ports| {
+            let mut uy = None;
+            for p in ports.filter(|&p| self.net.alive(x, p)) {
+                g(p, self.depth(y), *uy.get_or_insert_with(|| self.ud(y, t)));
             }
-        }
+        });
     }
 
     /// [`UpDown::sparse_hops`] when `t` [`UpDown::is_closed`]: neighbours that are closed too get

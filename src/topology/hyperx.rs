@@ -204,6 +204,25 @@ impl HyperX {
         let rank = if v < x { v } else { v - 1 };
         (self.base[d] + rank * self.trunking[d] + k) as PortId
     }
+    /// Calls `f(y, ports)` for every neighbour switch `y` of `sw` with the range of `sw`'s ports to
+    /// it (its trunks), in port order: dimension by dimension, the other coordinates increasing.
+    /// The hop loops of faulty networks walk neighbours this way, reading a neighbour's distances
+    /// once for all its trunks.
+    #[inline]
+    pub fn for_each_neighbour(&self, sw: SwitchId, mut f: impl FnMut(SwitchId, std::ops::Range<PortId>)) {
+        for d in 0..self.dims() {
+            let (x, k) = (self.coord(sw, d), self.trunking[d] as PortId);
+            let mut port = self.base[d] as PortId;
+            for v in 0..self.sides[d] {
+                if v == x {
+                    continue;
+                }
+                debug_assert_eq!(port, self.port_to(sw, d, v, 0));
+                f(self.with_coord(sw, d, v), port..port + k);
+                port += k;
+            }
+        }
+    }
     /// Call `f` with every port of `at` that corrects one coordinate towards `to` (all trunks): the
     /// minimal next hops of a fault-free HyperX. Reads each coordinate once; this is the inner loop of
     /// minimal-based routings.
