@@ -13,7 +13,7 @@
 # machine), BASELINE (1: also run the fault-free network; default 0), SAMPLE (time-series interval,
 # default 100 cycles), THREADS (default 1). Needs python3 with h5py.
 # Run time here (shared 2-core machine at load about 12, WORKLOAD=2000): 2.5 minutes (OmniSP 90 s,
-# PolSP 60 s); longer workloads take longer (not measured).
+# PolSP 60 s); WORKLOAD=8000 took 7 (OmniSP) and 8 (PolSP) minutes of wall time each.
 # Prints one TSV line per run (appended to raw.tsv if given), then the summary table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
