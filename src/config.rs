@@ -643,7 +643,7 @@ impl Config {
             return Err(ConfigError::value(
                 "router.injection_window",
                 r.injection_window,
-                "an integer from 1 to 65535 (packets)",
+                "an integer from 1 to 65535 packets",
             ));
         }
         crate::network::InjectionVcs::parse(&r.injection_vcs)?;
