@@ -811,6 +811,19 @@ impl NetPartition {
         out
     }
 
+    /// An acknowledgement for server `s` of local switch `li` ([`Msg::Ack`]): a slot of its window
+    /// is back, and its readiness is re-evaluated as for a returning credit. Out of line: message
+    /// delivery stays as compact with the window off.
+    #[inline(never)]
+    fn acknowledged(&mut self, li: usize, s: usize) {
+        let si = self.srv_base[li] as usize + s;
+        debug_assert!(self.srv_outstanding[si] > 0, "an acknowledgement with nothing outstanding");
+        self.srv_outstanding[si] -= 1;
+        let ready = self.servers[si].ready_at();
+        self.server_ready[si] = ready;
+        self.inject_at[li] = self.inject_at[li].min(ready);
+    }
+
     #[inline]
     fn in_window(&self, at: Cycle) -> bool {
         at >= self.p.window.0 && at < self.p.window.1
@@ -856,16 +869,7 @@ impl Partition for NetPartition {
                     self.outp[pi].load -= 1;
                 }
             }
-            Msg::Ack { server } => {
-                // A slot of the server's window is back: its readiness is re-evaluated as for a
-                // returning credit.
-                let si = self.srv_base[li] as usize + server as usize;
-                debug_assert!(self.srv_outstanding[si] > 0, "an acknowledgement with nothing outstanding");
-                self.srv_outstanding[si] -= 1;
-                let ready = self.servers[si].ready_at();
-                self.server_ready[si] = ready;
-                self.inject_at[li] = self.inject_at[li].min(ready);
-            }
+            Msg::Ack { server } => self.acknowledged(li, server as usize),
         }
     }
 

@@ -29,7 +29,9 @@ impl NetPartition {
     /// With `router.injection_throttle = "window"`: the acknowledgement of `pkt`, whose tail reaches
     /// its server (at switch `li`) at `tail`, to its source switch ([`super::Msg::Ack`]), after the
     /// zero-load time of a head over the shortest distance back ([`super::ModelParams::ack_delay`]).
-    /// Sent on an idealised control channel: no link bandwidth, no buffers.
+    /// Sent on an idealised control channel: no link bandwidth, no buffers. Kept out of line: the
+    /// ejection loop it is called from stays as compact with the window off.
+    #[inline(never)]
     pub(super) fn send_ack(&self, li: usize, pkt: &Packet, tail: Cycle, out: &mut Scheduler<'_, Msg>) {
         let src_sw = self.server_switch(pkt.src);
         let server = match pkt.src.checked_rem(self.uniform_t) {
@@ -116,14 +118,8 @@ impl NetPartition {
             let idx = srv.queue.pop(&self.slab);
             srv.link_free = now + plen;
             let mut ready = srv.ready_at();
-            if throttle == Throttle::Window {
-                // Outstanding from now (the head leaves the server) until its acknowledgement.
-                let o = &mut self.srv_outstanding[si];
-                *o += 1;
-                debug_assert!(*o <= self.p.injection_window, "server {si}: {o} packets outstanding");
-                if *o == self.p.injection_window {
-                    ready = Cycle::MAX;
-                }
+            if throttle == Throttle::Window && self.window_filled(si) {
+                ready = Cycle::MAX;
             }
             self.server_ready[si] = ready;
             next = next.min(ready);
@@ -137,6 +133,16 @@ impl NetPartition {
             out.send(now + lat, sw, Msg::Arrival { port: s as u16, vc: vc as u8, pkt });
         }
         self.inject_at[li] = next;
+    }
+
+    /// With `router.injection_throttle = "window"`: server `si` injected a packet, outstanding from
+    /// now (its head leaves the server) until its acknowledgement; whether its window is now full.
+    #[inline(never)]
+    fn window_filled(&mut self, si: usize) -> bool {
+        let o = &mut self.srv_outstanding[si];
+        *o += 1;
+        debug_assert!(*o <= self.p.injection_window, "server {si}: {o} packets outstanding");
+        *o == self.p.injection_window
     }
 
     /// `switch` throttling: whether the switch-to-switch output ports of local switch `li` have,
