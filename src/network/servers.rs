@@ -27,7 +27,7 @@ impl NetPartition {
     }
 
     /// With `router.injection_throttle = "window"`: the acknowledgement of `pkt`, whose tail reaches
-    /// its server (at switch `li`) at `tail`, to its source switch ([`super::Msg::Ack`]), after the
+    /// its server (at switch `li`) at `tail`, to its source switch ([`super::Msg::ack`]), after the
     /// zero-load time of a head over the shortest distance back ([`super::ModelParams::ack_delay`]).
     /// Sent on an idealised control channel: no link bandwidth, no buffers. Kept out of line: the
     /// ejection loop it is called from stays as compact with the window off.
@@ -39,7 +39,7 @@ impl NetPartition {
             None => pkt.src - self.p.net.topology().first_server(src_sw),
         };
         let hops = self.p.net.distance(self.switches[li], src_sw) as Cycle;
-        out.send(tail + self.p.ack_delay(hops), src_sw, Msg::Ack { server: server as u16 });
+        out.send(tail + self.p.ack_delay(hops), src_sw, Msg::ack(server as u16));
     }
 
     /// Generation and injection of the servers of local switch `li`.
