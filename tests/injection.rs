@@ -303,3 +303,38 @@ fn the_window_leaves_light_load_alone() {
     let r = run(&config(DCR, &["traffic.load=0.1", "router.injection_throttle=window", "router.injection_window=4"]));
     assert!((r.summary.accepted_load - 0.1).abs() < 0.002, "{}", r.summary.accepted_load);
 }
+
+/// Acknowledgements between partitions must respect the engine's lookahead, the smallest latency
+/// of a cut link, also where link latencies differ: on a dragonfly with global links of 7 cycles
+/// and local links of 1, an acknowledgement takes `d (X + 7)` (the largest latency per hop), never
+/// less than the slowest link it could cross. Debug builds assert the lookahead on every message;
+/// the results must be the same on 1 and 3 threads.
+#[test]
+fn acknowledgements_keep_the_lookahead_with_unequal_latencies() {
+    let dragonfly = r#"
+name = "dragonfly-window"
+seed = 1
+[topology]
+kind = "dragonfly"
+p = 2
+a = 4
+h = 2
+[link]
+latency = 1
+class_latency.global = 7
+[routing]
+algorithm = "dragonfly-min"
+[traffic]
+pattern = "uniform"
+load = 1.0
+[router]
+injection_throttle = "window"
+injection_window = 2
+[simulation]
+warmup_cycles = 300
+measure_cycles = 1000
+"#;
+    let cfg = config(dragonfly, &[]);
+    let a = fingerprint(&run_on(&cfg, 1));
+    assert_eq!(fingerprint(&run_on(&cfg, 3)), a);
+}
