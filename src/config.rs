@@ -123,6 +123,10 @@ pub struct RouterConfig {
     /// needs to inject.
     #[serde(skip_serializing_if = "is_default_threshold")]
     pub injection_threshold: f64,
+    /// With `injection_throttle = "window"`: the packets (1 to 65535) a server may have injected
+    /// and not yet acknowledged. Accepted and ignored with the other modes, as the threshold is.
+    #[serde(skip_serializing_if = "is_default_window")]
+    pub injection_window: u64,
     /// VCs a server injects into: `zero` (VC 0 only) or `any` (any VC of its switch input with a
     /// credit, as CAMINOS); see [`crate::network::InjectionVcs`].
     #[serde(skip_serializing_if = "is_zero_vcs")]
@@ -145,6 +149,9 @@ fn is_off(s: &str) -> bool {
 fn is_default_threshold(x: &f64) -> bool {
     *x == RouterConfig::DEFAULT_THRESHOLD
 }
+fn is_default_window(x: &u64) -> bool {
+    *x == RouterConfig::DEFAULT_WINDOW
+}
 fn is_zero_vcs(s: &str) -> bool {
     s == "zero"
 }
@@ -158,6 +165,8 @@ fn is_port_allocation(s: &str) -> bool {
 impl RouterConfig {
     /// Default of `injection_threshold`.
     pub const DEFAULT_THRESHOLD: f64 = 0.5;
+    /// Default of `injection_window`.
+    pub const DEFAULT_WINDOW: u64 = 16;
 }
 
 impl Default for RouterConfig {
@@ -171,6 +180,7 @@ impl Default for RouterConfig {
             intransit_priority: false,
             injection_throttle: "off".into(),
             injection_threshold: Self::DEFAULT_THRESHOLD,
+            injection_window: Self::DEFAULT_WINDOW,
             injection_vcs: "zero".into(),
             ejection_vcs: "any".into(),
             allocation: "port".into(),
@@ -628,6 +638,13 @@ impl Config {
         crate::network::Throttle::parse(&r.injection_throttle)?;
         if !(0.0..=1.0).contains(&r.injection_threshold) {
             return Err(ConfigError::value("router.injection_threshold", r.injection_threshold, "between 0 and 1"));
+        }
+        if !(1..=u16::MAX as u64).contains(&r.injection_window) {
+            return Err(ConfigError::value(
+                "router.injection_window",
+                r.injection_window,
+                "an integer from 1 to 65535 packets",
+            ));
         }
         crate::network::InjectionVcs::parse(&r.injection_vcs)?;
         crate::network::EjectionVcs::parse(&r.ejection_vcs)?;

@@ -298,6 +298,15 @@ pub fn build_params(cfg: &Config, net: Arc<Fabric>) -> Result<ModelParams, Confi
     let window =
         if cfg.traffic.mode == "fixed" { (0, Cycle::MAX) } else { (warm, warm + cfg.simulation.measure_cycles) };
     let vcs = routing.vcs();
+    let throttle = Throttle::parse(&cfg.router.injection_throttle)?;
+    // The longest shortest path an acknowledgement takes: the diameter, or with faults the most the
+    // distance tables hold (they store hops in a byte).
+    let ack_max_hops = match throttle {
+        Throttle::Window if net.is_faulty() => 254,
+        Throttle::Window => net.topology().diameter() as Cycle,
+        _ => 0,
+    };
+    let ack_hop = cfg.router.crossbar_latency + class_latency.iter().copied().max().unwrap_or(cfg.link.latency);
     Ok(ModelParams {
         net,
         routing,
@@ -315,8 +324,11 @@ pub fn build_params(cfg: &Config, net: Arc<Fabric>) -> Result<ModelParams, Confi
         source_queue: cfg.traffic.source_queue_packets as u32,
         allocator: Allocator::parse(&cfg.router.allocator)?,
         intransit_priority: cfg.router.intransit_priority,
-        throttle: Throttle::parse(&cfg.router.injection_throttle)?,
+        throttle,
         injection_threshold: cfg.router.injection_threshold,
+        injection_window: cfg.router.injection_window.min(u16::MAX as u64) as u16,
+        ack_hop,
+        ack_max_hops,
         injection_vcs: InjectionVcs::parse(&cfg.router.injection_vcs)?,
         ejection_vcs: EjectionVcs::parse(&cfg.router.ejection_vcs)?,
         allocation: Allocation::parse(&cfg.router.allocation)?,

@@ -190,6 +190,22 @@ fn sigkill_and_resume_with_per_vc_injection_and_allocation() {
     killed_and_resumed_with("1", Some("2"), "3000", &extra);
 }
 
+/// The end-to-end injection window: the per-server outstanding counters are in the switch records
+/// and the acknowledgements in flight are pending messages; both must survive, also across thread
+/// counts (a window of 2 past saturation keeps servers waiting for acknowledgements all the time).
+#[test]
+fn sigkill_and_resume_with_the_injection_window() {
+    let extra = [
+        "--set",
+        "router.injection_throttle=window",
+        "--set",
+        "router.injection_window=2",
+        "--set",
+        "traffic.load=1.0",
+    ];
+    killed_and_resumed_with("1", Some("2"), "3000", &extra);
+}
+
 /// The all-to-all shift's position in each server's walk (its packets generated so far) is saved:
 /// a resume that started every server's walk over would send to other destinations.
 #[test]

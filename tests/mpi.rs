@@ -91,6 +91,28 @@ fn ranks_give_the_single_process_summary_for_a_drained_workload() {
     assert_eq!(mpirun(3, 2, &fixed), reference, "3 ranks x 2 threads");
 }
 
+/// The end-to-end injection window sends acknowledgements between switches of different ranks
+/// (engine messages like any other): past saturation, where servers wait for them all the time,
+/// ranks still give the single-process summary.
+#[test]
+fn ranks_give_the_single_process_summary_with_the_injection_window() {
+    let window = [
+        "--set",
+        "routing.algorithm=surepath-omni",
+        "--set",
+        "traffic.pattern=dimension-complement-reverse",
+        "--set",
+        "traffic.load=1.0",
+        "--set",
+        "router.injection_throttle=window",
+        "--set",
+        "router.injection_window=4",
+    ];
+    let reference = single(&window, 1);
+    assert_eq!(mpirun(2, 1, &window), reference, "2 ranks");
+    assert_eq!(mpirun(3, 2, &window), reference, "3 ranks x 2 threads");
+}
+
 #[test]
 fn a_foreign_launcher_is_refused() {
     // What a binary started by another MPI's mpirun sees: the launcher says 2, MPI says 1.

@@ -5,8 +5,8 @@
 
 use super::packet::NIL;
 use super::{
-    clear_bit, set_bit, Allocation, Allocator, EjectionVcs, Msg, NetPartition, OutPort, OutVc, Request, NO_VC,
-    RUN_CACHE_BYTES,
+    clear_bit, set_bit, Allocation, Allocator, EjectionVcs, Msg, NetPartition, OutPort, OutVc, Request, Throttle,
+    NO_VC, RUN_CACHE_BYTES,
 };
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::{below, Rng};
@@ -354,7 +354,11 @@ impl NetPartition {
                 self.last_progress = now;
                 let lat = self.lat(pi);
                 if port < t {
-                    self.deliver_to_server(li, port, &pkt, now + lat + plen - 1);
+                    let tail = now + lat + plen - 1;
+                    self.deliver_to_server(li, port, &pkt, tail);
+                    if self.p.throttle == Throttle::Window {
+                        self.send_ack(li, &pkt, tail, out);
+                    }
                 } else {
                     self.outvc[qi].cred -= 1;
                     self.outp[pi].load += 1;

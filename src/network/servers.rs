@@ -26,6 +26,22 @@ impl NetPartition {
         self.stats.record_delivery(tail, plen, lat, self.p.sample_cycles, self.p.window.1);
     }
 
+    /// With `router.injection_throttle = "window"`: the acknowledgement of `pkt`, whose tail reaches
+    /// its server (at switch `li`) at `tail`, to its source switch ([`super::Msg::ack`]), after the
+    /// zero-load time of a head over the shortest distance back ([`super::ModelParams::ack_delay`]).
+    /// Sent on an idealised control channel: no link bandwidth, no buffers. Kept out of line: the
+    /// ejection loop it is called from stays as compact with the window off.
+    #[inline(never)]
+    pub(super) fn send_ack(&self, li: usize, pkt: &Packet, tail: Cycle, out: &mut Scheduler<'_, Msg>) {
+        let src_sw = self.server_switch(pkt.src);
+        let server = match pkt.src.checked_rem(self.uniform_t) {
+            Some(s) => s,
+            None => pkt.src - self.p.net.topology().first_server(src_sw),
+        };
+        let hops = self.p.net.distance(self.switches[li], src_sw) as Cycle;
+        out.send(tail + self.p.ack_delay(hops), src_sw, Msg::ack(server as u16));
+    }
+
     /// Generation and injection of the servers of local switch `li`.
     pub(super) fn server_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
         let (t, base) = (self.t_of[li] as usize, self.srv_base[li] as usize);
@@ -62,6 +78,15 @@ impl NetPartition {
             if throttle != Throttle::Off {
                 let open = match throttle {
                     Throttle::Switch => switch_open,
+                    Throttle::Window => {
+                        if self.srv_outstanding[si] >= self.p.injection_window {
+                            // Window full (a generation or a credit made it look ready): wait for
+                            // an acknowledgement, whose arrival re-evaluates the server.
+                            self.server_ready[si] = Cycle::MAX;
+                            continue;
+                        }
+                        true
+                    }
                     _ => self.route_space_free(li, self.servers[si].queue.front(), now),
                 };
                 if !open {
@@ -92,7 +117,10 @@ impl NetPartition {
             let srv = &mut self.servers[si];
             let idx = srv.queue.pop(&self.slab);
             srv.link_free = now + plen;
-            let ready = srv.ready_at();
+            let mut ready = srv.ready_at();
+            if throttle == Throttle::Window && self.window_filled(si) {
+                ready = Cycle::MAX;
+            }
             self.server_ready[si] = ready;
             next = next.min(ready);
             let pkt = self.slab.remove(idx);
@@ -105,6 +133,16 @@ impl NetPartition {
             out.send(now + lat, sw, Msg::Arrival { port: s as u16, vc: vc as u8, pkt });
         }
         self.inject_at[li] = next;
+    }
+
+    /// With `router.injection_throttle = "window"`: server `si` injected a packet, outstanding from
+    /// now (its head leaves the server) until its acknowledgement; whether its window is now full.
+    #[inline(never)]
+    fn window_filled(&mut self, si: usize) -> bool {
+        let o = &mut self.srv_outstanding[si];
+        *o += 1;
+        debug_assert!(*o <= self.p.injection_window, "server {si}: {o} packets outstanding");
+        *o == self.p.injection_window
     }
 
     /// `switch` throttling: whether the switch-to-switch output ports of local switch `li` have,

@@ -47,6 +47,9 @@ pub struct SwitchState {
     /// Packets generated per server (the all-to-all shift's position in its walk; empty with
     /// other patterns).
     srv_generated: Vec<u64>,
+    /// Packets per server injected and not yet acknowledged (`router.injection_throttle =
+    /// "window"`; empty otherwise). Acknowledgements in flight are among `pending`.
+    srv_outstanding: Vec<u16>,
     /// Per input and output VC, when its crossbar connection is free (`router.allocation = "vc"`;
     /// empty otherwise).
     vc_in_free: Vec<Cycle>,
@@ -166,6 +169,7 @@ impl NetPartition {
                 server_ready: self.server_ready[s0..s1].to_vec(),
                 srv_vc_cred: slice_or_empty(&self.srv_vc_cred, s0 * v, s1 * v),
                 srv_generated: slice_or_empty(&self.srv_generated, s0, s1),
+                srv_outstanding: slice_or_empty(&self.srv_outstanding, s0, s1),
                 vc_in_free: slice_or_empty(&self.vc_in_free, li * np * v, (li + 1) * np * v),
                 vc_out_free: slice_or_empty(&self.vc_out_free, li * np * v, (li + 1) * np * v),
                 next_gen_min: self.next_gen_min[li],
@@ -229,6 +233,7 @@ impl NetPartition {
             || st.server_accepted.len() != s1 - s0
             || st.srv_vc_cred.len() != if self.srv_vc_cred.is_empty() { 0 } else { (s1 - s0) * v }
             || st.srv_generated.len() != if self.srv_generated.is_empty() { 0 } else { s1 - s0 }
+            || st.srv_outstanding.len() != if self.srv_outstanding.is_empty() { 0 } else { s1 - s0 }
             || st.vc_in_free.len() != if self.vc_in_free.is_empty() { 0 } else { np * v }
             || st.vc_out_free.len() != if self.vc_out_free.is_empty() { 0 } else { np * v }
         {
@@ -263,6 +268,9 @@ impl NetPartition {
         }
         if !st.srv_generated.is_empty() {
             self.srv_generated[s0..s1].copy_from_slice(&st.srv_generated);
+        }
+        if !st.srv_outstanding.is_empty() {
+            self.srv_outstanding[s0..s1].copy_from_slice(&st.srv_outstanding);
         }
         if !st.vc_in_free.is_empty() {
             self.vc_in_free[li * np * v..(li + 1) * np * v].copy_from_slice(&st.vc_in_free);
