@@ -14,8 +14,9 @@
 # saturation builds up over thousands of cycles), LOADS (default "0.1 0.2 ... 1.0"), ONLY (space
 # separated column labels to run, e.g. "PolSP PolSP-4VC"; default all), NETS (default
 # "hyperx-2d-16 hyperx-3d-8"), PATTERNS (default: the figure's patterns of each network), CM (space
-# separated congestion-management settings, "off" or MODE:THRESHOLD of router.injection_throttle /
-# router.injection_threshold; default "off switch:0.7"), EXTRA (more --set KEY=VALUE pairs, space
+# separated congestion-management settings, "off", MODE:THRESHOLD of router.injection_throttle /
+# router.injection_threshold, or window:PACKETS for router.injection_window; default
+# "off window:16"), EXTRA (more --set KEY=VALUE pairs, space
 # separated, e.g. "topology.sides=[4,4,4] topology.servers_per_switch=4" for a reduced run),
 # THREADS (default 1).
 # Prints one TSV line per run (appended to raw.tsv if given), then the summary table: the accepted
@@ -32,7 +33,7 @@ WARMUP=${WARMUP:-3000}
 MEASURE=${MEASURE:-10000}
 LOADS=${LOADS:-0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0}
 NETS=${NETS:-hyperx-2d-16 hyperx-3d-8}
-CM=${CM:-off switch:0.7}
+CM=${CM:-off window:16}
 THREADS=${THREADS:-1}
 EXTRA_SETS=()
 for kv in ${EXTRA:-}; do EXTRA_SETS+=(--set "$kv"); done
@@ -48,6 +49,8 @@ run() { # config pattern label load sets...
     for cm in $CM; do
         if [ "$cm" = off ]; then
             cmsets=()
+        elif [ "${cm%%:*}" = window ]; then
+            cmsets=(--set "router.injection_throttle=window" --set "router.injection_window=${cm#*:}")
         else
             cmsets=(--set "router.injection_throttle=${cm%%:*}" --set "router.injection_threshold=${cm#*:}")
         fi
