@@ -428,9 +428,43 @@ impl Default for PartitionConfig {
 
 /// Parse TOML text (with `--set` overrides already merged) into a validated [`Config`].
 pub fn parse_str(text: &str, origin: &str, overrides: &[String]) -> Result<Config, ConfigError> {
+    parse_in(text, origin, None, overrides)
+}
+
+/// Keys whose value names another file (`[section] key`).
+const PATH_KEYS: [(&str, &str); 2] = [("faults", "file"), ("topology", "file")];
+
+/// Make the relative paths of [`PATH_KEYS`] in a config file's `value` relative to the working
+/// directory by prefixing the file's folder `dir`: a config is read from anywhere, and the fault
+/// list or edge list kept beside it goes with it. Paths given with `--set` are applied afterwards
+/// and stay relative to the working directory, like any command-line path.
+fn resolve_paths(value: &mut toml::Value, dir: &Path) {
+    if dir.as_os_str().is_empty() {
+        return;
+    }
+    for (section, key) in PATH_KEYS {
+        if let Some(toml::Value::String(s)) = value.get_mut(section).and_then(|t| t.get_mut(key)) {
+            if Path::new(s.as_str()).is_relative() {
+                *s = dir.join(s.as_str()).display().to_string();
+            }
+        }
+    }
+}
+
+/// Parse the text of the config file `path` (its relative file paths are read from its folder) with
+/// `overrides` into a validated [`Config`].
+pub fn parse_file_str(text: &str, path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
+    parse_in(text, &path.display().to_string(), Some(path.parent().unwrap_or(Path::new(""))), overrides)
+}
+
+/// [`parse_str`], with the relative paths of a file in folder `dir` resolved against it.
+fn parse_in(text: &str, origin: &str, dir: Option<&Path>, overrides: &[String]) -> Result<Config, ConfigError> {
     let mut value: toml::Value = text
         .parse()
         .map_err(|e: toml::de::Error| ConfigError::Parse { origin: origin.into(), message: e.to_string() })?;
+    if let Some(dir) = dir {
+        resolve_paths(&mut value, dir);
+    }
     for ov in overrides {
         apply_override(&mut value, ov)?;
     }
@@ -506,7 +540,7 @@ fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
 pub fn load(path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
     let text =
         std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
-    parse_str(&text, &path.display().to_string(), overrides)
+    parse_file_str(&text, path, overrides)
 }
 
 /// Apply one `key.path=value` override; the value is read as a TOML literal, else as a string.

@@ -200,7 +200,6 @@ pub fn expand(config_path: &Path, sets: &[String]) -> Result<(Vec<Axis>, Vec<Poi
     };
     let text = std::fs::read_to_string(config_path)
         .map_err(|source| ConfigError::Io { path: config_path.display().to_string(), source })?;
-    let origin = config_path.display().to_string();
     let mut points = Vec::with_capacity(total);
     for index in 0..total {
         let mut rest = index;
@@ -210,7 +209,7 @@ pub fn expand(config_path: &Path, sets: &[String]) -> Result<(Vec<Axis>, Vec<Poi
             rest /= a.values.len();
         }
         let overrides: Vec<String> = axes.iter().zip(&values).map(|(a, v)| format!("{}={v}", a.key)).collect();
-        let config = config::parse_str(&text, &origin, &overrides).map_err(|e| match e {
+        let config = config::parse_file_str(&text, config_path, &overrides).map_err(|e| match e {
             ConfigError::Parse { origin, message } => {
                 ConfigError::Parse { origin, message: format!("{message} (sweep point {})", overrides.join(" ")) }
             }

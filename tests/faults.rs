@@ -224,3 +224,23 @@ fn analyze_reports_shapes_switches_and_sequences() {
     assert!(steps.iter().all(|s| s["unreachable_pairs"] == 0), "critical failures are repaired");
     assert!(steps.windows(2).all(|w| w[1]["failed_links"].as_u64() >= w[0]["failed_links"].as_u64()));
 }
+
+#[test]
+fn a_config_files_fault_list_is_read_from_its_folder_and_a_set_one_from_the_working_directory() {
+    let dir = std::env::temp_dir().join(format!("hxsim-faults-rel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("f.csv"), "link,0,0\n").unwrap();
+    let quick = std::fs::read_to_string("configs/quickstart.toml").unwrap();
+    let cfg = dir.join("cfg.toml");
+    std::fs::write(&cfg, format!("{quick}\n[faults]\nfile = \"f.csv\"\n")).unwrap();
+    // Run from the crate root, not the config's folder: the list beside the config is found.
+    let (code, out, err) = hxsim(&["analyze", cfg.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["failed_links"].as_u64(), Some(1));
+    // The same relative name given with --set is a command-line path: there is no f.csv here.
+    let (code, _, err) = hxsim(&["analyze", cfg.to_str().unwrap(), "--set", "faults.file=\"f.csv\""]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("faults.file") && err.contains("f.csv"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

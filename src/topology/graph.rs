@@ -3,7 +3,8 @@
 //! Kautz graph ([`super::kautz`]) are built on it, and `kind = "graph"` reads one from an edge-list
 //! file, so a real machine's topology can be loaded.
 //!
-//! **Edge-list format** (`topology.file`, a path relative to the working directory): one link per
+//! **Edge-list format** (`topology.file`; a relative path in a config file is read from the file's
+//! folder, see [`crate::config::parse_file_str`]): one link per
 //! line, `u v`, two switch ids (0-based, separated by blanks); `#` starts a comment; blank lines
 //! are skipped. The network has `1 + the largest id` switches; a line repeated gives parallel
 //! links; a link from a switch to itself is an error. Every switch gets `servers_per_switch`

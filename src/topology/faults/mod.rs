@@ -66,7 +66,8 @@ pub struct FaultConfig {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub switches: Vec<u64>,
     /// A JSON (`{"links": [[s, p], ...], "switches": [...]}`) or CSV (`link,s,p` / `switch,s` lines)
-    /// file of failed links and switches, relative to the working directory.
+    /// file of failed links and switches: relative to the working directory once loaded (a config
+    /// file's relative path is made so from its folder, see [`crate::config::parse_file_str`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// Seed of the random fault draws; default: the run's `seed`.
