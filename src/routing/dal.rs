@@ -63,8 +63,6 @@ pub struct Dal {
     /// Sets whose escape VC carries direct DOR hops: all of them without faults, `1..` with faults
     /// (set 0's escape VC carries detours).
     direct_sets: std::ops::Range<u8>,
-    /// The fault seed, for errors.
-    seed: u64,
 }
 
 impl Dal {
@@ -91,7 +89,7 @@ impl Dal {
             ));
         }
         let sets = (vcs / 2) as u8;
-        let mut dal = Dal { net, hx, sets, direct_sets: 0..sets, seed: params.seed };
+        let mut dal = Dal { net, hx, sets, direct_sets: 0..sets };
         if dal.net.is_faulty() {
             if sets < 2 {
                 return Err(ConfigError::value(
@@ -134,10 +132,9 @@ impl Dal {
                             self.net.failed_links(),
                             format!(
                                 "failed links dal's escape can detour around, each leaving a third switch of its \
-                                 row linked to both ends (with seed {}, switch {x} reaches coordinate {t} of \
-                                 dimension {d} neither directly nor through its row); use fewer failed links, \
-                                 another seed, or surepath-polarized",
-                                self.seed
+                                 row linked to both ends (switch {x} reaches coordinate {t} of dimension {d} \
+                                 neither directly nor through its row); use fewer failed links, another \
+                                 faults.seed (its default is the run's seed), or surepath-polarized"
                             ),
                         ));
                     }
