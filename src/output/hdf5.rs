@@ -25,9 +25,11 @@ pub const FORMAT: &str = "hxsim-results";
 pub const FORMAT_VERSION: u32 = 1;
 /// Chunk length (rows) of the extendable time-series datasets.
 pub const TIMESERIES_CHUNK: usize = 256;
-/// Deflate (gzip) level of the compressed datasets (see [`FILTER_MIN_BYTES`]). Level 1 (zlib's fast
-/// matcher) costs about half the CPU of level 4 for a sweep point's columns and makes them about
-/// 15% larger, a few per cent of the file, whose bulk is metadata; the byte shuffle does the most.
+/// Deflate (gzip) level of the compressed datasets (see [`FILTER_MIN_BYTES`]). Level 1 costs about
+/// half the CPU of level 4 for a sweep point's columns; the byte shuffle does the most. A column of
+/// one chunk is deflated by zlib-rs, whose level 1 is zlib-ng's quick matcher (see
+/// `write_chunk`); the others (columns over [`CHUNK_BYTES`], time series appended during a run) by
+/// the library's filter, zlib's.
 pub const DEFLATE_LEVEL: u8 = 1;
 /// Arrays of fewer bytes are stored unfiltered, in the dataset's object header (HDF5's compact
 /// layout, as scalars are): deflating a few KiB saves little (a chunk index and a filter message
