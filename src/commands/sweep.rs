@@ -263,8 +263,9 @@ fn write_sweep_header(
 
 /// Longest time a point's results stay in memory only (HDF5's metadata cache): after a point
 /// finishes, the file is flushed if this long has passed since the last flush (the last point is
-/// flushed with the table, which follows it). Until then the `.partial` file may not open; it is never renamed into place before the
-/// sweep ends, so a sweep killed outright loses at most this much of its points.
+/// flushed with the table, which follows it). Until then the `.partial` file may not open; it is
+/// never renamed into place before the sweep ends, so a sweep killed outright loses at most this
+/// much of its points.
 pub const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// CPU time of the calling thread, seconds (NaN if unknown). A sweep simulates each point on a
