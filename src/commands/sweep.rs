@@ -291,7 +291,9 @@ fn write_point(
     outcome: &Outcome,
     shared_links: &mut h5::SharedLinks,
 ) -> Result<()> {
-    let g = h5::new_group(points, name)?;
+    // summary, timeseries, servers, latency, links, vcs; the attributes of `write_header`, `point`,
+    // `swept`, `end_time` (or `error`).
+    let g = h5::new_group_for(points, name, 6, 22)?;
     h5::write_header(&g, &p.config, meta)?;
     h5::set_attr(&g, "point", &(p.index as u64))?;
     h5::set_str_attr(&g, "swept", &p.label(axes))?;

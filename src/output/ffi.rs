@@ -94,6 +94,7 @@ extern "C" {
     pub fn H5Pset_buffer(plist: Hid, size: usize, tconv: *mut c_void, bkg: *mut c_void) -> c_int;
     pub fn H5Pset_link_creation_order(plist: Hid, flags: c_uint) -> c_int;
     pub fn H5Pset_link_phase_change(plist: Hid, max_compact: c_uint, min_dense: c_uint) -> c_int;
+    pub fn H5Pset_est_link_info(plist: Hid, est_num_entries: c_uint, est_name_len: c_uint) -> c_int;
     pub fn H5Dcreate2(
         loc: Hid,
         name: *const c_char,
@@ -150,7 +151,7 @@ pub struct Ids {
     /// The same without the shuffle.
     pub deflated: Hid,
     /// Group creation: links listed in creation order, kept compact up to
-    /// [`super::hdf5::COMPACT_LINKS`].
+    /// [`super::hdf5::COMPACT_LINKS`] (the estimate of its links is set before each use).
     pub gcpl: Hid,
     /// `DIMENSION_LIST`'s type: a variable-length sequence of object references.
     pub dimlist_ty: Hid,

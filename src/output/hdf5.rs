@@ -135,10 +135,29 @@ pub const COMPACT_LINKS: u32 = 32;
 /// Create a group whose members list in creation order (h5py iterates them in that order), with
 /// the shared creation property list (see [`ffi`]).
 pub fn new_group(parent: &Group, name: &str) -> Result<Group> {
+    new_group_for(parent, name, 4, 1)
+}
+
+/// [`new_group`] for about `links` members and `attrs` attributes: its object header is made large
+/// enough for them at once. HDF5 sizes a new group's header for an estimate of its links (4 names
+/// of 8 bytes unless told), then adds a chunk of the file, linked from the last, for each member
+/// or attribute that does not fit: a sweep point's 7 groups had 52 chunks (now 7), each allocated,
+/// cached, written and freed on its own. The estimate is told as many links as there are members and
+/// attributes, with names long enough that they take the bytes those do (about 40 a link, 80 an
+/// attribute with its type and dataspace).
+pub(crate) fn new_group_for(parent: &Group, name: &str, links: u32, attrs: u32) -> Result<Group> {
+    /// Bytes of a link message beside its name (version 1 header, creation order tracked).
+    const LINK_OVERHEAD: u32 = 24;
+    let entries = (links + attrs).clamp(1, COMPACT_LINKS);
+    let name_len = ((links * 40 + attrs * 80) / entries).saturating_sub(LINK_OVERHEAD).max(8);
     let ids = ffi::ids()?;
     let n = CString::new(name)?;
-    // SAFETY: `parent.id()` is a live group, `ids.gcpl` a live property list, `n` outlives the call.
+    // SAFETY: `parent.id()` is a live group, `ids.gcpl` a live property list, `n` outlives the
+    // call; the list is shared: its estimate is set under the same lock as the call that uses it.
     let id = ::hdf5::sync::sync(|| unsafe {
+        if ffi::H5Pset_est_link_info(ids.gcpl, entries, name_len) < 0 {
+            return -1;
+        }
         ffi::H5Gcreate2(parent.id(), n.as_ptr(), ffi::H5P_DEFAULT, ids.gcpl, ffi::H5P_DEFAULT)
     });
     if id < 0 {
@@ -662,7 +681,7 @@ impl Timeseries {
     }
 
     fn group(parent: &Group, cfg: &Config, when: &str) -> Result<Self> {
-        let g = new_group(parent, "timeseries")?;
+        let g = new_group_for(parent, "timeseries", TIMESERIES_COLUMNS.len() as u32, 2)?;
         set_attr(&g, "sample_cycles", &cfg.output.sample_cycles)?;
         set_str_attr(
             &g,
@@ -898,7 +917,7 @@ pub fn write_summary(parent: &Group, s: &Summary) -> Result<()> {
 
 /// [`write_summary`] from `(key, value)` pairs (numbers only; other values are left out).
 pub fn write_summary_pairs(parent: &Group, pairs: Vec<(String, serde_json::Value)>) -> Result<()> {
-    let g = new_group(parent, "summary")?;
+    let g = new_group_for(parent, "summary", pairs.len() as u32, 1)?;
     set_str_attr(&g, "description", "the figures of `hxsim run --json`, one scalar dataset each")?;
     for (k, v) in pairs {
         let ds = if let Some(b) = v.as_bool() {
@@ -956,7 +975,7 @@ pub fn write_results(
     let measured = measured_cycles(cfg, &res.summary);
     write_summary(parent, &res.summary)?;
 
-    let g = new_group(parent, "servers")?;
+    let g = new_group_for(parent, "servers", 4, 3)?;
     set_attr(&g, "measured_cycles", &measured)?;
     let topo = res.net.topology();
     // Servers are numbered switch by switch; with the same number on every switch (HyperX's T), the
@@ -999,7 +1018,7 @@ pub fn write_results(
 /// latency observed, with its packet count), so that a run whose latencies spread over thousands of
 /// cycles stores only the values that occurred.
 pub fn write_latency(parent: &Group, hist: &[u64]) -> Result<()> {
-    let g = new_group(parent, "latency")?;
+    let g = new_group_for(parent, "latency", 2, 4)?;
     let (mut lat, mut packets) = (Vec::new(), Vec::new());
     for (l, &c) in hist.iter().enumerate().filter(|(_, &c)| c > 0) {
         lat.push(l as u64);
@@ -1071,7 +1090,7 @@ fn write_links(parent: &Group, res: &RunResult, measured: u64, shared: Option<&m
             }
         }
     }
-    let g = new_group(parent, "links")?;
+    let g = new_group_for(parent, "links", LINK_NETWORK_COLUMNS.len() as u32 + 3, 2)?;
     set_attr(&g, "measured_cycles", &measured)?;
     set_str_attr(
         &g,
@@ -1113,7 +1132,7 @@ fn write_links(parent: &Group, res: &RunResult, measured: u64, shared: Option<&m
 /// Write `/vcs`: phits carried on switch-to-switch links per VC in the measured window (DAVC paper
 /// section 8's VC utilization), with the VC index as the dimension scale.
 pub fn write_vcs(parent: &Group, vc_phits: &[u64], measured: u64) -> Result<()> {
-    let g = new_group(parent, "vcs")?;
+    let g = new_group_for(parent, "vcs", 3, 2)?;
     set_attr(&g, "measured_cycles", &measured)?;
     set_str_attr(
         &g,

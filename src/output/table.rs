@@ -114,7 +114,7 @@ pub fn write(f: &Group, t: &SweepTable) -> Result<()> {
 }
 
 fn write_flat(f: &Group, t: &SweepTable) -> Result<()> {
-    let g = h5::new_group(f, "sweep")?;
+    let g = h5::new_group_for(f, "sweep", (t.axes.len() + t.summary_keys().len() + 4) as u32, 3)?;
     h5::set_str_attr(
         &g,
         "description",
@@ -187,7 +187,7 @@ fn grid_var_attrs(ds: &Dataset, units: &str, desc: &str) -> Result<()> {
 }
 
 fn write_grid(f: &Group, t: &SweepTable) -> Result<()> {
-    let g = h5::new_group(f, "grid")?;
+    let g = h5::new_group_for(f, "grid", (t.axes.len() + t.summary_keys().len() + 3) as u32, 1)?;
     h5::set_str_attr(
         &g,
         "description",
