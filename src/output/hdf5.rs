@@ -1157,3 +1157,18 @@ pub fn write_vcs(parent: &Group, vc_phits: &[u64], measured: u64) -> Result<()> 
     super::dims::attach_all(&vc, "vc", &cols.iter().collect::<Vec<_>>())?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::byte_shuffle;
+
+    #[test]
+    fn byte_shuffle_groups_the_bytes_of_each_place_and_keeps_a_partial_element_last() {
+        let bytes = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+        let mut out = vec![99; 3];
+        byte_shuffle(&bytes, 4, &mut out);
+        assert_eq!(out, [1, 5, 2, 6, 3, 7, 4, 8, 9, 10, 11]);
+        byte_shuffle(&bytes[..3], 4, &mut out);
+        assert_eq!(out, [1, 2, 3]);
+    }
+}
