@@ -81,13 +81,14 @@ pub fn run(
     let signals = StopOnSignal::install(progress.clone())?;
     let staged = path.as_deref().map(Staged::new).transpose()?;
     signals.discard_on_exit(staged.as_ref().map(|s| s.tmp()));
+    // The file and its `/points` group, open until the table is written.
     let file = match &staged {
         Some(st) => {
             let f = h5::create_file(st.tmp())?;
             write_sweep_header(&f, config_path, base, sets, &axes, points.len(), jobs)?;
-            h5::new_group(&f, "points")?;
+            let g = h5::new_group(&f, "points")?;
             f.flush()?;
-            Some(f)
+            Some((f, g))
         }
         None => None,
     };
@@ -137,17 +138,16 @@ pub fn run(
                 Ok(res) => Outcome::Done(Box::new(res)),
                 Err(e) => Outcome::Failed(e.to_string()),
             };
-            if let (Some(f), None) = (&file, &write_error) {
+            if let (Some((f, g)), None) = (&file, &write_error) {
                 let meta = h5::RunMeta { threads: 1, ranks: 1, start_time: start, host: crate::output::hostname() };
                 let (writing, writing_cpu) = (std::time::Instant::now(), thread_cpu_seconds());
-                let written = f
-                    .group("points")
-                    .map_err(anyhow::Error::from)
-                    .and_then(|g| write_point(&g, &group_name(i), p, &axes, &meta, &outcome, &mut shared_links))
-                    .and_then(|_| {
+                let written =
+                    write_point(g, &group_name(i), p, &axes, &meta, &outcome, &mut shared_links).and_then(|_| {
                         // Flushing writes the metadata of every object changed since the last
-                        // flush: once for several points costs less than once per point.
-                        if done + 1 < n && flushed.elapsed() < FLUSH_EVERY {
+                        // flush: once for several points costs less than once per point. The
+                        // last point needs none: the table is written and the file closed (and
+                        // flushed) right after it.
+                        if done + 1 == n || flushed.elapsed() < FLUSH_EVERY {
                             return Ok(());
                         }
                         flushed = std::time::Instant::now();
@@ -189,7 +189,8 @@ pub fn run(
     let caught = signals.caught();
     let failed = outcomes.iter().filter(|o| matches!(o, Outcome::Failed(_))).count();
     let interrupted = caught.is_some();
-    if let (Some(f), Some(st)) = (file, staged) {
+    if let (Some((f, points_group)), Some(st)) = (file, staged) {
+        drop(points_group);
         let written = write_error.map_or_else(
             || {
                 let cpu = thread_cpu_seconds();
@@ -261,9 +262,10 @@ fn write_sweep_header(
 }
 
 /// Longest time a point's results stay in memory only (HDF5's metadata cache): after a point
-/// finishes, the file is flushed if this long has passed since the last flush (and after the last
-/// point). Until then the `.partial` file may not open; it is never renamed into place before the
-/// sweep ends, so a sweep killed outright loses at most this much of its points.
+/// finishes, the file is flushed if this long has passed since the last flush (the last point is
+/// flushed with the table, which follows it). Until then the `.partial` file may not open; it is
+/// never renamed into place before the sweep ends, so a sweep killed outright loses at most this
+/// much of its points.
 pub const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// CPU time of the calling thread, seconds (NaN if unknown). A sweep simulates each point on a
@@ -289,7 +291,9 @@ fn write_point(
     outcome: &Outcome,
     shared_links: &mut h5::SharedLinks,
 ) -> Result<()> {
-    let g = h5::new_group(points, name)?;
+    // summary, timeseries, servers, latency, links, vcs; the attributes of `write_header`, `point`,
+    // `swept`, `end_time` (or `error`).
+    let g = h5::new_group_for(points, name, 6, 22)?;
     h5::write_header(&g, &p.config, meta)?;
     h5::set_attr(&g, "point", &(p.index as u64))?;
     h5::set_str_attr(&g, "swept", &p.label(axes))?;

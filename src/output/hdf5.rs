@@ -3,19 +3,20 @@
 //! Everything here is called from the main side (the CLI thread or the time-series writer thread),
 //! never from the simulation threads.
 
+use super::ffi;
 use crate::config::Config;
 use crate::metrics::{Sample, Summary};
 use crate::sim::RunResult;
 use ::hdf5::dataset::Layout;
-use ::hdf5::plist::group_create::{GroupCreateBuilder, LinkCreationOrder, LinkPhaseChange};
+use ::hdf5::plist::group_create::LinkCreationOrder;
 use ::hdf5::types::VarLenUnicode;
 use ::hdf5::{Dataset, File, Group, H5Type, Location};
 use anyhow::{anyhow, bail, Context, Result};
 use crossbeam::channel::{Receiver, RecvTimeoutError};
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::Path;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Value of the root attribute `format`.
@@ -24,9 +25,11 @@ pub const FORMAT: &str = "hxsim-results";
 pub const FORMAT_VERSION: u32 = 1;
 /// Chunk length (rows) of the extendable time-series datasets.
 pub const TIMESERIES_CHUNK: usize = 256;
-/// Deflate (gzip) level of the compressed datasets (see [`FILTER_MIN_BYTES`]). Level 1 (zlib's fast
-/// matcher) costs about half the CPU of level 4 for a sweep point's columns and makes them about
-/// 15% larger, a few per cent of the file, whose bulk is metadata; the byte shuffle does the most.
+/// Deflate (gzip) level of the compressed datasets (see [`FILTER_MIN_BYTES`]). Level 1 costs about
+/// half the CPU of level 4 for a sweep point's columns; the byte shuffle does the most. A column of
+/// one chunk is deflated by zlib-rs, whose level 1 is zlib-ng's quick matcher (see
+/// `write_chunk`); the others (columns over [`CHUNK_BYTES`], time series appended during a run) by
+/// the library's filter, zlib's.
 pub const DEFLATE_LEVEL: u8 = 1;
 /// Arrays of fewer bytes are stored unfiltered, in the dataset's object header (HDF5's compact
 /// layout, as scalars are): deflating a few KiB saves little (a chunk index and a filter message
@@ -129,16 +132,39 @@ pub fn open_file(path: &Path) -> Result<File> {
 /// than the links.
 pub const COMPACT_LINKS: u32 = 32;
 
-/// Create a group whose members list in creation order (h5py iterates them in that order).
+/// Create a group whose members list in creation order (h5py iterates them in that order), with
+/// the shared creation property list (see [`ffi`]).
 pub fn new_group(parent: &Group, name: &str) -> Result<Group> {
-    parent
-        .create_group_builder()
-        .with_gcpl(|p: &mut GroupCreateBuilder| {
-            p.link_creation_order(LinkCreationOrder::Indexed)
-                .link_phase_change(LinkPhaseChange { max_compact: COMPACT_LINKS, min_dense: COMPACT_LINKS - 8 })
-        })
-        .create(name)
-        .with_context(|| format!("creating HDF5 group {name}"))
+    new_group_for(parent, name, 4, 1)
+}
+
+/// [`new_group`] for about `links` members and `attrs` attributes: its object header is made large
+/// enough for them at once. HDF5 sizes a new group's header for an estimate of its links (4 names
+/// of 8 bytes unless told), then adds a chunk of the file, linked from the last, for each member
+/// or attribute that does not fit: a sweep point's 7 groups had 52 chunks (now 7), each allocated,
+/// cached, written and freed on its own. The estimate is told as many links as there are members and
+/// attributes, with names long enough that they take the bytes those do (about 40 a link, 80 an
+/// attribute with its type and dataspace).
+pub(crate) fn new_group_for(parent: &Group, name: &str, links: u32, attrs: u32) -> Result<Group> {
+    /// Bytes of a link message beside its name (version 1 header, creation order tracked).
+    const LINK_OVERHEAD: u32 = 24;
+    let entries = (links + attrs).clamp(1, COMPACT_LINKS);
+    let name_len = ((links * 40 + attrs * 80) / entries).saturating_sub(LINK_OVERHEAD).max(8);
+    let ids = ffi::ids()?;
+    let n = CString::new(name)?;
+    // SAFETY: `parent.id()` is a live group, `ids.gcpl` a live property list, `n` outlives the
+    // call; the list is shared: its estimate is set under the same lock as the call that uses it.
+    let id = ::hdf5::sync::sync(|| unsafe {
+        if ffi::H5Pset_est_link_info(ids.gcpl, entries, name_len) < 0 {
+            return -1;
+        }
+        ffi::H5Gcreate2(parent.id(), n.as_ptr(), ffi::H5P_DEFAULT, ids.gcpl, ffi::H5P_DEFAULT)
+    });
+    if id < 0 {
+        bail!("creating HDF5 group {name}");
+    }
+    // SAFETY: `id` is a group just created, whose one reference the handle takes over.
+    Ok(unsafe { ::hdf5::from_id::<Group>(id) }?)
 }
 
 fn vlu(s: &str) -> Result<VarLenUnicode> {
@@ -147,29 +173,50 @@ fn vlu(s: &str) -> Result<VarLenUnicode> {
 
 /// Set a string attribute (created, or overwritten if it exists), of the type hdf5-metno gives
 /// [`VarLenUnicode`] (a variable-length, null-terminated UTF-8 string; h5py reads it as `str`).
-/// Called straight into the library, with the type, dataspace and creation list made once: a
-/// results file has a `units` and a `description` on every dataset, and building those for each
-/// attribute, as hdf5-metno does, was a tenth of the CPU time of writing a sweep point.
+/// Called straight into the library with the shared type, dataspace and creation list (see
+/// [`ffi`]): a results file has a `units` and a `description` on every dataset, and building those
+/// for each attribute, as hdf5-metno does, was a tenth of the CPU time of writing a sweep point.
 pub fn set_str_attr(loc: &Location, name: &str, value: &str) -> Result<()> {
-    let [ty, space, acpl] = str_attr_ids()?;
-    let n = CString::new(name)?;
-    let v = CString::new(value.replace('\0', " "))?;
     let exists = has_attr(loc, name)?;
-    // SAFETY: `loc.id()` is a live object handle, the ids are live (never closed), `n` and `v`
-    // outlive the calls, and the buffer H5Awrite reads is one `char *`, as a variable-length
-    // string's memory type wants; the lock serialises this with hdf5-metno's calls.
+    write_str_attr(loc, name, value, exists)
+}
+
+/// [`set_str_attr`] on an object just created, which has no attribute yet: it skips asking.
+pub(crate) fn new_str_attr(loc: &Location, name: &str, value: &str) -> Result<()> {
+    write_str_attr(loc, name, value, false)
+}
+
+fn write_str_attr(loc: &Location, name: &str, value: &str, exists: bool) -> Result<()> {
+    let ids = ffi::ids()?;
+    let v = CString::new(value.replace('\0', " "))?;
+    let p = v.as_ptr();
+    // SAFETY: the buffer H5Awrite reads is one `char *`, as a variable-length string's memory
+    // type wants, and `v` outlives the call.
+    unsafe { write_attr(loc, name, ids.str_ty, (&p as *const *const c_char).cast(), exists) }
+}
+
+/// Create (or, if `exists`, open) the scalar attribute `name` of type `ty` on `loc` and write it
+/// from `buf`.
+///
+/// # Safety
+///
+/// `buf` must hold one value of the memory type `ty`.
+unsafe fn write_attr(loc: &Location, name: &str, ty: ffi::Hid, buf: *const c_void, exists: bool) -> Result<()> {
+    let ids = ffi::ids()?;
+    let n = CString::new(name)?;
+    // SAFETY: `loc.id()` is a live object handle, the ids are live (never closed) and `n`
+    // outlives the calls; the lock serialises this with hdf5-metno's calls.
     let rc = ::hdf5::sync::sync(|| unsafe {
         let a = if exists {
-            H5Aopen(loc.id(), n.as_ptr(), H5P_DEFAULT)
+            ffi::H5Aopen(loc.id(), n.as_ptr(), ffi::H5P_DEFAULT)
         } else {
-            H5Acreate2(loc.id(), n.as_ptr(), ty, space, acpl, H5P_DEFAULT)
+            ffi::H5Acreate2(loc.id(), n.as_ptr(), ty, ids.scalar, ids.acpl, ffi::H5P_DEFAULT)
         };
         if a < 0 {
             return -1;
         }
-        let p = v.as_ptr();
-        let w = H5Awrite(a, ty, (&p as *const *const c_char).cast());
-        let c = H5Aclose(a);
+        let w = ffi::H5Awrite(a, ty, buf);
+        let c = ffi::H5Aclose(a);
         w.min(c)
     });
     if rc < 0 {
@@ -178,88 +225,28 @@ pub fn set_str_attr(loc: &Location, name: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
-/// The string attributes' datatype, scalar dataspace and creation property list (UTF-8 names, as
-/// hdf5-metno's), made on first use and kept open until the library closes at exit.
-fn str_attr_ids() -> Result<[i64; 3]> {
-    static IDS: OnceLock<[i64; 3]> = OnceLock::new();
-    if let Some(ids) = IDS.get() {
-        return Ok(*ids);
-    }
-    // H5T_CSET_UTF8, H5T_STR_NULLTERM, H5S_SCALAR, H5T_VARIABLE.
-    const UTF8: c_int = 1;
-    const NULLTERM: c_int = 0;
-    const SCALAR: c_int = 0;
-    const VARIABLE: usize = usize::MAX;
-    // SAFETY: plain calls into the library (initialised by H5open), under hdf5-metno's lock.
-    let ids = ::hdf5::sync::sync(|| unsafe {
-        if H5open() < 0 {
-            return None;
-        }
-        let ty = H5Tcopy(H5T_C_S1_g);
-        let ok =
-            ty >= 0 && H5Tset_cset(ty, UTF8) >= 0 && H5Tset_strpad(ty, NULLTERM) >= 0 && H5Tset_size(ty, VARIABLE) >= 0;
-        let space = H5Screate(SCALAR);
-        let acpl = H5Pcreate(H5P_CLS_ATTRIBUTE_CREATE_ID_g);
-        (ok && space >= 0 && acpl >= 0 && H5Pset_char_encoding(acpl, UTF8) >= 0).then_some([ty, space, acpl])
-    });
-    let ids = ids.ok_or_else(|| anyhow!("making the HDF5 type of string attributes"))?;
-    Ok(*IDS.get_or_init(|| ids))
-}
-
-/// `H5P_DEFAULT`.
-const H5P_DEFAULT: i64 = 0;
-
-extern "C" {
-    fn H5open() -> c_int;
-    fn H5Aexists(obj_id: i64, attr_name: *const c_char) -> c_int;
-    fn H5Aopen(obj_id: i64, attr_name: *const c_char, aapl: i64) -> i64;
-    fn H5Acreate2(loc: i64, name: *const c_char, type_id: i64, space_id: i64, acpl: i64, aapl: i64) -> i64;
-    fn H5Awrite(attr_id: i64, mem_type_id: i64, buf: *const c_void) -> c_int;
-    fn H5Aclose(attr_id: i64) -> c_int;
-    fn H5Tcopy(type_id: i64) -> i64;
-    fn H5Tset_cset(type_id: i64, cset: c_int) -> c_int;
-    fn H5Tset_strpad(type_id: i64, strpad: c_int) -> c_int;
-    fn H5Tset_size(type_id: i64, size: usize) -> c_int;
-    fn H5Screate(class: c_int) -> i64;
-    fn H5Pcreate(class_id: i64) -> i64;
-    fn H5Pset_char_encoding(plist: i64, encoding: c_int) -> c_int;
-    fn H5Pset_layout(plist: i64, layout: c_int) -> c_int;
-    fn H5Pset_obj_track_times(plist: i64, track_times: bool) -> c_int;
-    fn H5Screate_simple(rank: c_int, dims: *const u64, maxdims: *const u64) -> i64;
-    fn H5Sclose(space_id: i64) -> c_int;
-    fn H5Dcreate2(loc: i64, name: *const c_char, type_id: i64, space_id: i64, lcpl: i64, dcpl: i64, dapl: i64) -> i64;
-    fn H5Dwrite(ds: i64, mem_type: i64, mem_space: i64, file_space: i64, xfer: i64, buf: *const c_void) -> c_int;
-    fn H5Dclose(ds: i64) -> c_int;
-    static H5T_C_S1_g: i64;
-    static H5T_NATIVE_UINT8_g: i64;
-    static H5T_NATIVE_UINT32_g: i64;
-    static H5T_NATIVE_UINT64_g: i64;
-    static H5T_NATIVE_INT32_g: i64;
-    static H5T_NATIVE_INT64_g: i64;
-    static H5T_NATIVE_DOUBLE_g: i64;
-    static H5P_CLS_ATTRIBUTE_CREATE_ID_g: i64;
-    static H5P_CLS_DATASET_CREATE_ID_g: i64;
-}
-
-/// `H5S_ALL`.
-const H5S_ALL: i64 = 0;
-
 /// Whether `loc` has the attribute `name`. Asked with `H5Aexists`: opening a missing attribute to
 /// find out fails, and gathering that failure's HDF5 error stack cost more than the attribute.
 fn has_attr(loc: &Location, name: &str) -> Result<bool> {
     let n = CString::new(name)?;
     // SAFETY: `loc.id()` is a live object handle and `n` outlives the call; hdf5-metno's lock
     // serialises this with its own calls into the library.
-    let rc = ::hdf5::sync::sync(|| unsafe { H5Aexists(loc.id(), n.as_ptr()) });
+    let rc = ::hdf5::sync::sync(|| unsafe { ffi::H5Aexists(loc.id(), n.as_ptr()) });
     if rc < 0 {
         bail!("checking for attribute {name}");
     }
     Ok(rc > 0)
 }
 
-/// Set a scalar attribute (created, or overwritten if it exists).
+/// Set a scalar attribute (created, or overwritten if it exists): straight through the library for
+/// the types [`native_type`] knows, with hdf5-metno for the others.
 pub fn set_attr<T: H5Type>(loc: &Location, name: &str, value: &T) -> Result<()> {
-    let a = if has_attr(loc, name)? {
+    let exists = has_attr(loc, name)?;
+    if let Some(ty) = native_type::<T>()? {
+        // SAFETY: `value` is one `T`, whose memory type `ty` is.
+        return unsafe { write_attr(loc, name, ty, (value as *const T).cast(), exists) };
+    }
+    let a = if exists {
         loc.attr(name)?
     } else {
         loc.new_attr::<T>().create(name).with_context(|| format!("creating attribute {name}"))?
@@ -317,91 +304,229 @@ fn shuffles<T: H5Type>() -> bool {
 /// chunked and deflated (see [`DEFLATE_LEVEL`]; integers byte-shuffled first, see [`shuffles`]),
 /// smaller ones compact and unfiltered.
 pub fn column<T: H5Type>(g: &Group, name: &str, data: &[T], units: &str, description: &str) -> Result<Dataset> {
-    let small = std::mem::size_of_val(data) < FILTER_MIN_BYTES;
-    let quick = if small && !data.is_empty() { compact(g, name, data, false)? } else { None };
+    let storage = if std::mem::size_of_val(data) < FILTER_MIN_BYTES {
+        Storage::Compact
+    } else {
+        Storage::Chunked { rows: chunk_rows::<T>(data.len()), shuffle: shuffles::<T>() }
+    };
+    let quick = if data.is_empty() { None } else { create(g, name, Some(&[data.len()]), data, storage)? };
     let ds = match quick {
         Some(ds) => ds,
         None => {
+            // An empty column (HDF5 gives it a chunk of one row), or a type `native_type` does not
+            // know.
             let b = g.new_dataset_builder().with_data(data);
-            let b = if data.is_empty() {
-                b
-            } else if small {
-                b.layout(Layout::Compact)
-            } else if shuffles::<T>() {
-                b.chunk(chunk_rows::<T>(data.len())).shuffle().deflate(DEFLATE_LEVEL)
-            } else {
-                b.chunk(chunk_rows::<T>(data.len())).deflate(DEFLATE_LEVEL)
+            let b = match storage {
+                _ if data.is_empty() => b,
+                Storage::Compact => b.layout(Layout::Compact),
+                Storage::Chunked { rows, shuffle: true } => b.chunk(rows).shuffle().deflate(DEFLATE_LEVEL),
+                Storage::Chunked { rows, shuffle: false } => b.chunk(rows).deflate(DEFLATE_LEVEL),
             };
             b.create(name).with_context(|| format!("writing dataset {name}"))?
         }
     };
-    set_str_attr(&ds, "units", units)?;
-    set_str_attr(&ds, "description", description)?;
+    new_str_attr(&ds, "units", units)?;
+    new_str_attr(&ds, "description", description)?;
     Ok(ds)
 }
 
-/// The native HDF5 type of `T` (the one hdf5-metno gives it), for the integer and float types
-/// results are made of; `None` for others.
-fn native_type<T: H5Type>() -> Option<i64> {
+/// The native HDF5 type of `T` (the one hdf5-metno gives it), for the integer, float and `bool`
+/// types results are made of; `None` for others.
+fn native_type<T: H5Type>() -> Result<Option<ffi::Hid>> {
     use ::hdf5::types::{FloatSize, IntSize, TypeDescriptor as D};
-    // SAFETY: reading the library's type ids, set when it was initialised (the caller holds a live
-    // object of it).
-    unsafe {
+    // Also initialises the library, which sets the type ids read below.
+    let ids = ffi::ids()?;
+    // SAFETY: reading the library's type ids, set when it was initialised.
+    Ok(unsafe {
         Some(match T::type_descriptor() {
-            D::Unsigned(IntSize::U1) => H5T_NATIVE_UINT8_g,
-            D::Unsigned(IntSize::U4) => H5T_NATIVE_UINT32_g,
-            D::Unsigned(IntSize::U8) => H5T_NATIVE_UINT64_g,
-            D::Integer(IntSize::U4) => H5T_NATIVE_INT32_g,
-            D::Integer(IntSize::U8) => H5T_NATIVE_INT64_g,
-            D::Float(FloatSize::U8) => H5T_NATIVE_DOUBLE_g,
-            _ => return None,
+            D::Boolean => ids.bool_ty,
+            D::Unsigned(IntSize::U1) => ffi::H5T_NATIVE_UINT8_g,
+            D::Unsigned(IntSize::U4) => ffi::H5T_NATIVE_UINT32_g,
+            D::Unsigned(IntSize::U8) => ffi::H5T_NATIVE_UINT64_g,
+            D::Integer(IntSize::U4) => ffi::H5T_NATIVE_INT32_g,
+            D::Integer(IntSize::U8) => ffi::H5T_NATIVE_INT64_g,
+            D::Float(FloatSize::U8) => ffi::H5T_NATIVE_DOUBLE_g,
+            _ => return Ok(None),
         })
-    }
+    })
 }
 
-/// Create the dataset `name` in `g` holding `data` (a 1-D array, or with `scalar` its one value)
-/// in the compact layout, with no modification times (as hdf5-metno's builder), straight through
-/// the library with one creation property list made once: the builder makes and sets three property
-/// lists and a datatype per dataset, a tenth of the CPU time of writing a sweep point, most of whose
-/// datasets are small. `None` (nothing created) for a type [`native_type`] does not know.
-fn compact<T: H5Type>(g: &Group, name: &str, data: &[T], scalar: bool) -> Result<Option<Dataset>> {
-    static DCPL: OnceLock<i64> = OnceLock::new();
-    let Some(ty) = native_type::<T>() else { return Ok(None) };
-    if scalar && data.len() != 1 {
-        bail!("a scalar dataset holds one value, not {}", data.len());
+/// How [`create`] stores a dataset's values.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Storage {
+    /// In the object header, unfiltered (HDF5's compact layout; under 64 KiB).
+    Compact,
+    /// 1-D, in chunks of `rows`, deflated, byte-shuffled first if `shuffle`.
+    Chunked { rows: usize, shuffle: bool },
+}
+
+/// Create the dataset `name` in `g` holding `data` (of `shape`, row-major; `None`: a scalar, one
+/// value) stored as `storage`, with no modification times (as hdf5-metno's builder), straight
+/// through the library with the shared property lists (see [`ffi`]): the builder makes and sets
+/// three property lists and a datatype per dataset, a tenth of the CPU time of writing a sweep
+/// point, most of whose datasets are small. `None` (nothing created) for a type [`native_type`]
+/// does not know.
+pub(crate) fn create<T: H5Type>(
+    g: &Group,
+    name: &str,
+    shape: Option<&[usize]>,
+    data: &[T],
+    storage: Storage,
+) -> Result<Option<Dataset>> {
+    let Some(ty) = native_type::<T>()? else { return Ok(None) };
+    if let Storage::Chunked { rows, shuffle } = storage {
+        if rows == data.len() {
+            // SAFETY: nothing is written (`None`).
+            let ds = unsafe { create_raw(g, name, shape, ty, None, data.len(), storage) }?;
+            // SAFETY: the bytes of `data`'s values, plain numbers.
+            let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) };
+            write_chunk(&ds, bytes, std::mem::size_of::<T>(), shuffle)
+                .with_context(|| format!("writing dataset {name}"))?;
+            return Ok(Some(ds));
+        }
     }
-    let dcpl = match DCPL.get() {
-        Some(&p) => p,
-        None => {
-            // H5D_COMPACT.
-            const COMPACT: c_int = 0;
-            // SAFETY: plain calls into the library, under hdf5-metno's lock.
-            let p = ::hdf5::sync::sync(|| unsafe {
-                let p = H5Pcreate(H5P_CLS_DATASET_CREATE_ID_g);
-                (p >= 0 && H5Pset_layout(p, COMPACT) >= 0 && H5Pset_obj_track_times(p, false) >= 0).then_some(p)
-            });
-            *DCPL.get_or_init(|| p.unwrap_or(-1))
+    let write = Some((data.as_ptr().cast(), ffi::H5P_DEFAULT));
+    // SAFETY: `data` holds `data.len()` values of `T`, whose native type `ty` is.
+    unsafe { create_raw(g, name, shape, ty, write, data.len(), storage) }.map(Some)
+}
+
+/// Write `bytes` as the one chunk of the dataset `ds` (chunked as [`Storage::Chunked`], of
+/// elements of `elem` bytes), filtered here as its filters would (the byte shuffle if `shuffle`,
+/// then deflate), with `H5Dwrite_chunk`: the file holds what HDF5 itself would have written and
+/// any reader inflates it, but deflating with zlib-rs at level 1 (zlib-ng's fast matcher) costs
+/// about a third of the CPU time of zlib's level 1 that the library's filter calls, for chunks
+/// about 40% larger; and the library's filter path copies the chunk through buffers it allocates
+/// each time. Compressing was a fifth of the CPU time of writing a sweep point.
+fn write_chunk(ds: &Dataset, bytes: &[u8], elem: usize, shuffle: bool) -> Result<()> {
+    thread_local! {
+        static DEFLATER: RefCell<Option<Deflater>> = const { RefCell::new(None) };
+    }
+    DEFLATER.with_borrow_mut(|d| {
+        let d = d.get_or_insert_with(|| Deflater {
+            stream: zlib_rs::Deflate::new(DEFLATE_LEVEL.into(), true, 15),
+            shuffled: Vec::new(),
+            out: Vec::new(),
+        });
+        let input = if shuffle && elem > 1 && bytes.len() > elem {
+            byte_shuffle(bytes, elem, &mut d.shuffled);
+            &d.shuffled[..]
+        } else {
+            bytes
+        };
+        d.out.resize(zlib_rs::compress_bound(input.len()), 0);
+        d.stream.reset();
+        match d.stream.compress(input, &mut d.out, zlib_rs::DeflateFlush::Finish) {
+            Ok(zlib_rs::Status::StreamEnd) => {}
+            other => bail!("deflate failed ({other:?})"),
+        }
+        let packed = &d.out[..d.stream.total_out() as usize];
+        // As the library's deflate filter, which is optional: a chunk it cannot shrink is stored
+        // without it, and the chunk's filter mask says so (bit = the filter's place in the
+        // pipeline).
+        let (chunk, mask) = if packed.len() <= input.len() { (packed, 0) } else { (input, 1u32 << u32::from(shuffle)) };
+        let offset = [0u64];
+        // SAFETY: `ds.id()` is a live chunked dataset of one dimension, `offset` names its first
+        // chunk, and `chunk` holds `chunk.len()` bytes.
+        let rc = ::hdf5::sync::sync(|| unsafe {
+            ffi::H5Dwrite_chunk(ds.id(), ffi::H5P_DEFAULT, mask, offset.as_ptr(), chunk.len(), chunk.as_ptr().cast())
+        });
+        if rc < 0 {
+            bail!("writing a chunk");
+        }
+        Ok(())
+    })
+}
+
+/// The compressor of [`write_chunk`] and its buffers, kept per thread: zlib-rs allocates and
+/// clears about 300 KB of state for every stream, which cost more than deflating a column.
+struct Deflater {
+    stream: zlib_rs::Deflate,
+    shuffled: Vec<u8>,
+    out: Vec<u8>,
+}
+
+/// HDF5's byte shuffle (`H5Z_FILTER_SHUFFLE`) of elements of `elem` bytes, into `out`: the first
+/// byte of every element, then the second byte of every element, and so on (any bytes after the
+/// last whole element are kept last).
+fn byte_shuffle(bytes: &[u8], elem: usize, out: &mut Vec<u8>) {
+    let n = bytes.len() / elem;
+    out.clear();
+    for j in 0..elem {
+        out.extend(bytes[..n * elem].iter().skip(j).step_by(elem));
+    }
+    out.extend_from_slice(&bytes[n * elem..]);
+}
+
+/// [`create`] for text: variable-length UTF-8 strings, hdf5-metno's [`VarLenUnicode`] (a null
+/// character, which C strings cannot hold, is written as a space).
+pub(crate) fn create_strs(
+    g: &Group,
+    name: &str,
+    shape: Option<&[usize]>,
+    data: &[&str],
+    storage: Storage,
+) -> Result<Dataset> {
+    let ids = ffi::ids()?;
+    let owned = data.iter().map(|s| CString::new(s.replace('\0', " "))).collect::<Result<Vec<_>, _>>()?;
+    let ptrs: Vec<*const c_char> = owned.iter().map(|s| s.as_ptr()).collect();
+    // SAFETY: `ptrs` holds `data.len()` `char *`, the memory layout of a variable-length string,
+    // each pointing into `owned`, which outlives the call.
+    unsafe { create_raw(g, name, shape, ids.str_ty, Some((ptrs.as_ptr().cast(), ids.small_xfer)), ptrs.len(), storage) }
+}
+
+/// Create a dataset (see [`create`]) of `len` values of the memory (and file) type `ty` and, given
+/// `write = Some((buf, dxpl))`, write them from `buf`, transferred with `dxpl`.
+///
+/// # Safety
+///
+/// `buf` holds `len` values of the memory type `ty`.
+unsafe fn create_raw(
+    g: &Group,
+    name: &str,
+    shape: Option<&[usize]>,
+    ty: ffi::Hid,
+    write: Option<(*const c_void, ffi::Hid)>,
+    len: usize,
+    storage: Storage,
+) -> Result<Dataset> {
+    let dims: Vec<u64> = shape.unwrap_or(&[]).iter().map(|&d| d as u64).collect();
+    let values: u64 = dims.iter().product();
+    if values != len as u64 {
+        bail!("dataset {name}: {len} values for a shape of {values}");
+    }
+    let ids = ffi::ids()?;
+    let (dcpl, chunk) = match storage {
+        Storage::Compact => (ids.compact, 0),
+        Storage::Chunked { rows, shuffle } => {
+            if dims.len() != 1 || rows == 0 {
+                bail!("dataset {name}: chunks of {rows} rows for a shape of {dims:?}");
+            }
+            (if shuffle { ids.shuffled } else { ids.deflated }, rows as u64)
         }
     };
-    if dcpl < 0 {
-        bail!("making the HDF5 creation property list of compact datasets");
-    }
     let n = CString::new(name)?;
-    let dims = [data.len() as u64];
-    // SAFETY: `g.id()` is a live group, `ty` and `dcpl` live ids, `n` and `dims` outlive the calls,
-    // and H5Dwrite reads `data.len()` values of `T`'s native type from `data` (H5S_ALL: the whole
-    // dataspace, which has that many).
+    // SAFETY: `g.id()` is a live group, `ty` and the property lists live ids, `n` and `dims`
+    // outlive the calls, and H5Dwrite reads `len` values of `ty` from `buf` (H5S_ALL: the whole
+    // dataspace, which has that many). The chunked lists are shared: their chunk is set under the
+    // same lock as the call that uses it.
     let id = ::hdf5::sync::sync(|| unsafe {
-        // H5S_SCALAR.
-        let space = if scalar { H5Screate(0) } else { H5Screate_simple(1, dims.as_ptr(), std::ptr::null()) };
+        if chunk > 0 && ffi::H5Pset_chunk(dcpl, 1, &chunk) < 0 {
+            return -1;
+        }
+        let space = match shape {
+            None => ffi::H5Screate(ffi::H5S_SCALAR),
+            Some(_) => ffi::H5Screate_simple(dims.len() as c_int, dims.as_ptr(), std::ptr::null()),
+        };
         if space < 0 {
             return -1;
         }
-        let ds = H5Dcreate2(g.id(), n.as_ptr(), ty, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-        H5Sclose(space);
-        if ds >= 0 && H5Dwrite(ds, ty, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.as_ptr().cast()) < 0 {
-            H5Dclose(ds);
-            return -1;
+        let ds = ffi::H5Dcreate2(g.id(), n.as_ptr(), ty, space, ffi::H5P_DEFAULT, dcpl, ffi::H5P_DEFAULT);
+        ffi::H5Sclose(space);
+        if let (true, Some((buf, dxpl))) = (ds >= 0, write) {
+            if ffi::H5Dwrite(ds, ty, ffi::H5S_ALL, ffi::H5S_ALL, dxpl, buf) < 0 {
+                ffi::H5Dclose(ds);
+                return -1;
+            }
         }
         ds
     });
@@ -409,16 +534,21 @@ fn compact<T: H5Type>(g: &Group, name: &str, data: &[T], scalar: bool) -> Result
         bail!("writing dataset {name}");
     }
     // SAFETY: `id` is a dataset just created, whose one reference the handle takes over.
-    Ok(Some(unsafe { ::hdf5::from_id::<Dataset>(id) }?))
+    Ok(unsafe { ::hdf5::from_id::<Dataset>(id) }?)
 }
 
-/// Write a 1-D string dataset.
+/// Write a 1-D string dataset (chunked and deflated, as [`column`]'s large ones: text compresses).
 pub fn str_column(g: &Group, name: &str, data: &[String], description: &str) -> Result<Dataset> {
-    let v: Vec<VarLenUnicode> = data.iter().map(|s| vlu(s)).collect::<Result<_>>()?;
-    let b = g.new_dataset_builder().with_data(v.as_slice());
-    let b = if v.is_empty() { b } else { b.chunk(chunk_rows::<VarLenUnicode>(v.len())).deflate(DEFLATE_LEVEL) };
-    let ds = b.create(name).with_context(|| format!("writing dataset {name}"))?;
-    set_str_attr(&ds, "description", description)?;
+    let ds = if data.is_empty() {
+        // HDF5 gives an empty dataset a chunk of one row.
+        let v: [VarLenUnicode; 0] = [];
+        g.new_dataset_builder().with_data(&v[..]).create(name).with_context(|| format!("writing dataset {name}"))?
+    } else {
+        let v: Vec<&str> = data.iter().map(String::as_str).collect();
+        let rows = chunk_rows::<VarLenUnicode>(v.len());
+        create_strs(g, name, Some(&[v.len()]), &v, Storage::Chunked { rows, shuffle: false })?
+    };
+    new_str_attr(&ds, "description", description)?;
     Ok(ds)
 }
 
@@ -510,10 +640,7 @@ fn extendable<T: H5Type>(g: &Group, name: &str) -> Result<Dataset> {
 
 /// Attach the columns after the first to the first, `cycle`, and make it their dimension scale.
 fn attach_cycle(cols: &[Dataset]) -> Result<()> {
-    for (i, &(name, _, _)) in TIMESERIES_COLUMNS.iter().enumerate().skip(1) {
-        super::dims::attach(&cols[i], &cols[0], 0).with_context(|| format!("timeseries/{name}"))?;
-    }
-    super::dims::make_scale(&cols[0], "cycle")
+    super::dims::attach_all(&cols[0], "cycle", &cols[1..].iter().collect::<Vec<_>>()).context("timeseries")
 }
 
 fn append_col<T: H5Type>(ds: &Dataset, at: usize, data: &[T]) -> Result<()> {
@@ -554,7 +681,7 @@ impl Timeseries {
     }
 
     fn group(parent: &Group, cfg: &Config, when: &str) -> Result<Self> {
-        let g = new_group(parent, "timeseries")?;
+        let g = new_group_for(parent, "timeseries", TIMESERIES_COLUMNS.len() as u32, 2)?;
         set_attr(&g, "sample_cycles", &cfg.output.sample_cycles)?;
         set_str_attr(
             &g,
@@ -790,7 +917,7 @@ pub fn write_summary(parent: &Group, s: &Summary) -> Result<()> {
 
 /// [`write_summary`] from `(key, value)` pairs (numbers only; other values are left out).
 pub fn write_summary_pairs(parent: &Group, pairs: Vec<(String, serde_json::Value)>) -> Result<()> {
-    let g = new_group(parent, "summary")?;
+    let g = new_group_for(parent, "summary", pairs.len() as u32, 1)?;
     set_str_attr(&g, "description", "the figures of `hxsim run --json`, one scalar dataset each")?;
     for (k, v) in pairs {
         let ds = if let Some(b) = v.as_bool() {
@@ -806,15 +933,15 @@ pub fn write_summary_pairs(parent: &Group, pairs: Vec<(String, serde_json::Value
             continue;
         };
         let (units, desc) = units_of(&k);
-        set_str_attr(&ds, "units", units)?;
-        set_str_attr(&ds, "description", desc)?;
+        new_str_attr(&ds, "units", units)?;
+        new_str_attr(&ds, "description", desc)?;
     }
     Ok(())
 }
 
-/// A compact scalar dataset (see [`compact`]).
+/// A compact scalar dataset (see [`create`]).
 fn scalar<T: H5Type>(g: &Group, name: &str, value: &T) -> Result<Dataset> {
-    match compact(g, name, std::slice::from_ref(value), true)? {
+    match create(g, name, None, std::slice::from_ref(value), Storage::Compact)? {
         Some(ds) => Ok(ds),
         None => {
             let ds = g.new_dataset::<T>().layout(Layout::Compact).create(name)?;
@@ -848,7 +975,7 @@ pub fn write_results(
     let measured = measured_cycles(cfg, &res.summary);
     write_summary(parent, &res.summary)?;
 
-    let g = new_group(parent, "servers")?;
+    let g = new_group_for(parent, "servers", 4, 3)?;
     set_attr(&g, "measured_cycles", &measured)?;
     let topo = res.net.topology();
     // Servers are numbered switch by switch; with the same number on every switch (HyperX's T), the
@@ -891,7 +1018,7 @@ pub fn write_results(
 /// latency observed, with its packet count), so that a run whose latencies spread over thousands of
 /// cycles stores only the values that occurred.
 pub fn write_latency(parent: &Group, hist: &[u64]) -> Result<()> {
-    let g = new_group(parent, "latency")?;
+    let g = new_group_for(parent, "latency", 2, 4)?;
     let (mut lat, mut packets) = (Vec::new(), Vec::new());
     for (l, &c) in hist.iter().enumerate().filter(|(_, &c)| c > 0) {
         lat.push(l as u64);
@@ -917,8 +1044,7 @@ pub fn write_latency(parent: &Group, hist: &[u64]) -> Result<()> {
         "packets",
         "packets with that latency (the latency overflow_cycles counts all longer ones too)",
     )?;
-    super::dims::attach(&p, &l, 0)?;
-    super::dims::make_scale(&l, "latency")?;
+    super::dims::attach_all(&l, "latency", &[&p])?;
     Ok(())
 }
 
@@ -964,7 +1090,7 @@ fn write_links(parent: &Group, res: &RunResult, measured: u64, shared: Option<&m
             }
         }
     }
-    let g = new_group(parent, "links")?;
+    let g = new_group_for(parent, "links", LINK_NETWORK_COLUMNS.len() as u32 + 3, 2)?;
     set_attr(&g, "measured_cycles", &measured)?;
     set_str_attr(
         &g,
@@ -1006,7 +1132,7 @@ fn write_links(parent: &Group, res: &RunResult, measured: u64, shared: Option<&m
 /// Write `/vcs`: phits carried on switch-to-switch links per VC in the measured window (DAVC paper
 /// section 8's VC utilization), with the VC index as the dimension scale.
 pub fn write_vcs(parent: &Group, vc_phits: &[u64], measured: u64) -> Result<()> {
-    let g = new_group(parent, "vcs")?;
+    let g = new_group_for(parent, "vcs", 3, 2)?;
     set_attr(&g, "measured_cycles", &measured)?;
     set_str_attr(
         &g,
@@ -1030,4 +1156,19 @@ pub fn write_vcs(parent: &Group, vc_phits: &[u64], measured: u64) -> Result<()> 
     ];
     super::dims::attach_all(&vc, "vc", &cols.iter().collect::<Vec<_>>())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::byte_shuffle;
+
+    #[test]
+    fn byte_shuffle_groups_the_bytes_of_each_place_and_keeps_a_partial_element_last() {
+        let bytes = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+        let mut out = vec![99; 3];
+        byte_shuffle(&bytes, 4, &mut out);
+        assert_eq!(out, [1, 5, 2, 6, 3, 7, 4, 8, 9, 10, 11]);
+        byte_shuffle(&bytes[..3], 4, &mut out);
+        assert_eq!(out, [1, 2, 3]);
+    }
 }

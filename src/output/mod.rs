@@ -29,6 +29,7 @@
 
 pub mod dims;
 pub mod facts;
+mod ffi;
 pub mod hdf5;
 pub mod table;
 

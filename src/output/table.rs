@@ -11,7 +11,7 @@
 //!   whose dims are the swept keys.
 
 use super::dims;
-use super::hdf5 as h5;
+use super::hdf5::{self as h5, Storage};
 use crate::config;
 use crate::sweep::{Axis, ColumnKind};
 use ::hdf5::types::VarLenUnicode;
@@ -114,7 +114,7 @@ pub fn write(f: &Group, t: &SweepTable) -> Result<()> {
 }
 
 fn write_flat(f: &Group, t: &SweepTable) -> Result<()> {
-    let g = h5::new_group(f, "sweep")?;
+    let g = h5::new_group_for(f, "sweep", (t.axes.len() + t.summary_keys().len() + 4) as u32, 3)?;
     h5::set_str_attr(
         &g,
         "description",
@@ -150,26 +150,44 @@ fn write_flat(f: &Group, t: &SweepTable) -> Result<()> {
 
 /// An N-dimensional variable of the grid, written whole.
 fn grid_var<T: H5Type>(g: &Group, name: &str, shape: &[usize], data: &[T], units: &str, desc: &str) -> Result<Dataset> {
-    let b = g.new_dataset::<T>().shape(shape.to_vec());
-    // As `h5::column`: small grids compact and unfiltered, larger ones deflated.
-    let b = if data.len() <= 1 {
-        b
-    } else if std::mem::size_of_val(data) < h5::FILTER_MIN_BYTES {
-        b.layout(::hdf5::dataset::Layout::Compact)
-    } else {
-        b.chunk(shape.to_vec()).shuffle().deflate(h5::DEFLATE_LEVEL)
+    let compact = compact_grid(data.len(), std::mem::size_of_val(data));
+    let quick = if compact { h5::create(g, name, Some(shape), data, Storage::Compact)? } else { None };
+    let ds = match quick {
+        Some(ds) => ds,
+        None => {
+            let b = g.new_dataset::<T>().shape(shape.to_vec());
+            let b = if data.len() <= 1 {
+                b
+            } else if compact {
+                b.layout(::hdf5::dataset::Layout::Compact)
+            } else {
+                b.chunk(shape.to_vec()).shuffle().deflate(h5::DEFLATE_LEVEL)
+            };
+            let ds = b.create(name)?;
+            ds.write_raw(data)?;
+            ds
+        }
     };
-    let ds = b.create(name)?;
-    ds.write_raw(data)?;
-    if !units.is_empty() {
-        h5::set_str_attr(&ds, "units", units)?;
-    }
-    h5::set_str_attr(&ds, "description", desc)?;
+    grid_var_attrs(&ds, units, desc)?;
     Ok(ds)
 }
 
+/// As `h5::column`: small grids compact and unfiltered, larger ones deflated (a grid of one cell
+/// is contiguous).
+fn compact_grid(cells: usize, bytes: usize) -> bool {
+    cells > 1 && bytes < h5::FILTER_MIN_BYTES
+}
+
+/// `units` (unless empty) and `description` of a variable of the grid, just created.
+fn grid_var_attrs(ds: &Dataset, units: &str, desc: &str) -> Result<()> {
+    if !units.is_empty() {
+        h5::new_str_attr(ds, "units", units)?;
+    }
+    h5::new_str_attr(ds, "description", desc)
+}
+
 fn write_grid(f: &Group, t: &SweepTable) -> Result<()> {
-    let g = h5::new_group(f, "grid")?;
+    let g = h5::new_group_for(f, "grid", (t.axes.len() + t.summary_keys().len() + 3) as u32, 1)?;
     h5::set_str_attr(
         &g,
         "description",
@@ -217,22 +235,27 @@ fn write_grid(f: &Group, t: &SweepTable) -> Result<()> {
     vars.push(grid_var(&g, "complete", &shape, &complete, "", "the point ran to its end")?);
     let point: Vec<i64> = at.iter().map(|i| i.map_or(-1, |i| t.rows[i].point as i64)).collect();
     vars.push(grid_var(&g, "point", &shape, &point, "", "index of the point (row of /sweep; -1: missing)")?);
-    let err: Vec<VarLenUnicode> = at
-        .iter()
-        .map(|i| i.map_or("missing", |i| t.rows[i].error.as_str()).parse::<VarLenUnicode>())
-        .collect::<Result<_, _>>()
-        .map_err(|e| anyhow::anyhow!("error text: {e}"))?;
-    vars.push(grid_var(&g, "error", &shape, &err, "", "why the point did not complete (empty if it did)")?);
-    for v in &vars {
-        for (axis, (scale, _)) in scales.iter().enumerate() {
-            dims::attach(v, scale, axis)?;
+    let err: Vec<&str> = at.iter().map(|i| i.map_or("missing", |i| t.rows[i].error.as_str())).collect();
+    let err_desc = "why the point did not complete (empty if it did)";
+    // Sized as `grid_var` sizes `VarLenUnicode` cells (one pointer each).
+    vars.push(if compact_grid(err.len(), err.len() * std::mem::size_of::<VarLenUnicode>()) {
+        let ds = h5::create_strs(&g, "error", Some(&shape), &err, Storage::Compact)?;
+        grid_var_attrs(&ds, "", err_desc)?;
+        ds
+    } else {
+        let err: Vec<VarLenUnicode> = err
+            .iter()
+            .map(|e| e.parse::<VarLenUnicode>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| anyhow::anyhow!("error text: {e}"))?;
+        grid_var(&g, "error", &shape, &err, "", err_desc)?
+    });
+    let scales: Vec<(&Dataset, &str)> = scales.iter().map(|(s, n)| (s, n.as_str())).collect();
+    dims::attach_axes(&vars.iter().collect::<Vec<_>>(), &scales)?;
+    if !scalar_coords.is_empty() {
+        for v in &vars {
+            h5::new_str_attr(v, "coordinates", &scalar_coords.join(" "))?;
         }
-        if !scalar_coords.is_empty() {
-            h5::set_str_attr(v, "coordinates", &scalar_coords.join(" "))?;
-        }
-    }
-    for (scale, name) in &scales {
-        dims::make_scale(scale, name)?;
     }
     Ok(())
 }
