@@ -15,7 +15,8 @@
 //!                    cycle, injected_phits, accepted_phits, delivered_packets, latency_sum,
 //!                    in_flight, injected_load, accepted_load, mean_latency
 //! /servers/          injected_phits, accepted_phits per server (measured window)
-//! /latency/          bin_edges, counts: 1-cycle latency histogram from min to max observed
+//! /latency/          latency, packets: sparse exact histogram (each latency that occurred, cycles, and
+//!                    how many packets had it); attributes total_packets, latency_sum
 //! /links/            switch, port, neighbour_switch, neighbour_port, dimension, phits, utilization
 //!                    per live link direction (measured window)
 //! /vcs/              vc, phits, share: phits per VC on switch-to-switch links (measured window)
