@@ -9,7 +9,7 @@
 use super::ffi::{self, DsListEntry, Hid, HvlT, ObjRef};
 use ::hdf5::Dataset;
 use anyhow::{bail, Result};
-use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use std::ffi::{c_int, c_uint, c_void, CString};
 
 /// Attach `scale` to axis 0 of every dataset of `vars` (1-D), and mark it as the scale `name`.
 pub fn attach_all(scale: &Dataset, name: &str, vars: &[&Dataset]) -> Result<()> {
@@ -100,7 +100,7 @@ unsafe fn write_list(obj: Hid, name: &std::ffi::CStr, ty: Hid, len: usize, buf: 
         if space < 0 {
             return -1;
         }
-        let rc = write_attr(obj, name.as_ptr(), ty, space, buf);
+        let rc = ffi::write_attribute(obj, name.as_ptr(), ty, space, ffi::H5P_DEFAULT, buf, false);
         ffi::H5Sclose(space);
         rc
     })
@@ -123,38 +123,11 @@ unsafe fn write_fixed_str(obj: Hid, name: &std::ffi::CStr, value: &std::ffi::CSt
         if ty < 0 {
             return -1;
         }
-        let rc = write_attr(obj, name.as_ptr(), ty, ids.scalar, value.as_ptr().cast());
+        let rc =
+            ffi::write_attribute(obj, name.as_ptr(), ty, ids.scalar, ffi::H5P_DEFAULT, value.as_ptr().cast(), false);
         ffi::H5Tclose(ty);
         rc
     })
-}
-
-/// Create the attribute `name` on `obj` (default creation list) and write it from `buf`, of the
-/// memory type `ty`. Negative on failure.
-///
-/// # Safety
-///
-/// Call under hdf5-metno's lock, with live ids, a C string `name` and `buf` as `ty` and `space`
-/// want.
-unsafe fn write_attr(obj: Hid, name: *const c_char, ty: Hid, space: Hid, buf: *const c_void) -> c_int {
-    let a = ffi::H5Acreate2(obj, name, ty, space, ffi::H5P_DEFAULT, ffi::H5P_DEFAULT);
-    if a < 0 {
-        return -1;
-    }
-    let w = ffi::H5Awrite(a, ty, buf);
-    w.min(ffi::H5Aclose(a))
-}
-
-extern "C" {
-    fn H5Pset_copy_object(plist: Hid, flags: c_uint) -> c_int;
-    fn H5Ocopy(
-        src_loc: Hid,
-        src_name: *const c_char,
-        dst_loc: Hid,
-        dst_name: *const c_char,
-        ocpypl: Hid,
-        lcpl: Hid,
-    ) -> c_int;
 }
 
 /// Copy the object `src_name` of `src` (a group with everything below it, or a dataset) to
@@ -168,10 +141,10 @@ pub fn copy_object(src: &::hdf5::Location, src_name: &str, dst: &::hdf5::Locatio
     let plist = ::hdf5::plist::ObjectCopy::try_new()?;
     // SAFETY: live handles (locations, property list), C strings that outlive the call; 0 is H5P_DEFAULT.
     let rc = ::hdf5::sync::sync(|| unsafe {
-        if H5Pset_copy_object(plist.id(), EXPAND_REFERENCES) < 0 {
+        if ffi::H5Pset_copy_object(plist.id(), EXPAND_REFERENCES) < 0 {
             return -1;
         }
-        H5Ocopy(src.id(), s.as_ptr(), dst.id(), d.as_ptr(), plist.id(), 0)
+        ffi::H5Ocopy(src.id(), s.as_ptr(), dst.id(), d.as_ptr(), plist.id(), 0)
     });
     if rc < 0 {
         bail!("copying {src_name} into {}", dst.name());

@@ -65,6 +65,15 @@ pub struct HvlT {
 }
 
 extern "C" {
+    pub fn H5Pset_copy_object(plist: Hid, flags: c_uint) -> c_int;
+    pub fn H5Ocopy(
+        src_loc: Hid,
+        src_name: *const c_char,
+        dst_loc: Hid,
+        dst_name: *const c_char,
+        ocpypl: Hid,
+        lcpl: Hid,
+    ) -> c_int;
     pub fn H5open() -> c_int;
     pub fn H5Iinc_ref(id: Hid) -> c_int;
     pub fn H5Aexists(obj_id: Hid, attr_name: *const c_char) -> c_int;
@@ -259,4 +268,28 @@ pub unsafe fn fixed_str_type(len: usize) -> Hid {
         return -1;
     }
     t
+}
+
+/// Write the attribute `name` of `obj` from `buf`: opened if `exists`, else created with the
+/// dataspace `space` and creation list `acpl`; then closed. Negative on failure.
+///
+/// # Safety
+///
+/// Call under hdf5-metno's lock (`::hdf5::sync::sync`), with live ids, a C string `name`, and `buf`
+/// holding as many values of the memory type `ty` as the attribute's dataspace has elements.
+pub unsafe fn write_attribute(
+    obj: Hid,
+    name: *const c_char,
+    ty: Hid,
+    space: Hid,
+    acpl: Hid,
+    buf: *const c_void,
+    exists: bool,
+) -> c_int {
+    let a = if exists { H5Aopen(obj, name, H5P_DEFAULT) } else { H5Acreate2(obj, name, ty, space, acpl, H5P_DEFAULT) };
+    if a < 0 {
+        return -1;
+    }
+    let w = H5Awrite(a, ty, buf);
+    w.min(H5Aclose(a))
 }

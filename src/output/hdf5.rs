@@ -207,17 +207,7 @@ unsafe fn write_attr(loc: &Location, name: &str, ty: ffi::Hid, buf: *const c_voi
     // SAFETY: `loc.id()` is a live object handle, the ids are live (never closed) and `n`
     // outlives the calls; the lock serialises this with hdf5-metno's calls.
     let rc = ::hdf5::sync::sync(|| unsafe {
-        let a = if exists {
-            ffi::H5Aopen(loc.id(), n.as_ptr(), ffi::H5P_DEFAULT)
-        } else {
-            ffi::H5Acreate2(loc.id(), n.as_ptr(), ty, ids.scalar, ids.acpl, ffi::H5P_DEFAULT)
-        };
-        if a < 0 {
-            return -1;
-        }
-        let w = ffi::H5Awrite(a, ty, buf);
-        let c = ffi::H5Aclose(a);
-        w.min(c)
+        ffi::write_attribute(loc.id(), n.as_ptr(), ty, ids.scalar, ids.acpl, buf, exists)
     });
     if rc < 0 {
         bail!("writing attribute {name}");
