@@ -30,19 +30,41 @@
 //! polarized routes by twice the diameter, and the ladder has `2 x diameter` steps (`hxsim
 //! check-deadlock` finds exactly 6 hops on 3x3x3 and 4x4x4).
 //!
-//! With failed links two things break, and standalone Polarized handles them with a table (the
-//! SurePath paper does not use Polarized without its escape on faulty networks; PolSP instead takes
-//! forced escape hops, see [`super::surepath`]):
+//! With failed links two things break, and standalone Polarized handles them itself (the SurePath
+//! paper does not use Polarized without its escape on faulty networks; PolSP instead takes forced
+//! escape hops, see [`super::surepath`]):
 //! - *dead ends*: a switch where no move is allowed (e.g. every neighbour closer to `t` is also
 //!   closer to `s` while the packet is still nearer its source). Polarized then drops every move
 //!   into a switch from which no polarized route reaches `t` ("corners");
 //! - *longer routes*: routes can exceed twice the (faulty) diameter (9 hops at diameter 4 on a
 //!   3x3x3 with 8 failed links). The ladder is then sized by the longest route that remains.
 //!
-//! Both come from one pass per pair `(s, t)`: allowed moves strictly increase `(mu, d(c,s))` while
-//! `mu < 0` and `(mu, -d(c,t))` after, so they form a DAG, and a memoised depth-first search finds
-//! its dead switches and longest path. That is O(switches^2) searches of O(links) each, so it is
-//! only done for faulty networks of at most [`MAX_FAULTY_SWITCHES`] switches.
+//! Allowed moves strictly increase `(mu, d(c,s))` while `mu < 0` and `(mu, -d(c,t))` after, so they
+//! form a DAG. On faulty networks of at most [`CORNER_TABLE_SWITCHES`] switches, one memoised
+//! depth-first search per pair `(s, t)` finds its dead switches and the longest path, all up front
+//! ([`Corners::Table`]). That is O(switches^2) searches, out of reach on larger networks, which
+//! decide corners per candidate instead ([`Corners::OnDemand`]), exactly, from three facts:
+//! - *A switch nearer `t` than `s` (`d(c,s) >= d(c,t)`) is never a corner*: every move that
+//!   approaches `t` is allowed there and keeps it so, down a shortest path to `t`.
+//! - *A pair has corners only if it has a switch with no allowed move at all* (follow moves from a
+//!   corner: they end at one). Nearer `s` (`a = d(c,s) < b = d(c,t)`), the allowed moves are those
+//!   departing `s`, and those keeping `d(c,s)` that approach `t`. So such a switch is a *peak* of
+//!   `d(., s)` (no neighbour farther from `s`) with no same-level neighbour nearer `t`.
+//! - *On a faulty HyperX, peaks are few and known.* A switch `p` at its Hamming distance `h` from
+//!   `s` reaches a switch at distance `h + 1` over any live link in a dimension where it agrees
+//!   with `s` (faults never shorten distances). So a peak is an exception of `s`
+//!   ([`SparseDistances::exceptions_to`]), a switch with a dimension whose links all failed, or an
+//!   antipode of `s` (`h` = dimensions), which is nearer `s` than `t` only if it is an exception of
+//!   `t`. [`PeakIndex`] lists the first two kinds per source; a pair's check reads its source's
+//!   list and its destination's exceptions, a few switches at 1% link faults.
+//!
+//! Pairs that may have a dead end then search, per candidate, for an allowed route out of the
+//! region nearer `s` (memoised within one routing decision). The ladder of these larger networks
+//! is sized by a bound, since their longest route would need the search per pair: while `a < b`,
+//! each move raises `2a - b` by at least 1 from `-d(s,t)` to at most `D - 2` (`D` the diameter),
+//! and after, each raises `a - 2b` from at least `-D` to `d(t,s) <= D`, so routes have at most
+//! `4D - 1` hops ([`bounded_route_hops`]). A pair without any route shows at run time (the packet
+//! finds no candidate at its source), not up front.
 
 use super::deadlock::FxSet;
 use super::vc::VcPolicy;
@@ -52,12 +74,14 @@ use crate::topology::distances::{SparseDistances, DEBUG_CHECK_SWITCHES};
 use crate::topology::fabric::UNREACHABLE;
 use crate::topology::{Fabric, PortId, SwitchId};
 use rayon::prelude::*;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 /// Penalties by how far below the best candidate's `dmu` a candidate is (0, 1, 2).
 pub const PENALTIES: [u32; 3] = [0, 64, 80];
-/// Largest faulty network for which standalone Polarized computes its dead ends.
-pub const MAX_FAULTY_SWITCHES: usize = 1024;
+/// Largest faulty network for which standalone Polarized tabulates its dead ends and longest route
+/// up front ([`Corners::Table`]); larger ones decide corners per candidate ([`Corners::OnDemand`]).
+pub const CORNER_TABLE_SWITCHES: usize = 1024;
 /// Most exceptions a source or destination may have for the faulty-HyperX fast path of
 /// [`PolarizedRoutes::hops`], which scans both lists once per hop; longer lists (next to a large
 /// fault shape) take the per-neighbour path.
@@ -78,11 +102,176 @@ pub fn allowed(a: u32, b: u32, ds: i32, dt: i32) -> Option<i32> {
 /// Dead-end keys and longest route from one source, or a pair with no polarized route at all.
 type DeadEnds = Result<(Vec<u64>, usize), (SwitchId, SwitchId)>;
 
+/// How Polarized routes avoid dead ends (see the module doc).
+enum Corners {
+    /// None avoided: the routes exactly as the paper defines them (fault-free networks, where
+    /// there are none, and PolSP, whose escape takes over at a dead end).
+    None,
+    /// Every dead end `(s * n + t) * n + c`, found up front.
+    Table(FxSet<u64>),
+    /// Decided per candidate, with the peaks of each source.
+    OnDemand(PeakIndex),
+}
+
+/// Moves are filtered against nothing (the raw moves a search explores).
+static NO_CORNERS: Corners = Corners::None;
+
+/// Per source `s`, the switches that may be peaks of `d(., s)` other than its antipodes: its
+/// exceptions and the switches with a dimension whose links all failed, kept where they are peaks
+/// (see the module doc). `None` on networks without sparse distances (not a HyperX), where every
+/// pair is searched.
+struct PeakIndex {
+    lists: Option<(Vec<u32>, Vec<SwitchId>)>,
+}
+
+impl PeakIndex {
+    /// The peaks of every source of `net` (HyperX with sparse distances), in parallel.
+    fn new(routes: &PolarizedRoutes) -> Self {
+        let net = &*routes.net;
+        let Some(sd) = net.sparse_distances() else { return PeakIndex { lists: None } };
+        let h = sd.hyperx();
+        let n = net.num_switches();
+        // Switches with a dimension whose links (all trunks, to every other coordinate) failed:
+        // (switch, mask of such dimensions).
+        let walled: Vec<(SwitchId, u32)> = (0..n as SwitchId)
+            .filter(|&p| net.switch_alive(p))
+            .filter_map(|p| {
+                let mut mask = 0u32;
+                for d in 0..h.dims() {
+                    let ports = h.dim_base(d)..h.dim_base(d) + (h.side(d) - 1) * h.trunk(d);
+                    if ports.clone().all(|q| !net.alive(p, q as PortId)) {
+                        mask |= 1 << d;
+                    }
+                }
+                (mask != 0).then_some((p, mask))
+            })
+            .collect();
+        let per_src: Vec<Vec<SwitchId>> = (0..n as SwitchId)
+            .into_par_iter()
+            .map(|s| {
+                if !net.switch_alive(s) {
+                    return Vec::new();
+                }
+                let mut cands: Vec<SwitchId> = sd.exceptions_to(s).0.to_vec();
+                for &(p, mask) in &walled {
+                    // Below the antipode, `p` has no farther neighbour only if every dimension in
+                    // which it agrees with `s` is walled.
+                    let agree = (0..h.dims()).filter(|&d| h.coord(p, d) == h.coord(s, d)).fold(0, |m, d| m | 1 << d);
+                    if agree != 0 && agree & !mask == 0 {
+                        cands.push(p);
+                    }
+                }
+                cands.sort_unstable();
+                cands.dedup();
+                cands.retain(|&p| p != s && net.switch_alive(p) && sd.same_component(p, s) && routes.is_peak(sd, p, s));
+                cands
+            })
+            .collect();
+        let mut start = Vec::with_capacity(n + 1);
+        let mut list = Vec::new();
+        for l in per_src {
+            start.push(list.len() as u32);
+            list.extend(l);
+        }
+        start.push(list.len() as u32);
+        PeakIndex { lists: Some((start, list)) }
+    }
+}
+
+/// The dead-end filter of one routing decision for the pair `(st.src, st.dst)`: which allowed
+/// moves a packet may take ([`Filter::keep`]).
+struct Filter<'a> {
+    routes: &'a PolarizedRoutes,
+    corners: &'a Corners,
+    st: &'a RouteState,
+    /// With [`Corners::OnDemand`]: whether the pair may have a dead end, once asked.
+    pair: Cell<Option<bool>>,
+    /// With [`Corners::OnDemand`]: switches searched in this decision, from which a route to `t`
+    /// exists (`safe`) or not (`dead`).
+    safe: RefCell<FxSet<SwitchId>>,
+    dead: RefCell<FxSet<SwitchId>>,
+}
+
+impl<'a> Filter<'a> {
+    fn new(routes: &'a PolarizedRoutes, corners: &'a Corners, st: &'a RouteState) -> Self {
+        Filter {
+            routes,
+            corners,
+            st,
+            pair: Cell::new(None),
+            safe: RefCell::new(FxSet::default()),
+            dead: RefCell::new(FxSet::default()),
+        }
+    }
+
+    /// Whether an allowed move into `y`, at distances `ys = d(y,s)` and `yt = d(y,t)`, is kept:
+    /// `y` is not a corner.
+    #[inline]
+    fn keep(&self, y: SwitchId, ys: u32, yt: u32) -> bool {
+        match self.corners {
+            Corners::None => true,
+            Corners::Table(set) => {
+                let n = self.routes.net.num_switches() as u64;
+                !set.contains(&((self.st.src as u64 * n + self.st.dst as u64) * n + y as u64))
+            }
+            Corners::OnDemand(peaks) => ys >= yt || !self.pair_may_dead_end(peaks) || self.reaches_t(y),
+        }
+    }
+
+    fn pair_may_dead_end(&self, peaks: &PeakIndex) -> bool {
+        if let Some(v) = self.pair.get() {
+            return v;
+        }
+        let v = match (&peaks.lists, self.routes.net.sparse_distances()) {
+            (Some((start, list)), Some(sd)) => {
+                let (s, t) = (self.st.src, self.st.dst);
+                let own = &list[start[s as usize] as usize..start[s as usize + 1] as usize];
+                own.iter().any(|&p| self.routes.dead_end(sd, p, s, t, true))
+                    || sd.exceptions_to(t).0.iter().any(|&p| self.routes.dead_end(sd, p, s, t, false))
+            }
+            _ => true,
+        };
+        self.pair.set(Some(v));
+        v
+    }
+
+    /// Whether some polarized route leads from `c` to `t` (a memoised depth-first search over the
+    /// raw allowed moves, which form a DAG; it stops at the first switch nearer `t` than `s`).
+    fn reaches_t(&self, c: SwitchId) -> bool {
+        let (s, t) = (self.st.src, self.st.dst);
+        let net = &*self.routes.net;
+        if c == t || net.distance(c, s) >= net.distance(c, t) {
+            return true;
+        }
+        if self.safe.borrow().contains(&c) {
+            return true;
+        }
+        if self.dead.borrow().contains(&c) {
+            return false;
+        }
+        let mut next = Vec::new();
+        let raw = Filter::new(self.routes, &NO_CORNERS, self.st);
+        self.routes.hops_with(c, self.st, &raw, |p, _| next.push(p));
+        let ok = next.into_iter().any(|p| self.reaches_t(net.neighbour(c, p).expect("hops are on live ports").0));
+        if ok {
+            self.safe.borrow_mut().insert(c);
+        } else {
+            self.dead.borrow_mut().insert(c);
+        }
+        ok
+    }
+}
+
+/// The most hops of a polarized route on a network of diameter `diameter`, faults or not (the
+/// module doc's bound, `4D - 1`; SurePath section 3.1.2's `2D` holds on a fault-free HyperX).
+pub fn bounded_route_hops(diameter: usize) -> usize {
+    (4 * diameter).saturating_sub(1)
+}
+
 /// The Polarized route set.
 pub struct PolarizedRoutes {
     net: Arc<Fabric>,
-    /// Dead ends `(s * n + t) * n + c` to avoid (only when built with [`PolarizedRoutes::pruned`]).
-    corners: Option<FxSet<u64>>,
+    corners: Corners,
     /// Longest route once dead ends are avoided (pruned routes only).
     longest: usize,
 }
@@ -90,27 +279,36 @@ pub struct PolarizedRoutes {
 impl PolarizedRoutes {
     /// Polarized routes over `net`, exactly as the paper defines them.
     pub fn new(net: Arc<Fabric>) -> Self {
-        PolarizedRoutes { net, corners: None, longest: 0 }
+        PolarizedRoutes { net, corners: Corners::None, longest: 0 }
     }
 
-    /// Polarized routes that avoid dead ends, with their longest route; on a fault-free HyperX there
-    /// are none and this is [`PolarizedRoutes::new`]. Errors name the pair Polarized cannot route.
+    /// Polarized routes that avoid dead ends, with their longest route (or its bound on faulty
+    /// networks above [`CORNER_TABLE_SWITCHES`] switches); on a fault-free HyperX there are none and
+    /// this is [`PolarizedRoutes::new`]. Errors name the pair Polarized cannot route.
     pub fn pruned(net: Arc<Fabric>) -> Result<Self, ConfigError> {
-        let mut r = PolarizedRoutes::new(net.clone());
         if net.fault_free_hyperx().is_some() {
-            return Ok(r);
+            return Ok(PolarizedRoutes::new(net));
         }
+        if net.num_switches() > CORNER_TABLE_SWITCHES {
+            Ok(Self::on_demand(net))
+        } else {
+            Self::tabulated(net)
+        }
+    }
+
+    /// Dead ends decided per candidate ([`Corners::OnDemand`]) and the ladder sized by
+    /// [`bounded_route_hops`], whatever the network's size.
+    fn on_demand(net: Arc<Fabric>) -> Self {
+        let mut r = PolarizedRoutes::new(net.clone());
+        r.corners = Corners::OnDemand(PeakIndex::new(&r));
+        r.longest = bounded_route_hops(network_diameter(&net) as usize);
+        r
+    }
+
+    /// Every dead end and the longest route found up front ([`Corners::Table`]).
+    fn tabulated(net: Arc<Fabric>) -> Result<Self, ConfigError> {
+        let mut r = PolarizedRoutes::new(net.clone());
         let n = net.num_switches();
-        if n > MAX_FAULTY_SWITCHES {
-            return Err(ConfigError::value(
-                "routing.algorithm",
-                "\"polarized\"",
-                format!(
-                    "on faulty networks of at most {MAX_FAULTY_SWITCHES} switches (this one has {n}); \
-                     use \"surepath-polarized\", whose escape subnetwork needs no dead-end table"
-                ),
-            ));
-        }
         let per_src: Vec<DeadEnds> = (0..n as SwitchId).into_par_iter().map(|s| r.dead_ends_from(s)).collect();
         let mut corners = FxSet::default();
         for x in per_src {
@@ -124,7 +322,7 @@ impl PolarizedRoutes {
             corners.extend(dead);
             r.longest = r.longest.max(longest);
         }
-        r.corners = Some(corners);
+        r.corners = Corners::Table(corners);
         Ok(r)
     }
 
@@ -174,26 +372,69 @@ impl PolarizedRoutes {
         best
     }
 
-    /// Longest route: `2 x diameter` (SurePath section 3.1.2), or the longest pruned route.
+    /// Longest route: `2 x diameter` (SurePath section 3.1.2), or that of the pruned routes (exact
+    /// up to [`CORNER_TABLE_SWITCHES`] switches, [`bounded_route_hops`] above).
     pub fn max_hops(&self) -> usize {
-        if self.corners.is_some() {
-            self.longest
-        } else {
-            2 * network_diameter(&self.net) as usize
+        match self.corners {
+            Corners::None => 2 * network_diameter(&self.net) as usize,
+            _ => self.longest,
         }
     }
 
-    #[inline]
-    fn is_corner(&self, st: &RouteState, y: SwitchId) -> bool {
-        self.corners.as_ref().is_some_and(|set| {
-            let n = self.net.num_switches() as u64;
-            set.contains(&((st.src as u64 * n + st.dst as u64) * n + y as u64))
-        })
+    /// Whether `p` has no live neighbour farther from `s` than itself (a peak of `d(., s)`).
+    fn is_peak(&self, sd: &SparseDistances, p: SwitchId, s: SwitchId) -> bool {
+        let a = sd.distance(p, s);
+        let mut peak = true;
+        sd.hyperx().for_each_neighbour(p, |y, mut ports| {
+            if peak && ports.any(|q| self.net.alive(p, q)) && sd.distance(y, s) == a + 1 {
+                peak = false;
+            }
+        });
+        peak
+    }
+
+    /// Whether `p` is a switch without any allowed move for a packet from `s` to `t` while it is
+    /// nearer `s`: a peak of `d(., s)` (known to be when `known_peak`) with no live neighbour at
+    /// the same distance from `s` and nearer `t`.
+    fn dead_end(&self, sd: &SparseDistances, p: SwitchId, s: SwitchId, t: SwitchId, known_peak: bool) -> bool {
+        if p == t || !self.net.switch_alive(p) || !sd.same_component(p, s) || !sd.same_component(p, t) {
+            return false;
+        }
+        let (a, b) = (sd.distance(p, s), sd.distance(p, t));
+        if a >= b || (!known_peak && !self.is_peak(sd, p, s)) {
+            return false;
+        }
+        let h = sd.hyperx();
+        let level_approach = |y: SwitchId| sd.distance(y, s) == a && sd.distance(y, t) + 1 == b;
+        if b == h.hamming(p, t) {
+            // Only neighbours at Hamming distance `b - 1` from `t` can be at distance `b - 1`: `p`
+            // with one of its differing coordinates set to `t`'s.
+            (0..h.dims()).all(|d| {
+                let v = h.coord(t, d);
+                v == h.coord(p, d)
+                    || !(0..h.trunk(d)).any(|k| self.net.alive(p, h.port_to(p, d, v, k)))
+                    || !level_approach(h.with_coord(p, d, v))
+            })
+        } else {
+            let mut found = false;
+            h.for_each_neighbour(p, |y, mut ports| {
+                if !found && ports.any(|q| self.net.alive(p, q)) && level_approach(y) {
+                    found = true;
+                }
+            });
+            !found
+        }
     }
 
     /// Calls `f(port, dmu)` for every hop Polarized allows a packet in state `st` at `at`.
     #[inline]
-    pub fn hops(&self, at: SwitchId, st: &RouteState, mut f: impl FnMut(PortId, i32)) {
+    pub fn hops(&self, at: SwitchId, st: &RouteState, f: impl FnMut(PortId, i32)) {
+        self.hops_with(at, st, &Filter::new(self, &self.corners, st), f);
+    }
+
+    /// [`PolarizedRoutes::hops`] with the dead-end filter `filter`.
+    #[inline]
+    fn hops_with(&self, at: SwitchId, st: &RouteState, filter: &Filter, mut f: impl FnMut(PortId, i32)) {
         let net = &*self.net;
         let (s, t) = (st.src, st.dst);
         if let Some(h) = net.fault_free_hyperx() {
@@ -228,17 +469,17 @@ impl PolarizedRoutes {
             if cfg!(debug_assertions) && net.num_switches() <= DEBUG_CHECK_SWITCHES {
                 // Debug builds: the fast path offers exactly the hops of the per-neighbour one.
                 let mut fast = Vec::new();
-                if self.faulty_hyperx_hops(sd, at, st, &mut |p, m| fast.push((p, m))) {
+                if self.faulty_hyperx_hops(sd, at, st, filter, &mut |p, m| fast.push((p, m))) {
                     let mut slow = Vec::new();
-                    self.sparse_hops(sd, at, st, &mut |p, m| slow.push((p, m)));
+                    self.sparse_hops(sd, at, st, filter, &mut |p, m| slow.push((p, m)));
                     assert_eq!(fast, slow, "polarized hops at {at} from {s} to {t}");
                     fast.into_iter().for_each(|(p, m)| f(p, m));
                     return;
                 }
-            } else if self.faulty_hyperx_hops(sd, at, st, &mut f) {
+            } else if self.faulty_hyperx_hops(sd, at, st, filter, &mut f) {
                 return;
             }
-            self.sparse_hops(sd, at, st, &mut f);
+            self.sparse_hops(sd, at, st, filter, &mut f);
             return;
         }
         let (a, b) = (net.distance(at, s), net.distance(at, t));
@@ -249,7 +490,7 @@ impl PolarizedRoutes {
                     continue;
                 }
                 if let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
-                    if !self.is_corner(st, y) {
+                    if filter.keep(y, ys, yt) {
                         f(p, dmu);
                     }
                 }
@@ -261,7 +502,14 @@ impl PolarizedRoutes {
     /// same order as the generic port scan, but neighbours come from coordinates (no virtual
     /// call, no port decoding) and each neighbour switch's distances are read once for all its
     /// trunks.
-    fn sparse_hops(&self, sd: &SparseDistances, at: SwitchId, st: &RouteState, f: &mut impl FnMut(PortId, i32)) {
+    fn sparse_hops(
+        &self,
+        sd: &SparseDistances,
+        at: SwitchId,
+        st: &RouteState,
+        filter: &Filter,
+        f: &mut impl FnMut(PortId, i32),
+    ) {
         let net = &*self.net;
         let (s, t) = (st.src, st.dst);
         let (a, b) = (sd.distance(at, s), sd.distance(at, t));
@@ -273,7 +521,7 @@ impl PolarizedRoutes {
                     continue;
                 }
                 if let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
-                    if !self.is_corner(st, y) {
+                    if filter.keep(y, ys, yt) {
                         f(p, dmu);
                     }
                 }
@@ -293,6 +541,7 @@ impl PolarizedRoutes {
         sd: &SparseDistances,
         at: SwitchId,
         st: &RouteState,
+        filter: &Filter,
         f: &mut impl FnMut(PortId, i32),
     ) -> bool {
         let net = &*self.net;
@@ -348,7 +597,7 @@ impl PolarizedRoutes {
                     }
                 }
                 let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) else { continue };
-                if self.corners.is_some() && self.is_corner(st, h.with_coord(at, d, v)) {
+                if !matches!(filter.corners, Corners::None) && !filter.keep(h.with_coord(at, d, v), ys, yt) {
                     continue;
                 }
                 for p in first..first + k {
@@ -417,7 +666,13 @@ impl Polarized {
     pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let routes = PolarizedRoutes::pruned(net.clone())?;
         let diam = network_diameter(&net) as usize;
-        let why = if net.is_faulty() {
+        let why = if matches!(routes.corners, Corners::OnDemand(_)) {
+            format!(
+                "polarized routes on this faulty network (diameter {diam}) are at most 4 x {diam} - 1 = {} hops \
+                 (a bound: the exact longest route is searched up front only up to {CORNER_TABLE_SWITCHES} switches)",
+                routes.max_hops()
+            )
+        } else if net.is_faulty() {
             format!("polarized routes on this faulty network (diameter {diam}) are up to {} hops", routes.max_hops())
         } else {
             format!("polarized routes are up to 2 x diameter {diam} = {} hops", 2 * diam)
@@ -495,10 +750,11 @@ mod tests {
                         routes.hops(c, &st, |p, m| got.push((p, m)));
                         assert_eq!(got, want, "{sides:?}: hops at {c} from {s} to {t}");
                         let mut slow = Vec::new();
-                        routes.sparse_hops(sd, c, &st, &mut |p, m| slow.push((p, m)));
+                        let filter = Filter::new(&routes, &routes.corners, &st);
+                        routes.sparse_hops(sd, c, &st, &filter, &mut |p, m| slow.push((p, m)));
                         assert_eq!(slow, want, "{sides:?}: per-neighbour hops at {c} from {s} to {t}");
                         let mut fast = Vec::new();
-                        if routes.faulty_hyperx_hops(sd, c, &st, &mut |p, m| fast.push((p, m))) {
+                        if routes.faulty_hyperx_hops(sd, c, &st, &filter, &mut |p, m| fast.push((p, m))) {
                             assert_eq!(fast, want, "{sides:?}: fast hops at {c} from {s} to {t}");
                             fast_used += 1;
                             // Hops where some neighbour is off its Hamming distance (an exception).
@@ -518,5 +774,75 @@ mod tests {
                 "{sides:?}: fast path {fast_used}, corrected {fast_corrected}"
             );
         }
+    }
+
+    /// Every switch a pruned route from `s` to `t` visits, with the table's filter.
+    fn visited(table: &PolarizedRoutes, net: &Fabric, st: &RouteState) -> Vec<SwitchId> {
+        let mut seen = vec![st.src];
+        let mut i = 0;
+        while i < seen.len() {
+            let c = seen[i];
+            i += 1;
+            if c == st.dst {
+                continue;
+            }
+            table.hops(c, st, |p, _| {
+                let y = net.neighbour(c, p).unwrap().0;
+                if !seen.contains(&y) {
+                    seen.push(y);
+                }
+            });
+        }
+        seen
+    }
+
+    /// Corners decided per candidate (as on networks above [`CORNER_TABLE_SWITCHES`] switches)
+    /// give exactly the hops of the table of every dead end, at every switch of every pruned route
+    /// of every pair, on faulty networks that have dead ends (random link faults, a failed switch,
+    /// a switch with a whole dimension failed); and the table's longest route is within
+    /// [`bounded_route_hops`].
+    #[test]
+    fn corners_on_demand_match_the_table() {
+        let (mut corners, mut flagged, mut clean) = (0, 0, 0);
+        for (sides, links, seed, walled) in [
+            (&[3usize, 3, 3][..], 8, 1, false),
+            (&[3, 3, 3], 16, 2, false),
+            (&[4, 4], 8, 1, true),
+            (&[4, 3, 3], 10, 4, true),
+        ] {
+            let h = HyperX::new(sides, &vec![1; sides.len()], 1);
+            let topo: Arc<dyn Topology> = Arc::new(h.clone());
+            let mut f = FaultSet::random_links(&*topo, links, seed).unwrap();
+            f.switches.push(sides.iter().product::<usize>() as SwitchId - 1);
+            if walled {
+                // Switch 1 loses every link of dimension 0.
+                f.links.extend((0..sides[0]).filter(|&v| v != h.coord(1, 0)).map(|v| (1, h.port_to(1, 0, v, 0))));
+            }
+            let net = Arc::new(Fabric::new(topo, &f));
+            let table = PolarizedRoutes::tabulated(net.clone()).expect("a polarized route for every pair");
+            let lazy = PolarizedRoutes::on_demand(net.clone());
+            let Corners::Table(set) = &table.corners else { unreachable!() };
+            corners += set.len();
+            assert!(table.max_hops() <= lazy.max_hops(), "{sides:?}: longest route above the bound");
+            let n = net.num_switches() as SwitchId;
+            for s in (0..n).filter(|&s| net.switch_alive(s)) {
+                for t in (0..n).filter(|&t| t != s && net.switch_alive(t)) {
+                    let st = RouteState { src: s, dst: t, ..Default::default() };
+                    let Corners::OnDemand(peaks) = &lazy.corners else { unreachable!() };
+                    if Filter::new(&lazy, &lazy.corners, &st).pair_may_dead_end(peaks) {
+                        flagged += 1;
+                    } else {
+                        clean += 1;
+                    }
+                    for c in visited(&table, &net, &st) {
+                        let (mut want, mut got) = (Vec::new(), Vec::new());
+                        table.hops(c, &st, |p, m| want.push((p, m)));
+                        lazy.hops(c, &st, |p, m| got.push((p, m)));
+                        assert_eq!(got, want, "{sides:?}: hops at {c} from {s} to {t}");
+                    }
+                }
+            }
+        }
+        assert!(corners > 0 && flagged > 0 && clean > 0, "corners {corners}, pairs flagged {flagged}, clean {clean}");
     }
 }

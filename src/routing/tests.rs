@@ -741,6 +741,45 @@ fn faulty_polarized_ladder_matches_the_longest_route() {
     }
 }
 
+#[test]
+fn faulty_polarized_routes_networks_above_the_corner_table() {
+    // 11x11x11 (1331 switches, above CORNER_TABLE_SWITCHES) with 1% of its links failed and a failed
+    // switch: Polarized builds (no refusal), its ladder is the 4D - 1 bound, and packets between
+    // random pairs, taking a random candidate at every switch, reach their destination within the
+    // ladder by allowed moves (mu never decreases) and never stop at a dead end.
+    let sides = [11usize, 11, 11];
+    let cfg = config(
+        &sides,
+        &["routing.algorithm=polarized", "routing.vcs=32", "faults.random_links=200", "faults.switches=[7]"],
+    );
+    let net = sim::build_network(&cfg).unwrap();
+    let diam = super::network_diameter(&net) as usize;
+    let r = build(&cfg, net.clone()).unwrap();
+    assert_eq!(PolarizedRoutes::pruned(net.clone()).unwrap().max_hops(), 4 * diam - 1);
+    let n = net.num_switches() as u64;
+    let mut rng = crate::rng::stream(5, 0, crate::rng::Purpose::Router);
+    let d = |a: SwitchId, b: SwitchId| net.distance(a, b) as i32;
+    for _ in 0..300 {
+        let (s, t) = (crate::rng::below(&mut rng, n) as SwitchId, crate::rng::below(&mut rng, n) as SwitchId);
+        if s == t || !net.switch_alive(s) || !net.switch_alive(t) {
+            continue;
+        }
+        let mut st = state(s, t);
+        let mut c = s;
+        while c != t {
+            let mut cands = Vec::new();
+            r.candidates(c, &st, &mut cands);
+            assert!(!cands.is_empty(), "stuck at {c} from {s} to {t} after {} hops", st.hops);
+            let pick = cands[crate::rng::below(&mut rng, cands.len() as u64) as usize];
+            let next = net.neighbour(c, pick.port).unwrap().0;
+            assert!(d(next, s) - d(next, t) >= d(c, s) - d(c, t), "mu decreased from {s} to {t} at {c}");
+            take_hop(&*r, &mut st, c, next, &pick);
+            c = next;
+            assert!((st.hops as usize) < 4 * diam, "route from {s} to {t} above the 4D - 1 bound");
+        }
+    }
+}
+
 // ---------------------------------------------------------------- simulations
 
 fn simulate(sides: &[usize], sets: &[&str]) -> crate::metrics::Summary {
