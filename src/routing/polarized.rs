@@ -107,8 +107,9 @@ enum Corners {
     /// None avoided: the routes exactly as the paper defines them (fault-free networks, where
     /// there are none, and PolSP, whose escape takes over at a dead end).
     None,
-    /// Every dead end `(s * n + t) * n + c`, found up front.
-    Table(FxSet<u64>),
+    /// Every dead end `(s * n + t) * n + c`, found up front, and one bit per pair `s * n + t`
+    /// that has any: most pairs have none, and their hops then look nothing up in the set.
+    Table(FxSet<u64>, Vec<u64>),
     /// Decided per candidate, with the peaks of each source.
     OnDemand(PeakIndex),
 }
@@ -210,9 +211,10 @@ impl<'a> Filter<'a> {
     fn keep(&self, y: SwitchId, ys: u32, yt: u32) -> bool {
         match self.corners {
             Corners::None => true,
-            Corners::Table(set) => {
+            Corners::Table(set, pairs) => {
                 let n = self.routes.net.num_switches() as u64;
-                !set.contains(&((self.st.src as u64 * n + self.st.dst as u64) * n + y as u64))
+                let pair = self.st.src as u64 * n + self.st.dst as u64;
+                pairs[(pair >> 6) as usize] >> (pair & 63) & 1 == 0 || !set.contains(&(pair * n + y as u64))
             }
             Corners::OnDemand(peaks) => ys >= yt || !self.pair_may_dead_end(peaks) || self.reaches_t(y),
         }
@@ -322,7 +324,12 @@ impl PolarizedRoutes {
             corners.extend(dead);
             r.longest = r.longest.max(longest);
         }
-        r.corners = Corners::Table(corners);
+        let mut pairs = vec![0u64; (n * n).div_ceil(64)];
+        for &key in &corners {
+            let pair = key / n as u64;
+            pairs[(pair >> 6) as usize] |= 1 << (pair & 63);
+        }
+        r.corners = Corners::Table(corners, pairs);
         Ok(r)
     }
 
@@ -483,6 +490,7 @@ impl PolarizedRoutes {
             return;
         }
         let (a, b) = (net.distance(at, s), net.distance(at, t));
+        let filtered = !matches!(filter.corners, Corners::None);
         for p in 0..net.switch_ports(at) as PortId {
             if let Some((y, _)) = net.neighbour(at, p) {
                 let (ys, yt) = (net.distance(y, s), net.distance(y, t));
@@ -490,7 +498,7 @@ impl PolarizedRoutes {
                     continue;
                 }
                 if let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
-                    if filter.keep(y, ys, yt) {
+                    if !filtered || filter.keep(y, ys, yt) {
                         f(p, dmu);
                     }
                 }
@@ -513,6 +521,7 @@ impl PolarizedRoutes {
         let net = &*self.net;
         let (s, t) = (st.src, st.dst);
         let (a, b) = (sd.distance(at, s), sd.distance(at, t));
+        let filtered = !matches!(filter.corners, Corners::None);
         sd.hyperx().for_each_neighbour(at, |y, ports| {
             let mut dists = None;
             for p in ports.filter(|&p| net.alive(at, p)) {
@@ -521,7 +530,7 @@ impl PolarizedRoutes {
                     continue;
                 }
                 if let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
-                    if filter.keep(y, ys, yt) {
+                    if !filtered || filter.keep(y, ys, yt) {
                         f(p, dmu);
                     }
                 }
@@ -572,6 +581,8 @@ impl PolarizedRoutes {
         }
         let (a, b) = (sd.distance(at, s), sd.distance(at, t));
         let (ha, hb) = (h.hamming(at, s), h.hamming(at, t));
+        // Read once: `f` may touch the filter's cells, so the compiler would reload it per hop.
+        let filtered = !matches!(filter.corners, Corners::None);
         for d in 0..h.dims() {
             let (x, xs, xt) = (h.coord(at, d), h.coord(s, d), h.coord(t, d));
             // Hamming distances of the neighbours in dimension `d` without their coordinate there.
@@ -597,7 +608,7 @@ impl PolarizedRoutes {
                     }
                 }
                 let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) else { continue };
-                if !matches!(filter.corners, Corners::None) && !filter.keep(h.with_coord(at, d, v), ys, yt) {
+                if filtered && !filter.keep(h.with_coord(at, d, v), ys, yt) {
                     continue;
                 }
                 for p in first..first + k {
@@ -821,7 +832,7 @@ mod tests {
             let net = Arc::new(Fabric::new(topo, &f));
             let table = PolarizedRoutes::tabulated(net.clone()).expect("a polarized route for every pair");
             let lazy = PolarizedRoutes::on_demand(net.clone());
-            let Corners::Table(set) = &table.corners else { unreachable!() };
+            let Corners::Table(set, _) = &table.corners else { unreachable!() };
             corners += set.len();
             assert!(table.max_hops() <= lazy.max_hops(), "{sides:?}: longest route above the bound");
             let n = net.num_switches() as SwitchId;
