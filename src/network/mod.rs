@@ -381,6 +381,8 @@ impl ModelParams {
 #[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Server {
     queue: Queue,
+    /// Packets in `queue` (the source queue's bound is checked at every generation).
+    queued: u32,
     link_free: Cycle,
     credits: u16,
     remaining: u64,
@@ -685,6 +687,7 @@ impl NetPartition {
                         next_gen.push(Cycle::MAX);
                         servers.push(Server {
                             queue: Queue::default(),
+                            queued: 0,
                             link_free: 0,
                             credits: p.input_buffer,
                             remaining: 0,
@@ -699,7 +702,13 @@ impl NetPartition {
                 };
                 next_gen_min[li] = next_gen_min[li].min(first);
                 next_gen.push(first);
-                servers.push(Server { queue: Queue::default(), link_free: 0, credits: p.input_buffer, remaining });
+                servers.push(Server {
+                    queue: Queue::default(),
+                    queued: 0,
+                    link_free: 0,
+                    credits: p.input_buffer,
+                    remaining,
+                });
             }
         }
         let undrained_servers = if remaining > 0 { senders } else { 0 };
@@ -803,7 +812,7 @@ impl NetPartition {
             for port in 0..self.np {
                 for vc in 0..self.v {
                     let q = (li * self.np + port) * self.v + vc;
-                    let len = self.inbuf[q].q.len();
+                    let len = self.inbuf[q].q.len(&self.slab);
                     if len == 0 || out.len() >= max {
                         continue;
                     }

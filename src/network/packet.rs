@@ -1,8 +1,8 @@
 //! Packets, the partition's packet slab, and intrusive FIFO queues threaded through it.
 //!
 //! Packets never move in memory inside a partition: buffers are linked lists of slab indices, so a
-//! VC buffer costs 12 bytes whatever its capacity, and the hot path allocates nothing once the slab
-//! has grown to the number of packets in flight.
+//! VC buffer costs 8 bytes (its head and tail) whatever its capacity, and the hot path allocates
+//! nothing once the slab has grown to the number of packets in flight.
 
 use crate::routing::RouteState;
 use serde::{Deserialize, Serialize};
@@ -78,17 +78,18 @@ impl Slab {
     }
 }
 
-/// FIFO of slab indices.
+/// FIFO of slab indices: its head and tail only. A queue's length is not kept (the router needs
+/// only emptiness, and a VC record is read for every head it looks at, so four bytes per VC are
+/// worth more as cache); [`Queue::len`] walks the list, for the cold paths that report it.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Queue {
     head: u32,
     tail: u32,
-    len: u32,
 }
 
 impl Default for Queue {
     fn default() -> Self {
-        Queue { head: NIL, tail: NIL, len: 0 }
+        Queue { head: NIL, tail: NIL }
     }
 }
 
@@ -103,7 +104,6 @@ impl Queue {
             slab.next[self.tail as usize] = i;
         }
         self.tail = i;
-        self.len += 1;
     }
     /// Remove the head.
     #[inline]
@@ -114,7 +114,6 @@ impl Queue {
         if self.head == NIL {
             self.tail = NIL;
         }
-        self.len -= 1;
         i
     }
     /// The head, or [`NIL`].
@@ -122,15 +121,19 @@ impl Queue {
     pub fn front(&self) -> u32 {
         self.head
     }
-    /// Number of packets.
-    #[inline]
-    pub fn len(&self) -> u32 {
-        self.len
+    /// Number of packets, by walking the list (not for the hot path).
+    pub fn len(&self, slab: &Slab) -> u32 {
+        let (mut n, mut i) = (0, self.head);
+        while i != NIL {
+            n += 1;
+            i = slab.next[i as usize];
+        }
+        n
     }
     /// Whether empty.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.head == NIL
     }
 }
 
@@ -157,6 +160,7 @@ mod tests {
         let c = slab.insert(pkt(9));
         assert_eq!(c, a, "freed slot reused");
         q.push(&mut slab, c);
+        assert_eq!(q.len(&slab), 4);
         let order: Vec<u32> = (0..4).map(|_| slab.get(q.pop(&slab)).src).collect();
         assert_eq!(order, vec![2, 3, 4, 9]);
         assert!(q.is_empty());

@@ -116,6 +116,7 @@ impl NetPartition {
             };
             let srv = &mut self.servers[si];
             let idx = srv.queue.pop(&self.slab);
+            srv.queued -= 1;
             srv.link_free = now + plen;
             let mut ready = srv.ready_at();
             if throttle == Throttle::Window && self.window_filled(si) {
@@ -194,7 +195,7 @@ impl NetPartition {
         let si = self.srv_base[li] as usize + s;
         let sw = self.switches[li];
         let srv = self.servers[si];
-        let room = srv.queue.len() < self.p.source_queue;
+        let room = srv.queued < self.p.source_queue;
         match self.p.injection {
             Injection::Bernoulli { packet_rate } => {
                 self.next_gen[si] = now + geometric_gap(&mut self.rng_traffic[li], packet_rate);
@@ -237,6 +238,7 @@ impl NetPartition {
         self.p.routing.init(&mut route, &mut self.rng_router[li]);
         let idx = self.slab.insert(Packet { src, dst, created: now, ready_at: now, route });
         self.servers[si].queue.push(&mut self.slab, idx);
+        self.servers[si].queued += 1;
         let ready = self.servers[si].ready_at();
         self.server_ready[si] = ready;
         self.inject_at[li] = self.inject_at[li].min(ready);

@@ -100,9 +100,9 @@ fn slice_or_empty<T: Clone>(a: &[T], from: usize, to: usize) -> Vec<T> {
 }
 
 fn packets(slab: &super::packet::Slab, q: &super::packet::Queue) -> Vec<Packet> {
-    let mut out = Vec::with_capacity(q.len() as usize);
+    let mut out = Vec::new();
     let mut i = q.front();
-    for _ in 0..q.len() {
+    while i != super::packet::NIL {
         out.push(*slab.get(i));
         i = slab.next_of(i);
     }
@@ -259,7 +259,8 @@ impl NetPartition {
         }
         self.out_mask[li * w..(li + 1) * w].copy_from_slice(&st.out_mask);
         for (k, (link_free, credits, remaining, pkts)) in st.servers.into_iter().enumerate() {
-            self.servers[s0 + k] = Server { queue: queue(pkts), link_free, credits, remaining };
+            let queued = pkts.len() as u32;
+            self.servers[s0 + k] = Server { queue: queue(pkts), queued, link_free, credits, remaining };
         }
         self.next_gen[s0..s1].copy_from_slice(&st.next_gen);
         self.server_ready[s0..s1].copy_from_slice(&st.server_ready);
