@@ -401,6 +401,15 @@ impl Server {
     }
 }
 
+/// A credit waiting for its input slot to free ([`NetPartition::credits_due`]): input `port`, VC
+/// `vc` of local switch `li`.
+#[derive(Debug, Clone, Copy)]
+struct CreditDue {
+    li: u32,
+    port: u16,
+    vc: u8,
+}
+
 /// A switch's request for the crossbar.
 #[derive(Debug, Clone, Copy)]
 struct Request {
@@ -597,6 +606,13 @@ pub struct NetPartition {
     /// cache would exceed [`RUN_CACHE_BYTES`]), `usize::MAX` until the first routing decides it.
     run_cache_cap: usize,
     reqs: Vec<Request>,
+    /// Credits of input slots that free at a later cycle, by that cycle modulo the ring's length
+    /// (`due_mask + 1`, a power of two above the longest crossbar time): sent then, by
+    /// [`NetPartition::send_due_credits`].
+    credits_due: Vec<Vec<CreditDue>>,
+    due_mask: usize,
+    /// Credits in `credits_due`.
+    credits_pending: usize,
     best: Vec<u32>,
     touched: Vec<u32>,
     // Statistics.
@@ -720,6 +736,8 @@ impl NetPartition {
             }
         }
         let per_vc = p.allocation == Allocation::Vc;
+        // A grant frees its input slot at most a packet's (or crossbar's) time later.
+        let due_ring = (p.packet_phits.max(p.crossbar_cycles()) as usize + 1).next_power_of_two();
         NetPartition {
             t_of,
             srv_base,
@@ -757,6 +775,9 @@ impl NetPartition {
             run_cache_len: Vec::new(),
             run_cache_cap: usize::MAX,
             reqs: Vec::with_capacity(np),
+            credits_due: (0..due_ring).map(|_| Vec::new()).collect(),
+            due_mask: due_ring - 1,
+            credits_pending: 0,
             best: vec![NIL; np * v],
             touched: Vec::with_capacity(np),
             stats: Stats { vc_phits: vec![0; v], ..Stats::default() },
@@ -897,16 +918,22 @@ impl Partition for NetPartition {
     }
 
     fn step(&mut self, now: Cycle, out: &mut Scheduler<'_, Msg>) {
+        if self.credits_pending > 0 {
+            self.send_due_credits(now, out);
+        }
         for li in 0..self.switches.len() {
             self.link_stage(li, now, out);
-            self.allocation_stage(li, now, out);
+            self.allocation_stage(li, now);
             self.server_stage(li, now, out);
         }
     }
 
     fn status(&self, now: Cycle) -> Status {
-        let next_activity =
-            if !self.slab.is_empty() { now } else { self.next_gen_min.iter().copied().min().unwrap_or(Cycle::MAX) };
+        let next_activity = if !self.slab.is_empty() || self.credits_pending > 0 {
+            now
+        } else {
+            self.next_gen_min.iter().copied().min().unwrap_or(Cycle::MAX)
+        };
         Status {
             in_flight: self.in_flight,
             last_progress: self.last_progress,

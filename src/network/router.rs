@@ -5,8 +5,8 @@
 
 use super::packet::NIL;
 use super::{
-    clear_bit, set_bit, Allocation, Allocator, EjectionVcs, Msg, NetPartition, OutPort, OutVc, Request, Throttle,
-    NO_VC, RUN_CACHE_BYTES,
+    clear_bit, set_bit, Allocation, Allocator, CreditDue, EjectionVcs, Msg, NetPartition, OutPort, OutVc, Request,
+    Throttle, NO_VC, RUN_CACHE_BYTES,
 };
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::{below, Rng};
@@ -375,14 +375,14 @@ impl NetPartition {
 
     /// Routing and switch allocation of local switch `li` (stage 2 of the module docs): requests,
     /// then grants.
-    pub(super) fn allocation_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
+    pub(super) fn allocation_stage(&mut self, li: usize, now: Cycle) {
         if self.p.allocation == Allocation::Vc {
             self.request_step_vc(li, now);
         } else {
             self.request_step(li, now);
         }
         if !self.reqs.is_empty() {
-            self.grant_step(li, now, out);
+            self.grant_step(li, now);
         }
     }
 
@@ -596,7 +596,7 @@ impl NetPartition {
     /// request (oldest head, round robin or random: [`Allocator`]; in-transit first with
     /// `router.intransit_priority`), and the
     /// granted packets cross the crossbar into their output VCs.
-    fn grant_step(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
+    fn grant_step(&mut self, li: usize, now: Cycle) {
         let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
         let sw = self.switches[li];
         let alloc = self.p.allocator;
@@ -702,15 +702,40 @@ impl NetPartition {
             set_bit(&mut self.out_mask[li * self.words..(li + 1) * self.words], op);
             self.stats.traversals += 1;
             self.last_progress = now;
-            // The input slot is free once the tail has left it; tell whoever feeds this input.
+            // The input slot is free once the tail has left it, at `done`: whoever feeds this input
+            // is told then ([`NetPartition::send_due_credits`]).
+            self.credits_due[done as usize & self.due_mask].push(CreditDue {
+                li: li as u32,
+                port: ip as u16,
+                vc: rq.in_vc,
+            });
+            self.credits_pending += 1;
+        }
+    }
+
+    /// Send the credits of the input slots freed at `now` (queued by [`NetPartition::grant_step`]):
+    /// each reaches the upstream output (or server) a link latency later, when the model says.
+    /// Held here rather than in the engine's wheel from the grant on: a credit waits up to a
+    /// packet's crossbar time for its slot to free, and its 8 bytes here against a 64-byte
+    /// message there are most of the memory of messages in flight on a large network.
+    pub(super) fn send_due_credits(&mut self, now: Cycle, out: &mut Scheduler<'_, Msg>) {
+        let b = now as usize & self.due_mask;
+        let mut due = std::mem::take(&mut self.credits_due[b]);
+        self.credits_pending -= due.len();
+        for c in due.drain(..) {
+            let (li, ip) = (c.li as usize, c.port as usize);
+            let pi = li * self.np + ip;
             let lat = self.lat(pi);
+            let t = self.t_of[li] as usize;
             if ip < t {
-                out.send(done + lat, sw, Msg::Credit { port: ip as u16, vc: rq.in_vc });
+                out.send(now + lat, self.switches[li], Msg::Credit { port: c.port, vc: c.vc });
             } else {
                 let (usw, uport) = self.nbr[li * self.r + ip - t];
-                out.send(done + lat, usw, Msg::Credit { port: uport, vc: rq.in_vc });
+                out.send(now + lat, usw, Msg::Credit { port: uport, vc: c.vc });
             }
         }
+        // Keep the bucket's capacity.
+        self.credits_due[b] = due;
     }
 }
 

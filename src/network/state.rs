@@ -64,6 +64,9 @@ pub struct SwitchState {
     server_accepted: Vec<u64>,
     /// Messages pending for this switch: delivery cycle and message.
     pending: Vec<(Cycle, Msg)>,
+    /// Credits of this switch's inputs waiting for their slots to free: the cycle they are sent
+    /// at, the input port and the VC (see `NetPartition::send_due_credits`).
+    credits_due: Vec<(Cycle, u16, u8)>,
 }
 
 /// The partition-level state, combined over all partitions (and ranks).
@@ -139,6 +142,16 @@ impl NetPartition {
         let mut order: Vec<u32> = (0..parked.len() as u32).collect();
         order.sort_by_key(|&i| self.local_of[parked[i as usize].1 as usize]);
         let mut next = 0;
+        // Credits waiting in the ring, by switch, with the cycle each is sent at: the ring holds
+        // the cycles from the window end on, one per bucket.
+        let end = self.parked.as_ref().map_or(0, |p| p.0);
+        let mut due: Vec<(u32, Cycle, u16, u8)> = Vec::with_capacity(self.credits_pending);
+        for (b, bucket) in self.credits_due.iter().enumerate() {
+            let at = end + ((b as Cycle).wrapping_sub(end) & self.due_mask as Cycle);
+            due.extend(bucket.iter().map(|c| (c.li, at, c.port, c.vc)));
+        }
+        due.sort_by_key(|d| d.0);
+        let mut next_due = 0;
         for (li, &id) in self.switches.iter().enumerate() {
             let (s0, s1) = (self.srv_base[li] as usize, self.srv_base[li + 1] as usize);
             let mut pending = Vec::new();
@@ -146,6 +159,12 @@ impl NetPartition {
                 let (at, _, m) = parked[order[next] as usize];
                 pending.push((at, m));
                 next += 1;
+            }
+            let mut credits_due = Vec::new();
+            while next_due < due.len() && due[next_due].0 as usize == li {
+                let (_, at, port, vc) = due[next_due];
+                credits_due.push((at, port, vc));
+                next_due += 1;
             }
             let st = SwitchState {
                 id,
@@ -180,6 +199,7 @@ impl NetPartition {
                 server_injected: self.server_injected[s0..s1].to_vec(),
                 server_accepted: self.server_accepted[s0..s1].to_vec(),
                 pending,
+                credits_due,
             };
             f(st)?;
         }
@@ -205,6 +225,8 @@ impl NetPartition {
         self.last_progress = global.last_progress;
         self.failure.clone_from(&global.failure);
         self.parked = Some((resume_at, Vec::new()));
+        self.credits_due.iter_mut().for_each(Vec::clear);
+        self.credits_pending = 0;
         // Cached candidates belong to the heads this partition held before; the restored heads
         // are routed afresh (the cache is a pure function of a head's switch and state).
         self.run_cache_vc.fill(super::NO_VC);
@@ -284,6 +306,14 @@ impl NetPartition {
         self.link_phits[li * r..(li + 1) * r].copy_from_slice(&st.link_phits);
         self.server_injected[s0..s1].copy_from_slice(&st.server_injected);
         self.server_accepted[s0..s1].copy_from_slice(&st.server_accepted);
+        let resume_at = self.parked.as_ref().expect("begin_restore first").0;
+        for (at, port, vc) in st.credits_due {
+            if at < resume_at || at > resume_at + self.due_mask as Cycle || port as usize >= np {
+                return Err(format!("switch {}: the checkpoint's network differs from this run's", st.id));
+            }
+            self.credits_due[at as usize & self.due_mask].push(super::CreditDue { li: li as u32, port, vc });
+            self.credits_pending += 1;
+        }
         let parked = &mut self.parked.as_mut().expect("begin_restore first").1;
         parked.extend(st.pending.into_iter().map(|(at, m)| (at, st.id, m)));
         Ok(())
