@@ -5,9 +5,6 @@
 //! - `HXSIM_FEATURES`: the cargo features enabled, comma-separated (empty for none);
 //! - `HXSIM_PROFILE`: `release` or `debug` (cargo's `PROFILE`: `test` and `bench` builds report the
 //!   profile they inherit from).
-//!
-//! It also links `hdf5_hl` (HDF5's high-level library, shipped with every HDF5 install) for the
-//! dimension-scale API `H5DS*` that `hdf5-metno` does not wrap.
 
 use std::process::Command;
 
@@ -28,8 +25,6 @@ fn watch(p: Option<String>) {
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=HXSIM_GIT_COMMIT");
-    println!("cargo:rerun-if-env-changed=HDF5_DIR");
-    link_hdf5_hl();
 
     let mut features: Vec<String> = std::env::vars()
         .filter_map(|(k, _)| k.strip_prefix("CARGO_FEATURE_").map(|f| f.to_ascii_lowercase().replace('_', "-")))
@@ -69,22 +64,4 @@ fn main() {
     for d in ["src", "partitioning", "tests", "benches", "configs", "jobs", "scripts", "Cargo.toml", "README.md"] {
         watch(Some(d.to_string()));
     }
-}
-
-/// `cargo:rustc-link-lib=hdf5_hl`, searching where the HDF5 library is (`HDF5_DIR`, or pkg-config's
-/// `-L` flags for `hdf5`; `hdf5-metno-sys` adds the same directories for `hdf5` itself).
-fn link_hdf5_hl() {
-    let mut dirs = Vec::new();
-    if let Ok(d) = std::env::var("HDF5_DIR") {
-        dirs.push(format!("{d}/lib"));
-        dirs.push(d);
-    }
-    if let Ok(out) = Command::new("pkg-config").args(["--libs-only-L", "hdf5"]).output() {
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        dirs.extend(text.split_whitespace().filter_map(|f| f.strip_prefix("-L")).map(str::to_string));
-    }
-    for d in dirs.iter().filter(|d| std::path::Path::new(d).join("libhdf5_hl.so").exists()) {
-        println!("cargo:rustc-link-search=native={d}");
-    }
-    println!("cargo:rustc-link-lib=dylib=hdf5_hl");
 }
