@@ -108,6 +108,21 @@ fn analyze_sees_faults() {
     assert_eq!(v["links"], 13);
 }
 
+#[test]
+fn analyze_says_why_the_routing_cannot_be_built() {
+    // Valiant's ladder needs 2 x diameter VCs; with one, `run` exits 2 and `analyze` still
+    // analyses the network and says why (its memory figures then count the fewest VCs).
+    let (_d, cfg) = write_config("c.toml", SMALL);
+    let args = ["--set", "routing.algorithm=valiant", "--set", "routing.vcs=1"];
+    let v = json(&hxsim(&[&["analyze", cfg.to_str().unwrap(), "--json"][..], &args].concat()));
+    assert_eq!(v["links"], 18);
+    let why = v["routing_error"].as_str().expect("routing_error");
+    assert!(why.contains("routing.vcs"), "{why}");
+    let ok = json(&hxsim(&["analyze", cfg.to_str().unwrap(), "--json"]));
+    assert!(ok.get("routing_error").is_none(), "a routing that builds has no error");
+    assert_input_error(&hxsim(&[&["run", cfg.to_str().unwrap()][..], &args].concat()), &["routing.vcs"]);
+}
+
 fn assert_input_error(out: &Output, must_contain: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "exit code for: {err}");

@@ -98,7 +98,13 @@ pub fn run(cfg: &Config, json: bool) -> Result<u8> {
     // The routing gives the VC count of the memory figures, and table-based routings (Nue,
     // Up*/Down*, DFSSSP, LASH, SPDA) report what building their tables cost; a routing that cannot
     // be built here is left to `run` to report.
-    let routing = sim::build_network(cfg).ok().and_then(|net| crate::routing::build(cfg, net).ok());
+    let built = sim::build_network(cfg).map(|net| crate::routing::build(cfg, net));
+    // Why the routing could not be built (the memory figures then count the fewest VCs).
+    let routing_error = match &built {
+        Ok(Err(e)) => Some(e.to_string()),
+        _ => None,
+    };
+    let routing = built.ok().and_then(Result::ok);
     let vcs = routing.as_ref().map(|r| r.vcs());
     let a = analysis(cfg, vcs)?;
     let tables = routing.and_then(|r| r.tables());
@@ -106,6 +112,9 @@ pub fn run(cfg: &Config, json: bool) -> Result<u8> {
         let mut v = serde_json::to_value(&a)?;
         if let (Some(t), Some(m)) = (&tables, v.as_object_mut()) {
             m.insert("routing_tables".into(), serde_json::to_value(t)?);
+        }
+        if let (Some(e), Some(m)) = (&routing_error, v.as_object_mut()) {
+            m.insert("routing_error".into(), e.clone().into());
         }
         println!("{v}");
     } else {
@@ -132,6 +141,9 @@ pub fn run(cfg: &Config, json: bool) -> Result<u8> {
             cfg.memory_lower_bound(1, vcs).1,
             crate::config::human_bytes(a.packet_bytes_max)
         );
+        if let Some(e) = &routing_error {
+            println!("  routing           {} cannot be built: {e} (`hxsim run` exits 2)", cfg.routing.algorithm);
+        }
         for (k, v) in &a.details {
             println!("  {:<17} {}", k.replace('_', " "), v);
         }
