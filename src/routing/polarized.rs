@@ -122,6 +122,8 @@ static NO_CORNERS: Corners = Corners::None;
 /// (see the module doc). `None` on networks without sparse distances (not a HyperX), where every
 /// pair is searched.
 struct PeakIndex {
+    /// The first entry of each source in the list (`n + 1` offsets), and the list: each source's
+    /// peaks, sorted.
     lists: Option<(Vec<u32>, Vec<SwitchId>)>,
 }
 
