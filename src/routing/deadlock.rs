@@ -37,7 +37,7 @@
 use super::{step, Candidate, RouteState, Routing};
 use crate::topology::{Fabric, PortId, SwitchId};
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// A channel: the link leaving `switch` through topology port `port`, on VC `vc`.
@@ -205,6 +205,8 @@ impl Hasher for Fx {
 
 /// A hash set with [`Fx`] hashing.
 pub(crate) type FxSet<T> = HashSet<T, BuildHasherDefault<Fx>>;
+/// A hash map with [`Fx`] hashing.
+pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
 /// Dependency set: a bit matrix for small channel counts, a hash set otherwise.
 enum Edges {

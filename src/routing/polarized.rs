@@ -66,13 +66,13 @@
 //! `4D - 1` hops ([`bounded_route_hops`]). A pair without any route shows at run time (the packet
 //! finds no candidate at its source), not up front.
 
-use super::deadlock::FxSet;
+use super::deadlock::{FxMap, FxSet};
 use super::vc::VcPolicy;
 use super::{network_diameter, push_run, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
 use crate::config::ConfigError;
 use crate::topology::distances::{SparseDistances, DEBUG_CHECK_SWITCHES};
 use crate::topology::fabric::UNREACHABLE;
-use crate::topology::{Fabric, PortId, SwitchId};
+use crate::topology::{Fabric, HyperX, PortId, SwitchId};
 use rayon::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -139,13 +139,13 @@ impl PeakIndex {
         let walled: Vec<(SwitchId, u32)> = (0..n as SwitchId)
             .filter(|&p| net.switch_alive(p))
             .filter_map(|p| {
-                let mut mask = 0u32;
-                for d in 0..h.dims() {
-                    let ports = h.dim_base(d)..h.dim_base(d) + (h.side(d) - 1) * h.trunk(d);
-                    if ports.clone().all(|q| !net.alive(p, q as PortId)) {
-                        mask |= 1 << d;
+                let mut linked = 0u32;
+                h.for_each_neighbour(p, |_, ports| {
+                    if routes.linked(p, ports.clone()) {
+                        linked |= 1 << h.port_dim(ports.start);
                     }
-                }
+                });
+                let mask = ((1u32 << h.dims()) - 1) & !linked;
                 (mask != 0).then_some((p, mask))
             })
             .collect();
@@ -166,7 +166,12 @@ impl PeakIndex {
                 }
                 cands.sort_unstable();
                 cands.dedup();
-                cands.retain(|&p| p != s && net.switch_alive(p) && sd.same_component(p, s) && routes.is_peak(sd, p, s));
+                cands.retain(|&p| {
+                    p != s
+                        && net.switch_alive(p)
+                        && sd.same_component(p, s)
+                        && routes.is_peak(sd, p, s, sd.distance(p, s))
+                });
                 cands
             })
             .collect();
@@ -189,22 +194,15 @@ struct Filter<'a> {
     st: &'a RouteState,
     /// With [`Corners::OnDemand`]: whether the pair may have a dead end, once asked.
     pair: Cell<Option<bool>>,
-    /// With [`Corners::OnDemand`]: switches searched in this decision, from which a route to `t`
-    /// exists (`safe`) or not (`dead`).
-    safe: RefCell<FxSet<SwitchId>>,
-    dead: RefCell<FxSet<SwitchId>>,
+    /// With [`Corners::OnDemand`]: the switches searched in this decision, and whether a route to
+    /// `t` leads from each. Hashed, but only for the pairs that may have a dead end, which are few
+    /// (see the module doc).
+    searched: RefCell<FxMap<SwitchId, bool>>,
 }
 
 impl<'a> Filter<'a> {
     fn new(routes: &'a PolarizedRoutes, corners: &'a Corners, st: &'a RouteState) -> Self {
-        Filter {
-            routes,
-            corners,
-            st,
-            pair: Cell::new(None),
-            safe: RefCell::new(FxSet::default()),
-            dead: RefCell::new(FxSet::default()),
-        }
+        Filter { routes, corners, st, pair: Cell::new(None), searched: RefCell::new(FxMap::default()) }
     }
 
     /// Whether an allowed move into `y`, at distances `ys = d(y,s)` and `yt = d(y,t)`, is kept:
@@ -247,21 +245,14 @@ impl<'a> Filter<'a> {
         if c == t || net.distance(c, s) >= net.distance(c, t) {
             return true;
         }
-        if self.safe.borrow().contains(&c) {
-            return true;
-        }
-        if self.dead.borrow().contains(&c) {
-            return false;
+        if let Some(&ok) = self.searched.borrow().get(&c) {
+            return ok;
         }
         let mut next = Vec::new();
         let raw = Filter::new(self.routes, &NO_CORNERS, self.st);
         self.routes.hops_with(c, self.st, &raw, |p, _| next.push(p));
         let ok = next.into_iter().any(|p| self.reaches_t(net.neighbour(c, p).expect("hops are on live ports").0));
-        if ok {
-            self.safe.borrow_mut().insert(c);
-        } else {
-            self.dead.borrow_mut().insert(c);
-        }
+        self.searched.borrow_mut().insert(c, ok);
         ok
     }
 }
@@ -390,16 +381,24 @@ impl PolarizedRoutes {
         }
     }
 
-    /// Whether `p` has no live neighbour farther from `s` than itself (a peak of `d(., s)`).
-    fn is_peak(&self, sd: &SparseDistances, p: SwitchId, s: SwitchId) -> bool {
-        let a = sd.distance(p, s);
-        let mut peak = true;
-        sd.hyperx().for_each_neighbour(p, |y, mut ports| {
-            if peak && ports.any(|q| self.net.alive(p, q)) && sd.distance(y, s) == a + 1 {
-                peak = false;
-            }
+    /// Whether a live link joins `p` to the neighbour switch behind `ports` (its trunks).
+    fn linked(&self, p: SwitchId, mut ports: std::ops::Range<PortId>) -> bool {
+        ports.any(|q| self.net.alive(p, q))
+    }
+
+    /// Whether `p` has a neighbour switch `y` joined by a live link with `pred(y)`.
+    fn any_linked_neighbour(&self, h: &HyperX, p: SwitchId, mut pred: impl FnMut(SwitchId) -> bool) -> bool {
+        let mut found = false;
+        h.for_each_neighbour(p, |y, ports| {
+            found = found || (self.linked(p, ports) && pred(y));
         });
-        peak
+        found
+    }
+
+    /// Whether `p`, at distance `a` from `s`, has no live neighbour farther from `s` (a peak of
+    /// `d(., s)`).
+    fn is_peak(&self, sd: &SparseDistances, p: SwitchId, s: SwitchId, a: u32) -> bool {
+        !self.any_linked_neighbour(sd.hyperx(), p, |y| sd.distance(y, s) == a + 1)
     }
 
     /// Whether `p` is a switch without any allowed move for a packet from `s` to `t` while it is
@@ -410,7 +409,7 @@ impl PolarizedRoutes {
             return false;
         }
         let (a, b) = (sd.distance(p, s), sd.distance(p, t));
-        if a >= b || (!known_peak && !self.is_peak(sd, p, s)) {
+        if a >= b || (!known_peak && !self.is_peak(sd, p, s, a)) {
             return false;
         }
         let h = sd.hyperx();
@@ -420,18 +419,14 @@ impl PolarizedRoutes {
             // with one of its differing coordinates set to `t`'s.
             (0..h.dims()).all(|d| {
                 let v = h.coord(t, d);
-                v == h.coord(p, d)
-                    || !(0..h.trunk(d)).any(|k| self.net.alive(p, h.port_to(p, d, v, k)))
-                    || !level_approach(h.with_coord(p, d, v))
+                if v == h.coord(p, d) {
+                    return true;
+                }
+                let first = h.port_to(p, d, v, 0);
+                !self.linked(p, first..first + h.trunk(d) as PortId) || !level_approach(h.with_coord(p, d, v))
             })
         } else {
-            let mut found = false;
-            h.for_each_neighbour(p, |y, mut ports| {
-                if !found && ports.any(|q| self.net.alive(p, q)) && level_approach(y) {
-                    found = true;
-                }
-            });
-            !found
+            !self.any_linked_neighbour(h, p, level_approach)
         }
     }
 
