@@ -338,7 +338,7 @@ impl NetPartition {
                     self.outvc[pi * v + f as usize].occ -= 1;
                     self.outp[pi].load -= 1;
                 }
-                let idx = self.outvc[qi].q.pop(&self.slab);
+                let idx = self.outvc[qi].q.pop(&mut self.slab);
                 let emptied = self.outvc[qi].q.is_empty();
                 let o = &mut self.outp[pi];
                 o.freeing = vc as u8;
@@ -655,7 +655,7 @@ impl NetPartition {
             let ip = rq.in_port as usize;
             let pi = li * np + ip;
             let qi = pi * v + rq.in_vc as usize;
-            let idx = self.inbuf[qi].q.pop(&self.slab);
+            let idx = self.inbuf[qi].q.pop(&mut self.slab);
             let emptied = self.inbuf[qi].q.is_empty();
             // A new head (or none): nothing is known about its requests yet, nor its candidates.
             self.inbuf[qi].refused_until = 0;

@@ -115,7 +115,7 @@ impl NetPartition {
                 }
             };
             let srv = &mut self.servers[si];
-            let idx = srv.queue.pop(&self.slab);
+            let idx = srv.queue.pop(&mut self.slab);
             srv.queued -= 1;
             srv.link_free = now + plen;
             let mut ready = srv.ready_at();

@@ -103,13 +103,7 @@ fn slice_or_empty<T: Clone>(a: &[T], from: usize, to: usize) -> Vec<T> {
 }
 
 fn packets(slab: &super::packet::Slab, q: &super::packet::Queue) -> Vec<Packet> {
-    let mut out = Vec::new();
-    let mut i = q.front();
-    while i != super::packet::NIL {
-        out.push(*slab.get(i));
-        i = slab.next_of(i);
-    }
-    out
+    q.iter(slab).map(|i| *slab.get(i)).collect()
 }
 
 impl NetPartition {
