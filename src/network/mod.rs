@@ -606,6 +606,11 @@ pub struct NetPartition {
     /// cache would exceed [`RUN_CACHE_BYTES`]), `usize::MAX` until the first routing decides it.
     run_cache_cap: usize,
     reqs: Vec<Request>,
+    /// What [`router`]'s selection learnt of each (output port, VC range) of every switch, two
+    /// slots per switch-to-switch port (`li * 2 * r ..`), kept across cycles: for routings that
+    /// cache candidates (many runs per head, several on one port), on networks where that fits
+    /// [`RUN_CACHE_BYTES`]; else empty, and selection learns every run's cost afresh.
+    run_costs: Vec<router::RunCost>,
     /// Credits of input slots that free at a later cycle, by that cycle modulo the ring's length
     /// (`due_mask + 1`, a power of two above the longest crossbar time): sent then, by
     /// [`NetPartition::send_due_credits`].
@@ -736,6 +741,10 @@ impl NetPartition {
             }
         }
         let per_vc = p.allocation == Allocation::Vc;
+        // Selection's costs kept across cycles (see `run_costs`), where the routing's candidates
+        // are worth caching and the cost records fit.
+        let keep_costs =
+            p.routing.cache_candidates() && n * 2 * r * std::mem::size_of::<router::RunCost>() <= RUN_CACHE_BYTES;
         // A grant frees its input slot at most a packet's (or crossbar's) time later.
         let due_ring = (p.packet_phits.max(p.crossbar_cycles()) as usize + 1).next_power_of_two();
         NetPartition {
@@ -775,6 +784,7 @@ impl NetPartition {
             run_cache_len: Vec::new(),
             run_cache_cap: usize::MAX,
             reqs: Vec::with_capacity(np),
+            run_costs: if keep_costs { vec![router::RunCost::default(); n * 2 * r] } else { Vec::new() },
             credits_due: (0..due_ring).map(|_| Vec::new()).collect(),
             due_mask: due_ring - 1,
             credits_pending: 0,
@@ -912,6 +922,7 @@ impl Partition for NetPartition {
                     let pi = li * np + port as usize;
                     self.outvc[pi * v + vc as usize].cred += 1;
                     self.outp[pi].load -= 1;
+                    self.port_changed(li, port as usize);
                 }
             }
         }

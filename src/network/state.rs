@@ -310,6 +310,10 @@ impl NetPartition {
         }
         let parked = &mut self.parked.as_mut().expect("begin_restore first").1;
         parked.extend(st.pending.into_iter().map(|(at, m)| (at, st.id, m)));
+        for port in 0..np {
+            // What selection learnt of these ports no longer holds.
+            self.port_changed(li, port);
+        }
         Ok(())
     }
 
