@@ -517,8 +517,8 @@ pub fn state_bytes(switches: u128, router_ports: u128, servers: u128, vcs: u128)
     router_ports * per_port + links * per_link + servers * per_server + switches * per_switch
 }
 
-/// Bytes a packet takes in the packet store (the packet and its queue link).
-pub const PACKET_BYTES: u128 = (std::mem::size_of::<packet::Packet>() + std::mem::size_of::<u32>()) as u128;
+/// Bytes a packet takes in the packet store (the packet and its link entry).
+pub const PACKET_BYTES: u128 = packet::Slab::ENTRY_BYTES as u128;
 
 /// The switches (with their servers) of one partition. Per-switch state lives in flat arrays indexed
 /// by local switch, port and VC, which keeps it compact and cache friendly.

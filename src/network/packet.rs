@@ -35,6 +35,9 @@ pub struct Slab {
 }
 
 impl Slab {
+    /// Bytes a stored packet takes: the packet and its link entry.
+    pub const ENTRY_BYTES: usize = std::mem::size_of::<Packet>() + std::mem::size_of::<Link>();
+
     /// Store `p`, returning its index.
     #[inline]
     pub fn insert(&mut self, p: Packet) -> u32 {
