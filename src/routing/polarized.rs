@@ -205,6 +205,25 @@ impl<'a> Filter<'a> {
         Filter { routes, corners, st, pair: Cell::new(None), searched: RefCell::new(FxMap::default()) }
     }
 
+    /// The `dmu` of the move from a switch at distances `(a, b)` from the source and the
+    /// destination into its neighbour `y()` at `(ys, yt)`, if Polarized allows it (section 3.1)
+    /// and, with `filtered` (the filter has corners; read once by callers, as `f` may touch the
+    /// filter's cells), the filter keeps it. `y` is computed only when the filter asks.
+    #[inline]
+    fn offered(
+        &self,
+        filtered: bool,
+        (a, b): (u32, u32),
+        (ys, yt): (u32, u32),
+        y: impl FnOnce() -> SwitchId,
+    ) -> Option<i32> {
+        if ys == UNREACHABLE || yt == UNREACHABLE {
+            return None;
+        }
+        let dmu = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32)?;
+        (!filtered || self.keep(y(), ys, yt)).then_some(dmu)
+    }
+
     /// Whether an allowed move into `y`, at distances `ys = d(y,s)` and `yt = d(y,t)`, is kept:
     /// `y` is not a corner.
     #[inline]
@@ -491,13 +510,8 @@ impl PolarizedRoutes {
         for p in 0..net.switch_ports(at) as PortId {
             if let Some((y, _)) = net.neighbour(at, p) {
                 let (ys, yt) = (net.distance(y, s), net.distance(y, t));
-                if ys == UNREACHABLE || yt == UNREACHABLE {
-                    continue;
-                }
-                if let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
-                    if !filtered || filter.keep(y, ys, yt) {
-                        f(p, dmu);
-                    }
+                if let Some(dmu) = filter.offered(filtered, (a, b), (ys, yt), || y) {
+                    f(p, dmu);
                 }
             }
         }
@@ -523,13 +537,8 @@ impl PolarizedRoutes {
             let mut dists = None;
             for p in ports.filter(|&p| net.alive(at, p)) {
                 let (ys, yt) = *dists.get_or_insert_with(|| (sd.distance(y, s), sd.distance(y, t)));
-                if ys == UNREACHABLE || yt == UNREACHABLE {
-                    continue;
-                }
-                if let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
-                    if !filtered || filter.keep(y, ys, yt) {
-                        f(p, dmu);
-                    }
+                if let Some(dmu) = filter.offered(filtered, (a, b), (ys, yt), || y) {
+                    f(p, dmu);
                 }
             }
         });
@@ -604,10 +613,9 @@ impl PolarizedRoutes {
                         yt = e.1;
                     }
                 }
-                let Some(dmu) = allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) else { continue };
-                if filtered && !filter.keep(h.with_coord(at, d, v), ys, yt) {
+                let Some(dmu) = filter.offered(filtered, (a, b), (ys, yt), || h.with_coord(at, d, v)) else {
                     continue;
-                }
+                };
                 for p in first..first + k {
                     if net.alive(at, p) {
                         f(p, dmu);
