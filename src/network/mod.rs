@@ -472,8 +472,8 @@ struct OutPort {
 /// "No VC" in [`OutPort::freeing`].
 const NO_VC: u8 = u8::MAX;
 
-/// Most bytes a partition spends on its cache of candidate runs (larger networks route every
-/// evaluation afresh).
+/// Most bytes a partition spends on its cache of candidate runs, and again on selection's kept
+/// costs (larger networks route and cost every evaluation afresh).
 const RUN_CACHE_BYTES: usize = 64 << 20;
 
 impl OutPort {

@@ -24,7 +24,7 @@ use crate::topology::SwitchId;
 /// VCs' crossbars, which free at known cycles: it holds up to `until`.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct RunCost {
-    until: u64,
+    until: Cycle,
     low: u32,
     lo: u8,
     /// 0: nothing learnt (a run has `hi > lo`).
@@ -81,8 +81,8 @@ impl Selection<'_> {
         if self.now <= c.until && c.lo == r.lo && c.hi == r.hi {
             debug_assert!(
                 {
-                    let now = self.learn(r);
-                    (now.low, now.count, now.first) == (c.low, c.count, c.first)
+                    let fresh = self.learn(r);
+                    (fresh.low, fresh.count, fresh.first) == (c.low, c.count, c.first)
                 },
                 "kept cost of port {}, VCs {}..{} differs from the port's state at cycle {}",
                 r.port,
@@ -385,6 +385,34 @@ impl NetPartition {
         false
     }
 
+    /// [`select`] for a head of local switch `li` whose candidate runs are in the run cache slot
+    /// of input `cached` (index `li * np + port`), or in `self.runs`: the candidate it requests,
+    /// if any, and the earliest cycle any of its candidates' crossbar outputs is free. With per-VC
+    /// allocation, an output VC whose crossbar is busy counts as full.
+    #[inline(always)]
+    fn select_head(&mut self, li: usize, cached: Option<usize>, now: Cycle) -> (Option<Candidate>, Cycle) {
+        let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
+        let (lo, hi) = (li * np + t, (li + 1) * np);
+        let cap = self.run_cache_cap;
+        let runs = match cached {
+            Some(pi) => &self.run_cache[pi * cap..pi * cap + self.run_cache_len[pi] as usize],
+            None => &self.runs[..],
+        };
+        let mut sel = Selection {
+            outp: &self.outp[lo..hi],
+            outvc: &self.outvc[lo * v..hi * v],
+            v,
+            out_cap: self.p.output_buffer,
+            in_cap: self.p.input_buffer as u32,
+            pk_phits: self.p.packet_phits as u32,
+            now,
+            vc_busy: (self.p.allocation == Allocation::Vc).then(|| &self.vc_out_free[lo * v..hi * v]),
+            costs: self.run_costs.get_mut(li * 2 * self.r..(li + 1) * 2 * self.r),
+        };
+        let (best, xbar_free) = select(runs, &mut sel, &mut self.rng_router[li]);
+        (best.map(|(i, vc)| runs[i].candidate(vc)), xbar_free)
+    }
+
     /// Record (once per run) that a packet in state `st` at `sw` has no candidate at all: the
     /// routing cannot reach its destination, which ends the run with this message.
     #[cold]
@@ -571,9 +599,6 @@ impl NetPartition {
     fn request_step(&mut self, li: usize, now: Cycle) {
         let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
         let sw = self.switches[li];
-        let pk_phits = self.p.packet_phits as u32;
-        let out_cap = self.p.output_buffer;
-        let in_cap = self.p.input_buffer as u32;
         let random = self.p.allocator == Allocator::Random;
         self.reqs.clear();
         for w in 0..self.words {
@@ -654,28 +679,8 @@ impl NetPartition {
                         first = false;
                         continue;
                     }
-                    let base = li * np;
-                    let cap = self.run_cache_cap;
-                    let runs = if cached {
-                        &self.run_cache[pi * cap..pi * cap + self.run_cache_len[pi] as usize]
-                    } else {
-                        &self.runs[..]
-                    };
-                    let costs_at = li * 2 * self.r..(li + 1) * 2 * self.r;
-                    let mut sel = Selection {
-                        outp: &self.outp[base + t..base + np],
-                        outvc: &self.outvc[(base + t) * v..(base + np) * v],
-                        v,
-                        out_cap,
-                        in_cap,
-                        pk_phits,
-                        now,
-                        vc_busy: None,
-                        costs: self.run_costs.get_mut(costs_at),
-                    };
-                    let (best, xbar_free) = select(runs, &mut sel, &mut self.rng_router[li]);
-                    if let Some((i, cvc)) = best {
-                        let c = runs[i].candidate(cvc);
+                    let (best, xbar_free) = self.select_head(li, cached.then_some(pi), now);
+                    if let Some(c) = best {
                         self.reqs.push(Request {
                             in_port: port as u16,
                             in_vc: vc as u8,
@@ -701,9 +706,6 @@ impl NetPartition {
     fn request_step_vc(&mut self, li: usize, now: Cycle) {
         let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
         let sw = self.switches[li];
-        let pk_phits = self.p.packet_phits as u32;
-        let out_cap = self.p.output_buffer;
-        let in_cap = self.p.input_buffer as u32;
         self.reqs.clear();
         for w in 0..self.words {
             let mut ports = self.in_mask[li * self.words + w];
@@ -743,22 +745,7 @@ impl NetPartition {
                         self.report_unroutable(sw, &route, now);
                         continue;
                     }
-                    let base = li * np;
-                    let costs_at = li * 2 * self.r..(li + 1) * 2 * self.r;
-                    let mut sel = Selection {
-                        outp: &self.outp[base + t..base + np],
-                        outvc: &self.outvc[(base + t) * v..(base + np) * v],
-                        v,
-                        out_cap,
-                        in_cap,
-                        pk_phits,
-                        now,
-                        vc_busy: Some(&self.vc_out_free[(base + t) * v..(base + np) * v]),
-                        costs: self.run_costs.get_mut(costs_at),
-                    };
-                    let (best, _) = select(&self.runs, &mut sel, &mut self.rng_router[li]);
-                    if let Some((i, cvc)) = best {
-                        let c = self.runs[i].candidate(cvc);
+                    if let (Some(c), _) = self.select_head(li, None, now) {
                         self.reqs.push(Request {
                             in_port: port as u16,
                             in_vc: vc as u8,
@@ -924,6 +911,71 @@ impl NetPartition {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Selection from kept costs chooses what the per-candidate scan chooses, with the same draw:
+    /// on random port states and candidate lists, for a fresh record and for one kept from an
+    /// earlier cycle (also across the cycle the packet on a link frees its slot, which `until`
+    /// must catch), with and without per-VC allocation.
+    #[test]
+    fn kept_costs_select_what_each_candidate_selects() {
+        let (ports, v) = (6usize, 4usize);
+        let mut rng = crate::rng::stream(11, 0, crate::rng::Purpose::Router);
+        let mut draw = |n: u64| below(&mut rng, n);
+        let (mut kept_reads, mut ties) = (0, 0);
+        for case in 0..400 {
+            let now: Cycle = 100;
+            let outp: Vec<OutPort> = (0..ports)
+                .map(|_| OutPort {
+                    xbar_free: 95 + draw(10),
+                    link_free: 95 + draw(10),
+                    freeing: if draw(2) == 0 { NO_VC } else { draw(v as u64) as u8 },
+                    load: 8 + draw(4) as u32,
+                    ..OutPort::default()
+                })
+                .collect();
+            // Few distinct occupancies and credits, so that ties are common.
+            let outvc: Vec<OutVc> = (0..ports * v)
+                .map(|_| OutVc { occ: 1 + draw(3) as u16, cred: draw(2) as u16, ..OutVc::default() })
+                .collect();
+            let busy: Vec<Cycle> = (0..ports * v).map(|_| 95 + draw(10)).collect();
+            // Runs as SurePath writes them: routing VCs 0..3 and the escape VC 3, on ports in any
+            // order, a port at most once per VC range.
+            let mut runs = Vec::new();
+            for port in 0..ports as u16 {
+                if draw(3) != 0 {
+                    runs.push(CandidateRun { penalty: 16 * draw(3) as u32, port, lo: 0, hi: 3, escape: false });
+                }
+                if draw(2) == 0 {
+                    runs.push(CandidateRun { penalty: 48 + 16 * draw(2) as u32, port, lo: 3, hi: 4, escape: true });
+                }
+            }
+            let per_vc = case % 2 == 1;
+            let mut costs = vec![RunCost::default(); 2 * ports];
+            for t in [now, now, now + 3, now + 6] {
+                let sel = |costs| Selection {
+                    outp: &outp,
+                    outvc: &outvc,
+                    v,
+                    out_cap: 3,
+                    in_cap: 2,
+                    pk_phits: 4,
+                    now: t,
+                    vc_busy: per_vc.then_some(&busy[..]),
+                    costs,
+                };
+                let seed = case as u64 * 7 + t;
+                let mut each_rng = crate::rng::stream(seed, 1, crate::rng::Purpose::Router);
+                let mut kept_rng = each_rng.clone();
+                let each = select_each(&runs, &sel(None), &mut each_rng);
+                kept_reads += costs.iter().filter(|c| c.hi != 0 && t <= c.until).count();
+                let kept = select_kept(&runs, &mut sel(Some(&mut costs[..])), &mut kept_rng);
+                assert_eq!(kept, each, "case {case} at cycle {t}");
+                assert_eq!(kept_rng, each_rng, "case {case} at cycle {t}: the draws differ");
+                ties += (kept_rng != crate::rng::stream(seed, 1, crate::rng::Purpose::Router)) as u32;
+            }
+        }
+        assert!(kept_reads > 1000 && ties > 100, "the cases read kept records ({kept_reads}) and draw ({ties})");
+    }
 
     #[test]
     fn refusal_marks_compare_across_the_wrap_of_their_low_bits() {
