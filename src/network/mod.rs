@@ -2,7 +2,9 @@
 //! credit-based flow control, links, and servers, run as [`crate::engine::Partition`]s.
 //!
 //! Every switch with its servers is one logical process. Work is done per packet, with exact phit
-//! timing (a packet of `P` phits occupies a link for `P` cycles; head and tail times are derived):
+//! timing (a packet of `P` phits occupies a link for `P` cycles; head and tail times are derived).
+//! Each cycle a switch first applies the messages delivered to it for that cycle (arrivals and
+//! credits, kept by switch since their delivery: [`NetPartition::step`]), then runs three stages:
 //!
 //! 1. **Link stage.** An output port whose link is free sends the head packet of one of its VCs
 //!    (round robin) if the downstream input VC has a credit (room for a whole packet: VCT). The head
@@ -620,6 +622,12 @@ pub struct NetPartition {
     credits_pending: usize,
     best: Vec<u32>,
     touched: Vec<u32>,
+    /// This cycle's messages, applied per switch just before the switch steps
+    /// ([`NetPartition::step`]): each with the index of the next message for the same switch.
+    inbox: Vec<(Msg, u32)>,
+    /// First and last message of each local switch in `inbox` ([`NIL`]: none).
+    inbox_head: Vec<u32>,
+    inbox_tail: Vec<u32>,
     // Statistics.
     /// Counters of this partition.
     pub stats: Stats,
@@ -790,6 +798,9 @@ impl NetPartition {
             credits_pending: 0,
             best: vec![NIL; np * v],
             touched: Vec::with_capacity(np),
+            inbox: Vec::new(),
+            inbox_head: vec![NIL; n],
+            inbox_tail: vec![NIL; n],
             stats: Stats { vc_phits: vec![0; v], ..Stats::default() },
             link_phits: vec![0; n * r],
             server_injected: vec![0; ns],
@@ -881,12 +892,11 @@ impl NetPartition {
     }
 }
 
-impl Partition for NetPartition {
-    type Msg = Msg;
-
+impl NetPartition {
+    /// Apply `msg` to local switch `li` at `now` (a delivery, made by [`NetPartition::step`] just
+    /// before `li` steps).
     #[inline]
-    fn deliver(&mut self, now: Cycle, lp: Lp, msg: Msg) {
-        let li = self.local_of[lp as usize] as usize;
+    fn apply(&mut self, now: Cycle, li: usize, msg: Msg) {
         let (np, v) = (self.np, self.v);
         match msg {
             Msg::Arrival { port, vc, mut pkt } => {
@@ -927,16 +937,54 @@ impl Partition for NetPartition {
             }
         }
     }
+}
+
+impl Partition for NetPartition {
+    type Msg = Msg;
+
+    /// Messages are not applied as they are delivered but kept in [`NetPartition::inbox`], by
+    /// switch, and applied to each switch right before it steps: the records they change (input
+    /// buffers, credits, the packet) are then in cache when the switch reads them, rather than
+    /// written once by the delivery and read again after every other switch's delivery has pushed
+    /// them out. Deliveries of one cycle commute (each changes only its switch, and none is seen
+    /// before that switch steps), so the results are those of applying them at delivery.
+    #[inline]
+    fn deliver(&mut self, _now: Cycle, lp: Lp, msg: Msg) {
+        let li = self.local_of[lp as usize] as usize;
+        let i = self.inbox.len() as u32;
+        self.inbox.push((msg, NIL));
+        let tail = self.inbox_tail[li];
+        if tail == NIL {
+            self.inbox_head[li] = i;
+        } else {
+            self.inbox[tail as usize].1 = i;
+        }
+        self.inbox_tail[li] = i;
+    }
 
     fn step(&mut self, now: Cycle, out: &mut Scheduler<'_, Msg>) {
         if self.credits_pending > 0 {
             self.send_due_credits(now, out);
         }
+        let mail = !self.inbox.is_empty();
         for li in 0..self.switches.len() {
+            if mail {
+                let mut i = self.inbox_head[li];
+                if i != NIL {
+                    self.inbox_head[li] = NIL;
+                    self.inbox_tail[li] = NIL;
+                    while i != NIL {
+                        let (msg, next) = self.inbox[i as usize];
+                        self.apply(now, li, msg);
+                        i = next;
+                    }
+                }
+            }
             self.link_stage(li, now, out);
             self.allocation_stage(li, now);
             self.server_stage(li, now, out);
         }
+        self.inbox.clear();
     }
 
     fn status(&self, now: Cycle) -> Status {
