@@ -519,7 +519,7 @@ pub fn state_bytes(switches: u128, router_ports: u128, servers: u128, vcs: u128)
     router_ports * per_port + links * per_link + servers * per_server + switches * per_switch
 }
 
-/// Bytes a packet takes in the packet store (the packet and its link entry).
+/// Bytes a packet takes in the packet store (its 64-byte slot: the packet and its queue links).
 pub const PACKET_BYTES: u128 = packet::Slab::ENTRY_BYTES as u128;
 
 /// The switches (with their servers) of one partition. Per-switch state lives in flat arrays indexed
