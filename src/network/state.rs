@@ -132,6 +132,8 @@ impl NetPartition {
     pub fn for_each_switch_state<E>(&self, mut f: impl FnMut(SwitchState) -> Result<(), E>) -> Result<(), E> {
         let (np, v, r, w) = (self.np, self.v, self.r, self.words);
         let parked: &[Envelope<Msg>] = self.parked.as_ref().map_or(&[], |p| &p.1);
+        // Messages wait in the per-switch lists only between delivery and the same cycle's step.
+        debug_assert!(self.inbox.is_empty(), "messages kept for a switch at a window end");
         // Pending messages by local switch (LP = switch id).
         let mut order: Vec<u32> = (0..parked.len() as u32).collect();
         order.sort_by_key(|&i| self.local_of[parked[i as usize].1 as usize]);
