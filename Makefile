@@ -1,6 +1,7 @@
 # Two commands on a fresh machine:
 #   make run    install what is missing, then simulate configs/quickstart.toml (release build)
-#   make test   install what is missing, then cargo test, the Python reading test and the MPI test
+#   make test   install what is missing, then cargo test, the API docs (no broken links), the Python
+#               reading test and the MPI test
 # scripts/setup.sh installs only what is missing (HDF5 C library and tools, h5py and pandas).
 
 CARGO ?= cargo
@@ -18,7 +19,7 @@ endif
 endif
 endif
 
-.PHONY: setup run test test-python test-mpi
+.PHONY: setup run test test-docs test-python test-mpi
 
 setup:
 	bash scripts/setup.sh
@@ -28,8 +29,13 @@ run: setup
 
 test: setup
 	$(CARGO) test --workspace
+	$(MAKE) --no-print-directory test-docs
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-mpi
+
+# The API docs build without warnings (broken or private intra-doc links fail).
+test-docs:
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace
 
 test-python:
 	$(CARGO) build --bin hxsim

@@ -837,7 +837,7 @@ impl Config {
     /// the all-pairs distance table (one byte per switch pair; a faulty HyperX keeps sparse
     /// exceptions instead, `topology::distances`). `ranks` processes share the per-switch state;
     /// each holds the distance table. `vcs`: the VCs per port of the built routing, when known (else
-    /// [`Config::vcs_estimate`], a lower bound). Packets come on top: [`Config::packet_bytes_bound`].
+    /// `Config::vcs_estimate`, a lower bound). Packets come on top: [`Config::packet_bytes_bound`].
     pub fn memory_lower_bound(&self, ranks: usize, vcs: Option<usize>) -> (u64, String) {
         let (switches, servers) = self.topology.size();
         let ports = self.topology.router_ports();

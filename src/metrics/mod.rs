@@ -92,7 +92,7 @@ pub const RELAY_EVERY_WINDOWS: u64 = 8;
 /// its last reduction and some interval has become final (interval `k` is final when the window
 /// end reaches `(k + 1) * sample_cycles`: every partition has sent it before the window ended), it
 /// sums its partitions' contributions to each final interval, and all ranks add those sums up on
-/// rank 0 in one reduction of [`RELAY_WORDS`] integers per interval. Rank 0 sends every merged
+/// rank 0 in one reduction of `RELAY_WORDS` integers per interval. Rank 0 sends every merged
 /// interval, once and in order, to the collector as partition 0.
 ///
 /// Determinism: the decision to reduce depends only on the window ends and the sample interval,

@@ -942,7 +942,7 @@ impl NetPartition {
 impl Partition for NetPartition {
     type Msg = Msg;
 
-    /// Messages are not applied as they are delivered but kept in [`NetPartition::inbox`], by
+    /// Messages are not applied as they are delivered but kept in `inbox`, by
     /// switch, and applied to each switch right before it steps: the records they change (input
     /// buffers, credits, the packet) are then in cache when the switch reads them, rather than
     /// written once by the delivery and read again after every other switch's delivery has pushed

@@ -26,7 +26,7 @@ pub struct Packet {
 }
 
 /// Growable pool of packets with a free list. A packet and its queue links share one cache-line
-/// slot ([`Slot`]): a queue operation touches the packets it links, which the router reads anyway
+/// slot (`Slot`): a queue operation touches the packets it links, which the router reads anyway
 /// (a head is read to route it; a packet appended has just been written), so one line per packet
 /// serves both, where a separate link array and unaligned 48-byte packets cost up to three.
 #[derive(Default, Serialize, Deserialize)]

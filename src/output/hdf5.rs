@@ -133,7 +133,7 @@ pub fn open_file(path: &Path) -> Result<File> {
 pub const COMPACT_LINKS: u32 = 32;
 
 /// Create a group whose members list in creation order (h5py iterates them in that order), with
-/// the shared creation property list (see [`ffi`]).
+/// the shared creation property list (see `ffi`).
 pub fn new_group(parent: &Group, name: &str) -> Result<Group> {
     new_group_for(parent, name, 4, 1)
 }
@@ -174,7 +174,7 @@ fn vlu(s: &str) -> Result<VarLenUnicode> {
 /// Set a string attribute (created, or overwritten if it exists), of the type hdf5-metno gives
 /// [`VarLenUnicode`] (a variable-length, null-terminated UTF-8 string; h5py reads it as `str`).
 /// Called straight into the library with the shared type, dataspace and creation list (see
-/// [`ffi`]): a results file has a `units` and a `description` on every dataset, and building those
+/// `ffi`): a results file has a `units` and a `description` on every dataset, and building those
 /// for each attribute, as hdf5-metno does, was a tenth of the CPU time of writing a sweep point.
 pub fn set_str_attr(loc: &Location, name: &str, value: &str) -> Result<()> {
     let exists = has_attr(loc, name)?;
@@ -229,7 +229,7 @@ fn has_attr(loc: &Location, name: &str) -> Result<bool> {
 }
 
 /// Set a scalar attribute (created, or overwritten if it exists): straight through the library for
-/// the types [`native_type`] knows, with hdf5-metno for the others.
+/// the types `native_type` knows, with hdf5-metno for the others.
 pub fn set_attr<T: H5Type>(loc: &Location, name: &str, value: &T) -> Result<()> {
     let exists = has_attr(loc, name)?;
     if let Some(ty) = native_type::<T>()? {
@@ -291,7 +291,7 @@ fn shuffles<T: H5Type>() -> bool {
 }
 
 /// Write a 1-D dataset with `units` and `description` attributes: from [`FILTER_MIN_BYTES`] up
-/// chunked and deflated (see [`DEFLATE_LEVEL`]; integers byte-shuffled first, see [`shuffles`]),
+/// chunked and deflated (see [`DEFLATE_LEVEL`]; integers byte-shuffled first, see `shuffles`),
 /// smaller ones compact and unfiltered.
 pub fn column<T: H5Type>(g: &Group, name: &str, data: &[T], units: &str, description: &str) -> Result<Dataset> {
     let storage = if std::mem::size_of_val(data) < FILTER_MIN_BYTES {
@@ -527,7 +527,7 @@ unsafe fn create_raw(
     Ok(unsafe { ::hdf5::from_id::<Dataset>(id) }?)
 }
 
-/// Write a 1-D string dataset (chunked and deflated, as [`column`]'s large ones: text compresses).
+/// Write a 1-D string dataset (chunked and deflated, as [`column()`]'s large ones: text compresses).
 pub fn str_column(g: &Group, name: &str, data: &[String], description: &str) -> Result<Dataset> {
     let ds = if data.is_empty() {
         // HDF5 gives an empty dataset a chunk of one row.
@@ -612,7 +612,7 @@ pub fn finish(loc: &Location, complete: bool, status: &str) -> Result<()> {
 /// The `/timeseries` group: one 1-D dataset per column of [`TIMESERIES_COLUMNS`], all of the same
 /// length. A run's are extendable (chunked), appended a batch of rows at a time while it runs; a
 /// sweep point's are written whole when the point ends ([`Timeseries::create_once`]), with the
-/// layout of any other column (see [`column`]).
+/// layout of any other column (see [`column()`]).
 pub struct Timeseries {
     group: Group,
     /// Empty until the one write of a time series made by [`Timeseries::create_once`].

@@ -1,5 +1,5 @@
 //! Deter, the deterministic HyperZ routing of Adda 2023, section 5.1 ("deterministic routing based on
-//! DRR"; section 4.1 and Table 1 for the move types). DRR is defined in the paper's ref. [21], which is
+//! DRR"; section 4.1 and Table 1 for the move types). DRR is defined in the paper's ref. \[21\], which is
 //! not available, so (SPEC §5.2 Deter) D-mod-K stands in for it:
 //! 1. while the LCL is not reached, Up on the single up port
 //!    `floor(dst / prod_{j<=i} w_j g_j) mod (w_{i+1} g_{i+1})` ([`dmodk_up`]);

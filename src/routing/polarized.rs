@@ -42,8 +42,8 @@
 //! Allowed moves strictly increase `(mu, d(c,s))` while `mu < 0` and `(mu, -d(c,t))` after, so they
 //! form a DAG. On faulty networks of at most [`CORNER_TABLE_SWITCHES`] switches, one memoised
 //! depth-first search per pair `(s, t)` finds its dead switches and the longest path, all up front
-//! ([`Corners::Table`]). That is O(switches^2) searches, out of reach on larger networks, which
-//! decide corners per candidate instead ([`Corners::OnDemand`]), exactly, from three facts:
+//! (`Corners::Table`). That is O(switches^2) searches, out of reach on larger networks, which
+//! decide corners per candidate instead (`Corners::OnDemand`), exactly, from three facts:
 //! - *A switch nearer `t` than `s` (`d(c,s) >= d(c,t)`) is never a corner*: every move that
 //!   approaches `t` is allowed there and keeps it so, down a shortest path to `t`.
 //! - *A pair has corners only if it has a switch with no allowed move at all* (follow moves from a
@@ -55,7 +55,7 @@
 //!   with `s` (faults never shorten distances). So a peak is an exception of `s`
 //!   ([`SparseDistances::exceptions_to`]), a switch with a dimension whose links all failed, or an
 //!   antipode of `s` (`h` = dimensions), which is nearer `s` than `t` only if it is an exception of
-//!   `t`. [`PeakIndex`] lists the first two kinds per source; a pair's check reads its source's
+//!   `t`. `PeakIndex` lists the first two kinds per source; a pair's check reads its source's
 //!   list and its destination's exceptions, a few switches at 1% link faults.
 //!
 //! Pairs that may have a dead end then search, per candidate, for an allowed route out of the
@@ -80,7 +80,7 @@ use std::sync::Arc;
 /// Penalties by how far below the best candidate's `dmu` a candidate is (0, 1, 2).
 pub const PENALTIES: [u32; 3] = [0, 64, 80];
 /// Largest faulty network for which standalone Polarized tabulates its dead ends and longest route
-/// up front ([`Corners::Table`]); larger ones decide corners per candidate ([`Corners::OnDemand`]).
+/// up front (`Corners::Table`); larger ones decide corners per candidate (`Corners::OnDemand`).
 pub const CORNER_TABLE_SWITCHES: usize = 1024;
 /// Most exceptions a source or destination may have for the faulty-HyperX fast path of
 /// [`PolarizedRoutes::hops`], which scans both lists once per hop; longer lists (next to a large

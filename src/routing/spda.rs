@@ -1,8 +1,8 @@
 //! SPDA, the spanning-tree deadlock avoidance of the DAVC paper (section 7.2 and Fig. 5; after
-//! multiple-spanning-tree routing, its refs. [22] and [34]), the baseline of its RRG experiments
+//! multiple-spanning-tree routing, its refs. \[22\] and \[34\]), the baseline of its RRG experiments
 //! (Fig. 8 and 9).
 //!
-//! "Given a network topology and a number m (configurable) of VCs to be used, [SPDA] calculates m
+//! "Given a network topology and a number m (configurable) of VCs to be used, \[SPDA\] calculates m
 //! spanning trees which will be used to route the traffic. The creation of the spanning trees is
 //! performed by selecting a root node at random and using a breadth first search (BFS) to create a
 //! minimal spanning tree from it. When a packet is injected, one of the m VCs is selected randomly

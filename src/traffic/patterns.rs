@@ -6,7 +6,7 @@
 //!   Dimension Complement Reverse and Regular Permutation to Neighbour (Figure 3).
 //! - *HyperX*: Ahn, Binkert, Davis, McLaren, Schreiber, "HyperX: Topology, Routing, and Packaging of Efficient
 //!   Large-Scale Networks", section 4.1 (Performance results): Bit Complement, Bit Rotate (Dally and Towles'
-//!   bit rotation, the paper's reference [3]), Transpose and Swap2; also bit reverse (BookSim's `bitrev`).
+//!   bit rotation, the paper's reference \[3\]), Transpose and Swap2; also bit reverse (BookSim's `bitrev`).
 //!
 //! Conventions (shared with the topology): a HyperX has sides `S_0..S_{L-1}` and `T` servers per switch. The
 //! switch with coordinates `(x_0, .., x_{L-1})` has id `x_0 + S_0*(x_1 + S_1*(x_2 + ..))` (dimension 0 varies
@@ -14,7 +14,7 @@
 //! `N = T * prod S_i` servers; server ids are `u32`, so `N <= 2^32`.
 //!
 //! - *Nue*: Domke, Hoefler, Matsuoka, "Routing on the Channel Dependency Graph" (HPDC 2016), Figs. 2 and
-//!   7a: the all-to-all shift exchange (its reference [36], Zahavi et al., "Optimized InfiniBand fat-tree
+//!   7a: the all-to-all shift exchange (its reference \[36\], Zahavi et al., "Optimized InfiniBand fat-tree
 //!   routing for shift all-to-all communication patterns"): in step `i = 1..N-1` every server `s` sends
 //!   to `(s + i) mod N`.
 //!
@@ -49,7 +49,7 @@ pub enum PatternKind {
     /// Bit reverse (BookSim's `bitrev`): `dst` is `src` with its `log2 N` bits in reverse order.
     BitReverse,
     /// HyperX section 4.1 and Figs. 6b and 7b, "Bit Rotate": Dally and Towles' bit rotation (their
-    /// Table 3.2, the HyperX paper's reference [3]), `d_i = s_{(i+1) mod b}` on the `b = log2 N` bits:
+    /// Table 3.2, the HyperX paper's reference \[3\]), `d_i = s_{(i+1) mod b}` on the `b = log2 N` bits:
     /// the id rotated right by one bit.
     BitRotate,
     /// HyperX section 4.1, "Transpose": the two halves of the `log2 N`-bit server id are swapped.
@@ -63,7 +63,7 @@ pub enum PatternKind {
     /// topologies with groups ([`crate::topology::Topology::group_size`]: the dragonfly).
     AdversarialGroup,
     /// Nue Figs. 2 and 7a, the "all-to-all shift exchange" (Zahavi et al., the Nue paper's reference
-    /// [36]): on `N` servers, the `k`-th packet (from 0) a server `s` generates goes to server
+    /// \[36\]): on `N` servers, the `k`-th packet (from 0) a server `s` generates goes to server
     /// `(s + 1 + (k / m) mod (N-1)) mod N`, `m` packets per message (`traffic.shift_message_packets`,
     /// [`Pattern::set_message_packets`]). So in step `i = 1..N-1` server `s` sends one message to
     /// `s + i`, every server walks through all the others in shift order, and after `(N-1) m` packets

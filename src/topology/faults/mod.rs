@@ -6,7 +6,7 @@
 //!   total, so a sweep over `N` walks one fault sequence, as SurePath's Figs. 1 and 6 do);
 //! - `links = [[switch, port], ...]` and `switches = [...]`: explicit lists (ports are
 //!   switch-to-switch ports `0..switch_ports(switch)`, see [`crate::topology`]);
-//! - `file = "faults.json"` or `"faults.csv"`: the same lists from a file ([`file`]);
+//! - `file = "faults.json"` or `"faults.csv"`: the same lists from a file ([`mod@file`]);
 //! - `shapes = [{ kind = "row" }, ...]`: structured shapes placed by coordinates ([`shapes`], SurePath
 //!   section 6, Figs. 7 and 9);
 //! - `[faults.lifetime]`: failures accumulated over a machine's life with critical ones repaired
