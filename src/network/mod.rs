@@ -380,7 +380,7 @@ impl ModelParams {
 }
 
 /// A server's injection side (its next generation cycle is in [`NetPartition::next_gen`]).
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy)]
 struct Server {
     queue: Queue,
     /// Packets in `queue` (the source queue's bound is checked at every generation).
@@ -441,7 +441,7 @@ struct InPort {
 }
 
 /// Input VC: its buffer, and until when its head's request is known to be refused.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default)]
 struct InVc {
     /// Packets in the buffer.
     q: Queue,
@@ -493,7 +493,7 @@ impl OutPort {
 }
 
 /// Output VC: its buffer and flow control.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default)]
 struct OutVc {
     /// Packets in the buffer.
     q: Queue,

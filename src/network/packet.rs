@@ -29,14 +29,14 @@ pub struct Packet {
 /// slot (`Slot`): a queue operation touches the packets it links, which the router reads anyway
 /// (a head is read to route it; a packet appended has just been written), so one line per packet
 /// serves both, where a separate link array and unaligned 48-byte packets cost up to three.
-#[derive(Default, Serialize, Deserialize)]
+#[derive(Default)]
 pub struct Slab {
     items: Vec<Slot>,
     free: Vec<u32>,
 }
 
 /// A packet with its queue links, aligned to a 64-byte cache line.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
 struct Slot {
     pkt: Packet,
@@ -89,7 +89,7 @@ impl Slab {
 
 /// A packet's queue links: the packet after it, and (read only while it is its queue's head) the
 /// queue's tail.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy)]
 struct Link {
     next: u32,
     tail: u32,
@@ -104,7 +104,7 @@ struct Link {
 /// and removing touch the links of the head and of the tail or next packet. A queue's length is not
 /// kept either (the router needs only emptiness); [`Queue::len`] walks the list, for the cold paths
 /// that report it.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy)]
 pub struct Queue {
     head: u32,
 }
