@@ -893,6 +893,19 @@ impl NetPartition {
 }
 
 impl NetPartition {
+    /// Apply the messages kept in `inbox` for local switch `li`, in delivery order, and empty its
+    /// list.
+    #[inline]
+    fn apply_inbox(&mut self, now: Cycle, li: usize) {
+        let mut i = std::mem::replace(&mut self.inbox_head[li], NIL);
+        self.inbox_tail[li] = NIL;
+        while i != NIL {
+            let (msg, next) = self.inbox[i as usize];
+            self.apply(now, li, msg);
+            i = next;
+        }
+    }
+
     /// Apply `msg` to local switch `li` at `now` (a delivery, made by [`NetPartition::step`] just
     /// before `li` steps).
     #[inline]
@@ -969,16 +982,7 @@ impl Partition for NetPartition {
         let mail = !self.inbox.is_empty();
         for li in 0..self.switches.len() {
             if mail {
-                let mut i = self.inbox_head[li];
-                if i != NIL {
-                    self.inbox_head[li] = NIL;
-                    self.inbox_tail[li] = NIL;
-                    while i != NIL {
-                        let (msg, next) = self.inbox[i as usize];
-                        self.apply(now, li, msg);
-                        i = next;
-                    }
-                }
+                self.apply_inbox(now, li);
             }
             self.link_stage(li, now, out);
             self.allocation_stage(li, now);

@@ -223,9 +223,11 @@ impl NetPartition {
         self.parked = Some((resume_at, Vec::new()));
         self.credits_due.iter_mut().for_each(Vec::clear);
         self.credits_pending = 0;
-        // Cached candidates belong to the heads this partition held before; the restored heads
-        // are routed afresh (the cache is a pure function of a head's switch and state).
+        // Cached candidates belong to the heads this partition held before, and kept selection
+        // costs to its ports: the restored heads are routed and costed afresh (both are pure
+        // functions of the state they were learnt from).
         self.run_cache_vc.fill(super::NO_VC);
+        self.run_costs.fill(super::router::RunCost::default());
     }
 
     /// Restore one local switch from its record (see [`NetPartition::begin_restore`]).
@@ -312,10 +314,6 @@ impl NetPartition {
         }
         let parked = &mut self.parked.as_mut().expect("begin_restore first").1;
         parked.extend(st.pending.into_iter().map(|(at, m)| (at, st.id, m)));
-        for port in 0..np {
-            // What selection learnt of these ports no longer holds.
-            self.port_changed(li, port);
-        }
         Ok(())
     }
 
