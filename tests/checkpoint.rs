@@ -190,6 +190,16 @@ fn sigkill_and_resume_with_per_vc_injection_and_allocation() {
     killed_and_resumed_with("1", Some("2"), "3000", &extra);
 }
 
+/// SurePath keeps, per switch, candidate lists of waiting heads and what selection learnt of each
+/// output port; neither is saved, and a resumed run must learn them afresh from the restored
+/// state (debug builds check every kept cost against its port), also across thread counts.
+#[test]
+fn sigkill_and_resume_with_surepath_kept_selection() {
+    let extra =
+        ["--set", "routing.algorithm=surepath-polarized", "--set", "router.allocation=vc", "--set", "traffic.load=0.9"];
+    killed_and_resumed_with("1", Some("2"), "3000", &extra);
+}
+
 /// The end-to-end injection window: the per-server outstanding counters are in the switch records
 /// and the acknowledgements in flight are pending messages; both must survive, also across thread
 /// counts (a window of 2 past saturation keeps servers waiting for acknowledgements all the time).
