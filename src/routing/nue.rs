@@ -49,7 +49,7 @@
 //! its *shortcut discovery* (section 6.2.6.3) is not, and an impasse that backtracking cannot solve
 //! falls back to the escape paths for the whole destination, as Alg. 4.1 does. The build is single-threaded and deterministic.
 //!
-//! Memory: the tables above plus, while building, 4 bytes per (channel, port) pair of the complete
+//! Memory: the tables above plus, while building, 8 bytes per (channel, port) pair of the complete
 //! CDG; the build refuses (exit 2, naming `routing.algorithm`) when the tables would not fit.
 
 use super::{Candidate, RouteState, Routing, RoutingParams, TableReport};
@@ -150,7 +150,9 @@ impl Nue {
         let p = net.max_switch_ports().max(1);
         let wide = p >= u8::MAX as usize;
         let table_bytes = dests.len() as u64 * n as u64 * if wide { 2 } else { 1 };
-        let cdg_bytes = (n * p * p * 4 + n * p * 24) as u64;
+        // Per (channel, port) pair a use count and a refusal mark; per channel its dependency bits,
+        // its position and mark, and the construction's arrays.
+        let cdg_bytes = (n * p * p * 8 + n * p * (32 + 16 * p.div_ceil(64))) as u64;
         super::refuse_tables_beyond(table_bytes + cdg_bytes, available, "nue", n)?;
 
         let mut row = vec![NONE; n];
@@ -595,7 +597,7 @@ impl<'a> Construction<'a> {
 
     /// Withdraw one use of the dependency `a -> b` (logged).
     fn release(&mut self, a: u32, b: u32) {
-        self.cdg.remove(self.cdg.edge(a, (b as usize % self.p) as PortId));
+        self.cdg.remove(&self.head, &self.back, self.cdg.edge(a, (b as usize % self.p) as PortId));
         self.log.push((a, b, false));
     }
 
@@ -605,7 +607,7 @@ impl<'a> Construction<'a> {
         while self.log.len() > mark {
             let (a, b, added) = self.log.pop().expect("log longer than mark");
             if added {
-                self.cdg.remove(self.cdg.edge(a, (b as usize % self.p) as PortId));
+                self.cdg.remove(&self.head, &self.back, self.cdg.edge(a, (b as usize % self.p) as PortId));
             } else {
                 let ok = self.cdg.add(&self.head, &self.back, a, b);
                 debug_assert!(ok, "undo re-adds a dependency of an acyclic graph");
@@ -735,9 +737,24 @@ struct Cdg {
     p: usize,
     /// Routes using each dependency (0: not in the graph).
     count: Vec<u32>,
-    /// Topological position of each channel.
-    ord: Vec<u32>,
-    mark: Vec<u32>,
+    /// The dependencies in the graph as bits, `words` per channel (bit `q` of channel `a`: `count`
+    /// of `a`'s dependency on port `q` is not 0): the forward search, most of a build's time,
+    /// visits a channel's dependencies without reading the counts of all its ports.
+    out: Vec<u64>,
+    /// The same by the channel depended on, for the backward search: bit `r` of channel `b` (out
+    /// of switch `x`): the channel into `x` through its port `r` depends on `b`.
+    inb: Vec<u64>,
+    words: usize,
+    /// Per dependency, the value of `removals` when adding it last closed a cycle (0: never). The
+    /// graph only loses dependencies when one's count falls to 0 (an undo, a backtrack, a new
+    /// layer), so until then the cycle is still there: a dependency that a destination's search
+    /// tries again (most are tried by many destinations) is refused without a search.
+    refused: Vec<u32>,
+    /// Dependencies removed from the graph so far, plus 1 (the generation of `refused`).
+    removals: u32,
+    /// Topological position and search mark of each channel, side by side: the searches read
+    /// both of every channel they reach.
+    node: Vec<Node>,
     epoch: u32,
     stack: Vec<u32>,
     fwd: Vec<u32>,
@@ -745,13 +762,25 @@ struct Cdg {
     pool: Vec<u32>,
 }
 
+/// A channel of the [`Cdg`]: its topological position, and the search (epoch) that last reached it.
+#[derive(Clone, Copy)]
+struct Node {
+    ord: u32,
+    mark: u32,
+}
+
 impl Cdg {
     fn new(channels: usize, p: usize) -> Self {
+        let words = p.div_ceil(64);
         Cdg {
             p,
             count: vec![0; channels * p],
-            ord: (0..channels as u32).collect(),
-            mark: vec![0; channels],
+            out: vec![0; channels * words],
+            inb: vec![0; channels * words],
+            words,
+            refused: vec![0; channels * p],
+            removals: 1,
+            node: (0..channels as u32).map(|ord| Node { ord, mark: 0 }).collect(),
             epoch: 0,
             stack: Vec::new(),
             fwd: Vec::new(),
@@ -762,8 +791,11 @@ impl Cdg {
 
     fn reset(&mut self) {
         self.count.fill(0);
-        for (i, o) in self.ord.iter_mut().enumerate() {
-            *o = i as u32;
+        self.out.fill(0);
+        self.inb.fill(0);
+        self.removed();
+        for (i, o) in self.node.iter_mut().enumerate() {
+            o.ord = i as u32;
         }
     }
 
@@ -772,8 +804,39 @@ impl Cdg {
         (a as usize * self.p + out_port as usize) as u32
     }
 
-    fn remove(&mut self, e: u32) {
+    fn remove(&mut self, head: &[u32], back: &[PortId], e: u32) {
         self.count[e as usize] -= 1;
+        if self.count[e as usize] == 0 {
+            self.set_bits(head, back, e as usize, false);
+            self.removed();
+        }
+    }
+
+    /// A dependency left the graph: the cycles that refused others may be gone.
+    fn removed(&mut self) {
+        self.removals = self.removals.wrapping_add(1);
+        if self.removals == 0 {
+            self.refused.fill(0);
+            self.removals = 1;
+        }
+    }
+
+    /// Set (or clear) the bits of dependency `e` (channel `a = e / p` on to port `e % p` of its
+    /// far end) in `out` (of `a`) and `inb` (of the channel it continues on).
+    #[inline]
+    fn set_bits(&mut self, head: &[u32], back: &[PortId], e: usize, on: bool) {
+        let (a, q) = (e / self.p, e % self.p);
+        let b = head[a] as usize * self.p + q;
+        let r = back[a] as usize;
+        for (w, bit) in
+            [(&mut self.out[a * self.words + q / 64], q % 64), (&mut self.inb[b * self.words + r / 64], r % 64)]
+        {
+            if on {
+                *w |= 1 << bit;
+            } else {
+                *w &= !(1 << bit);
+            }
+        }
     }
 
     /// Add (one more use of) the dependency `a -> b` unless it closes a cycle; whether it was added.
@@ -783,70 +846,156 @@ impl Cdg {
             self.count[e] += 1;
             return true;
         }
-        let (lb, ub) = (self.ord[b as usize], self.ord[a as usize]);
+        if self.refused[e] == self.removals {
+            return false;
+        }
+        let (lb, ub) = (self.node[b as usize].ord, self.node[a as usize].ord);
         if ub < lb {
             self.count[e] = 1;
+            self.set_bits(head, back, e, true);
             return true;
         }
-        self.epoch += 1;
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            // Marks from 2^32 searches ago would read as this one's.
+            self.node.iter_mut().for_each(|o| o.mark = 0);
+            self.epoch = 1;
+        }
         let epoch = self.epoch;
-        let p = self.p;
+        let (p, words) = (self.p, self.words);
         // Forward from b among channels ordered before a: reaching a means a cycle.
         self.fwd.clear();
         self.stack.clear();
         self.stack.push(b);
-        self.mark[b as usize] = epoch;
+        self.node[b as usize].mark = epoch;
         while let Some(v) = self.stack.pop() {
             self.fwd.push(v);
             let x = head[v as usize];
-            for q in 0..p {
-                if self.count[v as usize * p + q] == 0 {
-                    continue;
-                }
-                let w = (x as usize * p + q) as u32;
-                if w == a {
-                    return false;
-                }
-                if self.mark[w as usize] != epoch && self.ord[w as usize] < ub {
-                    self.mark[w as usize] = epoch;
-                    self.stack.push(w);
+            for k in 0..words {
+                let mut bits = self.out[v as usize * words + k];
+                while bits != 0 {
+                    let q = k * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let w = (x as usize * p + q) as u32;
+                    if w == a {
+                        self.refused[e] = self.removals;
+                        return false;
+                    }
+                    let o = &mut self.node[w as usize];
+                    if o.mark != epoch && o.ord < ub {
+                        o.mark = epoch;
+                        self.stack.push(w);
+                    }
                 }
             }
         }
         // Backward from a among channels ordered after b.
         self.bwd.clear();
         self.stack.push(a);
-        self.mark[a as usize] = epoch;
+        self.node[a as usize].mark = epoch;
         while let Some(v) = self.stack.pop() {
             self.bwd.push(v);
-            let x = (v as usize / p) as SwitchId;
-            let out = (v as usize % p) as PortId;
-            for q in 0..p {
-                let u_sw = head[x as usize * p + q];
-                if u_sw == NONE {
-                    continue;
-                }
-                let u = (u_sw as usize * p + back[x as usize * p + q] as usize) as u32;
-                if self.count[u as usize * p + out as usize] == 0 {
-                    continue;
-                }
-                if self.mark[u as usize] != epoch && self.ord[u as usize] > lb {
-                    self.mark[u as usize] = epoch;
-                    self.stack.push(u);
+            let x = v as usize / p;
+            for k in 0..words {
+                let mut bits = self.inb[v as usize * words + k];
+                while bits != 0 {
+                    let q = k * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let u = (head[x * p + q] as usize * p + back[x * p + q] as usize) as u32;
+                    let o = &mut self.node[u as usize];
+                    if o.mark != epoch && o.ord > lb {
+                        o.mark = epoch;
+                        self.stack.push(u);
+                    }
                 }
             }
         }
         // Reorder: the backward set, then the forward set, into the positions they held.
-        let ord = &self.ord;
-        self.fwd.sort_unstable_by_key(|&v| ord[v as usize]);
-        self.bwd.sort_unstable_by_key(|&v| ord[v as usize]);
+        let node = &self.node;
+        self.fwd.sort_unstable_by_key(|&v| node[v as usize].ord);
+        self.bwd.sort_unstable_by_key(|&v| node[v as usize].ord);
         self.pool.clear();
-        self.pool.extend(self.bwd.iter().chain(self.fwd.iter()).map(|&v| ord[v as usize]));
+        self.pool.extend(self.bwd.iter().chain(self.fwd.iter()).map(|&v| node[v as usize].ord));
         self.pool.sort_unstable();
         for (i, &v) in self.bwd.iter().chain(self.fwd.iter()).enumerate() {
-            self.ord[v as usize] = self.pool[i];
+            self.node[v as usize].ord = self.pool[i];
         }
         self.count[e] = 1;
+        self.set_bits(head, back, e, true);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{below, stream, Purpose};
+
+    /// The online topological order refuses exactly the dependencies that close a cycle, on
+    /// random multigraphs with random additions and removals (so that refusals kept from before a
+    /// removal must be dropped), checked against a plain search over the dependencies in use; and
+    /// its order stays topological.
+    #[test]
+    fn cdg_refuses_exactly_the_dependencies_that_close_a_cycle() {
+        let mut rng = stream(5, 0, Purpose::Router);
+        let (mut refusals, mut removals) = (0, 0);
+        for case in 0..40 {
+            let (n, p) = (4 + case % 5, 2 + case % 4);
+            // Wire the ports in random pairs between distinct switches (some stay unwired).
+            let mut head = vec![NONE; n * p];
+            let mut back: Vec<PortId> = vec![0; n * p];
+            for _ in 0..n * p {
+                let (i, j) = (below(&mut rng, (n * p) as u64) as usize, below(&mut rng, (n * p) as u64) as usize);
+                if i / p != j / p && head[i] == NONE && head[j] == NONE {
+                    (head[i], back[i]) = ((j / p) as u32, (j % p) as PortId);
+                    (head[j], back[j]) = ((i / p) as u32, (i % p) as PortId);
+                }
+            }
+            let mut cdg = Cdg::new(n * p, p);
+            let mut uses: Vec<u32> = vec![0; n * p * p];
+            // Whether channel `to` is reachable from `from` over the dependencies in use.
+            let reaches = |uses: &[u32], from: usize, to: usize| {
+                let (mut seen, mut stack) = (vec![false; n * p], vec![from]);
+                while let Some(v) = stack.pop() {
+                    if v == to {
+                        return true;
+                    }
+                    if !std::mem::replace(&mut seen[v], true) {
+                        stack.extend((0..p).filter(|&q| uses[v * p + q] > 0).map(|q| head[v] as usize * p + q));
+                    }
+                }
+                false
+            };
+            for _ in 0..600 {
+                let a = below(&mut rng, (n * p) as u64) as usize;
+                if head[a] == NONE {
+                    continue;
+                }
+                let q = below(&mut rng, p as u64) as usize;
+                let b = head[a] as usize * p + q;
+                if head[b] == NONE {
+                    continue;
+                }
+                let e = a * p + q;
+                if uses[e] > 0 && below(&mut rng, 3) == 0 {
+                    cdg.remove(&head, &back, e as u32);
+                    uses[e] -= 1;
+                    removals += 1;
+                    continue;
+                }
+                let cycle = uses[e] == 0 && reaches(&uses, b, a);
+                assert_eq!(cdg.add(&head, &back, a as u32, b as u32), !cycle, "case {case}: {a} -> {b}");
+                if cycle {
+                    refusals += 1;
+                } else {
+                    uses[e] += 1;
+                }
+                for (d, _) in uses.iter().enumerate().filter(|(_, &u)| u > 0) {
+                    let (from, to) = (d / p, head[d / p] as usize * p + d % p);
+                    assert!(cdg.node[from].ord < cdg.node[to].ord, "case {case}: order of {from} -> {to}");
+                }
+            }
+        }
+        assert!(refusals > 500 && removals > 500, "the cases refuse ({refusals}) and remove ({removals})");
     }
 }
