@@ -914,9 +914,20 @@ impl Cdg {
         let node = &self.node;
         self.fwd.sort_unstable_by_key(|&v| node[v as usize].ord);
         self.bwd.sort_unstable_by_key(|&v| node[v as usize].ord);
+        // The positions in increasing order: the merge of the two sorted sets' positions.
         self.pool.clear();
-        self.pool.extend(self.bwd.iter().chain(self.fwd.iter()).map(|&v| node[v as usize].ord));
-        self.pool.sort_unstable();
+        let (mut i, mut j) = (0, 0);
+        while i < self.bwd.len() || j < self.fwd.len() {
+            let ob = self.bwd.get(i).map_or(u32::MAX, |&v| node[v as usize].ord);
+            let of = self.fwd.get(j).map_or(u32::MAX, |&v| node[v as usize].ord);
+            if ob < of {
+                self.pool.push(ob);
+                i += 1;
+            } else {
+                self.pool.push(of);
+                j += 1;
+            }
+        }
         for (i, &v) in self.bwd.iter().chain(self.fwd.iter()).enumerate() {
             self.node[v as usize].ord = self.pool[i];
         }
