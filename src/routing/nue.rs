@@ -165,6 +165,7 @@ impl Nue {
             layer[t as usize] = l as u8;
         }
         let mut b = Construction::new(net, p);
+        let adj = Adjacency::new(net);
         let mut ports = Ports::new(dests.len() * n, wide);
         let mut roots = vec![NONE; k];
         let mut fallbacks = 0usize;
@@ -174,8 +175,8 @@ impl Nue {
             if members.is_empty() {
                 continue;
             }
-            let hull = convex_subgraph(net, &members);
-            let root = central_switch(net, &hull);
+            let hull = convex_subgraph(net, &adj, &members);
+            let root = central_switch(&adj, &hull);
             *root_slot = root;
             b.start_layer(root);
             for &t in &members {
@@ -276,9 +277,56 @@ fn partition_destinations(net: &Fabric, live: &[SwitchId], dests: &[SwitchId], k
     }
 }
 
+/// The live switch graph as adjacency lists, each switch's neighbours in port order (a switch
+/// linked twice is listed twice): the hulls' and centralities' searches read it instead of asking
+/// the topology for every port of every switch they visit.
+struct Adjacency {
+    start: Vec<u32>,
+    nbr: Vec<SwitchId>,
+}
+
+impl Adjacency {
+    fn new(net: &Fabric) -> Self {
+        let n = net.num_switches();
+        let mut start = Vec::with_capacity(n + 1);
+        let mut nbr = Vec::new();
+        for s in 0..n as SwitchId {
+            start.push(nbr.len() as u32);
+            nbr.extend((0..net.switch_ports(s) as PortId).filter_map(|q| net.neighbour(s, q)).map(|(o, _)| o));
+        }
+        start.push(nbr.len() as u32);
+        Adjacency { start, nbr }
+    }
+
+    /// The neighbours of `s`, in port order.
+    #[inline]
+    fn of(&self, s: SwitchId) -> &[SwitchId] {
+        &self.nbr[self.start[s as usize] as usize..self.start[s as usize + 1] as usize]
+    }
+
+    /// Hops from `root` to every switch into `dist` ([`crate::topology::fabric::UNREACHABLE`]
+    /// where none), as [`Fabric::bfs`].
+    fn bfs(&self, root: SwitchId, dist: &mut Vec<u32>, queue: &mut VecDeque<SwitchId>) {
+        dist.clear();
+        dist.resize(self.start.len() - 1, crate::topology::fabric::UNREACHABLE);
+        dist[root as usize] = 0;
+        queue.clear();
+        queue.push_back(root);
+        while let Some(s) = queue.pop_front() {
+            let ds = dist[s as usize];
+            for &o in self.of(s) {
+                if dist[o as usize] == crate::topology::fabric::UNREACHABLE {
+                    dist[o as usize] = ds + 1;
+                    queue.push_back(o);
+                }
+            }
+        }
+    }
+}
+
 /// Algorithm 4.1 line 3: `H_i`, the destinations and every switch on a shortest path between two
 /// switches already in `H_i` (OpenSM's single pass in switch order).
-fn convex_subgraph(net: &Fabric, members: &[SwitchId]) -> Vec<bool> {
+fn convex_subgraph(net: &Fabric, adj: &Adjacency, members: &[SwitchId]) -> Vec<bool> {
     let n = net.num_switches();
     let mut hull = vec![false; n];
     for &t in members {
@@ -290,11 +338,12 @@ fn convex_subgraph(net: &Fabric, members: &[SwitchId]) -> Vec<bool> {
     }
     let mut done = vec![false; n];
     let mut queue = VecDeque::new();
+    let mut dist = Vec::new();
     for u in 0..n {
         if !hull[u] {
             continue;
         }
-        let dist = net.bfs(u as SwitchId);
+        adj.bfs(u as SwitchId, &mut dist, &mut queue);
         done.fill(false);
         done[u] = true;
         for v in 0..n {
@@ -304,13 +353,11 @@ fn convex_subgraph(net: &Fabric, members: &[SwitchId]) -> Vec<bool> {
             done[v] = true;
             queue.push_back(v as SwitchId);
             while let Some(x) = queue.pop_front() {
-                for q in 0..net.switch_ports(x) as PortId {
-                    if let Some((y, _)) = net.neighbour(x, q) {
-                        if !done[y as usize] && dist[y as usize] + 1 == dist[x as usize] {
-                            hull[y as usize] = true;
-                            done[y as usize] = true;
-                            queue.push_back(y);
-                        }
+                for &y in adj.of(x) {
+                    if !done[y as usize] && dist[y as usize].wrapping_add(1) == dist[x as usize] {
+                        hull[y as usize] = true;
+                        done[y as usize] = true;
+                        queue.push_back(y);
                     }
                 }
             }
@@ -321,8 +368,8 @@ fn convex_subgraph(net: &Fabric, members: &[SwitchId]) -> Vec<bool> {
 
 /// Algorithm 4.1 line 4: the switch of largest betweenness centrality in the subgraph induced by
 /// `hull` (Brandes 2001; ties: lowest id).
-fn central_switch(net: &Fabric, hull: &[bool]) -> SwitchId {
-    let n = net.num_switches();
+fn central_switch(adj: &Adjacency, hull: &[bool]) -> SwitchId {
+    let n = hull.len();
     let mut cb = vec![0f64; n];
     let (mut sigma, mut delta, mut dist) = (vec![0f64; n], vec![0f64; n], vec![u32::MAX; n]);
     let mut order: Vec<SwitchId> = Vec::with_capacity(n);
@@ -339,8 +386,7 @@ fn central_switch(net: &Fabric, hull: &[bool]) -> SwitchId {
         queue.push_back(s as SwitchId);
         while let Some(v) = queue.pop_front() {
             order.push(v);
-            for q in 0..net.switch_ports(v) as PortId {
-                let Some((w, _)) = net.neighbour(v, q) else { continue };
+            for &w in adj.of(v) {
                 let w = w as usize;
                 if !hull[w] {
                     continue;
@@ -356,8 +402,7 @@ fn central_switch(net: &Fabric, hull: &[bool]) -> SwitchId {
         }
         for &w in order.iter().rev() {
             let w = w as usize;
-            for q in 0..net.switch_ports(w as SwitchId) as PortId {
-                let Some((v, _)) = net.neighbour(w as SwitchId, q) else { continue };
+            for &v in adj.of(w as SwitchId) {
                 let v = v as usize;
                 if hull[v] && dist[v] != u32::MAX && dist[v] + 1 == dist[w] {
                     delta[v] += sigma[v] / sigma[w] * (1.0 + delta[w]);
