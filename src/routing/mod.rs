@@ -13,6 +13,7 @@
 //! [`Routing::advance`], the routing's own update; a routing cannot forget the shared part.
 
 pub mod aliod;
+mod cdg;
 pub mod cliod;
 pub mod clos_ad;
 pub mod dal;
