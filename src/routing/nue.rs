@@ -55,7 +55,7 @@
 use super::cdg::AcyclicCdg;
 use super::{Candidate, RouteState, Routing, RoutingParams, TableReport};
 use crate::config::ConfigError;
-use crate::topology::{Fabric, PortId, SwitchId};
+use crate::topology::{bfs_hops, Fabric, PortId, SwitchId};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
@@ -304,25 +304,6 @@ impl Adjacency {
     fn of(&self, s: SwitchId) -> &[SwitchId] {
         &self.nbr[self.start[s as usize] as usize..self.start[s as usize + 1] as usize]
     }
-
-    /// Hops from `root` to every switch into `dist` ([`crate::topology::fabric::UNREACHABLE`]
-    /// where none), as [`Fabric::bfs`].
-    fn bfs(&self, root: SwitchId, dist: &mut Vec<u32>, queue: &mut VecDeque<SwitchId>) {
-        dist.clear();
-        dist.resize(self.start.len() - 1, crate::topology::fabric::UNREACHABLE);
-        dist[root as usize] = 0;
-        queue.clear();
-        queue.push_back(root);
-        while let Some(s) = queue.pop_front() {
-            let ds = dist[s as usize];
-            for &o in self.of(s) {
-                if dist[o as usize] == crate::topology::fabric::UNREACHABLE {
-                    dist[o as usize] = ds + 1;
-                    queue.push_back(o);
-                }
-            }
-        }
-    }
 }
 
 /// Algorithm 4.1 line 3: `H_i`, the destinations and every switch on a shortest path between two
@@ -339,12 +320,12 @@ fn convex_subgraph(net: &Fabric, adj: &Adjacency, members: &[SwitchId]) -> Vec<b
     }
     let mut done = vec![false; n];
     let mut queue = VecDeque::new();
-    let mut dist = Vec::new();
+    let mut dist = vec![0; n];
     for u in 0..n {
         if !hull[u] {
             continue;
         }
-        adj.bfs(u as SwitchId, &mut dist, &mut queue);
+        bfs_hops(u as SwitchId, &mut dist, &mut queue, |s| adj.of(s).iter().copied());
         done.fill(false);
         done[u] = true;
         for v in 0..n {
@@ -355,7 +336,7 @@ fn convex_subgraph(net: &Fabric, adj: &Adjacency, members: &[SwitchId]) -> Vec<b
             queue.push_back(v as SwitchId);
             while let Some(x) = queue.pop_front() {
                 for &y in adj.of(x) {
-                    if !done[y as usize] && dist[y as usize].wrapping_add(1) == dist[x as usize] {
+                    if !done[y as usize] && dist[y as usize] + 1 == dist[x as usize] {
                         hull[y as usize] = true;
                         done[y as usize] = true;
                         queue.push_back(y);

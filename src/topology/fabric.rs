@@ -259,19 +259,9 @@ impl Fabric {
     pub fn bfs(&self, root: SwitchId) -> Vec<u32> {
         let mut d = vec![UNREACHABLE; self.n];
         let mut q = std::collections::VecDeque::with_capacity(self.n);
-        d[root as usize] = 0;
-        q.push_back(root);
-        while let Some(s) = q.pop_front() {
-            let ds = d[s as usize];
-            for p in 0..self.switch_ports(s) as PortId {
-                if let Some((o, _)) = self.neighbour(s, p) {
-                    if d[o as usize] == UNREACHABLE {
-                        d[o as usize] = ds + 1;
-                        q.push_back(o);
-                    }
-                }
-            }
-        }
+        super::bfs_hops(root, &mut d, &mut q, |s| {
+            (0..self.switch_ports(s) as PortId).filter_map(move |p| self.neighbour(s, p)).map(|(o, _)| o)
+        });
         d
     }
 

@@ -36,6 +36,32 @@ pub type SwitchId = u32;
 /// Index of a switch-to-switch port on a switch, `0..switch_ports(sw)`.
 pub type PortId = u16;
 
+/// Hops from `root` to every switch into `dist` (one entry per switch; [`fabric::UNREACHABLE`]
+/// where none): a
+/// breadth-first search that takes the switches linked to `s` from `neighbours(s)`, in that
+/// order. The one BFS behind [`Fabric::bfs`], the fault model's and Nue's (which reads a graph of
+/// its own); `queue` is scratch.
+pub fn bfs_hops<I: IntoIterator<Item = SwitchId>>(
+    root: SwitchId,
+    dist: &mut [u32],
+    queue: &mut std::collections::VecDeque<SwitchId>,
+    mut neighbours: impl FnMut(SwitchId) -> I,
+) {
+    dist.fill(fabric::UNREACHABLE);
+    dist[root as usize] = 0;
+    queue.clear();
+    queue.push_back(root);
+    while let Some(s) = queue.pop_front() {
+        let ds = dist[s as usize];
+        for o in neighbours(s) {
+            if dist[o as usize] == fabric::UNREACHABLE {
+                dist[o as usize] = ds + 1;
+                queue.push_back(o);
+            }
+        }
+    }
+}
+
 /// What a router port is connected to ([`Topology::port_end`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PortEnd {

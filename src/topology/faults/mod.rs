@@ -500,24 +500,12 @@ impl<'a> LiveGraph<'a> {
     }
 
     fn bfs(&self, root: SwitchId, d: &mut [u32], queue: &mut std::collections::VecDeque<SwitchId>) {
-        d.fill(UNREACHABLE);
-        d[root as usize] = 0;
-        queue.clear();
-        queue.push_back(root);
-        while let Some(s) = queue.pop_front() {
-            let ds = d[s as usize];
-            for p in 0..self.topo.switch_ports(s) as PortId {
-                if !self.alive(s, p) {
-                    continue;
-                }
-                if let Some((o, _)) = self.topo.neighbour(s, p) {
-                    if d[o as usize] == UNREACHABLE {
-                        d[o as usize] = ds + 1;
-                        queue.push_back(o);
-                    }
-                }
-            }
-        }
+        super::bfs_hops(root, d, queue, |s| {
+            (0..self.topo.switch_ports(s) as PortId)
+                .filter(move |&p| self.alive(s, p))
+                .filter_map(move |p| self.topo.neighbour(s, p))
+                .map(|(o, _)| o)
+        });
     }
 
     /// Diameter, average distance and connectivity over live server-bearing switches: a BFS from
