@@ -6,9 +6,26 @@
 //! Channels are `switch * p + port` (`p` ports per switch); the dependency of channel `a` on port
 //! `q` of its far end, `(w -> x) -> (x -> y)`, has index `a * p + q`. The caller passes the wiring
 //! as `head` (the far switch of each channel, `u32::MAX` if none) and `back` (the far end's port
-//! that leads back).
+//! that leads back), as [`wiring`] builds them.
 
-use crate::topology::PortId;
+use crate::topology::{Fabric, PortId, SwitchId};
+
+/// The wiring the graph reads, over the live links of `net` with `p` ports per switch: `head`, the
+/// far switch of each channel (`u32::MAX` if the port is dead or unwired), and `back`, the far
+/// end's port that leads back.
+pub(super) fn wiring(net: &Fabric, p: usize) -> (Vec<u32>, Vec<PortId>) {
+    let n = net.num_switches();
+    let (mut head, mut back) = (vec![u32::MAX; n * p], vec![0; n * p]);
+    for s in 0..n as SwitchId {
+        for q in 0..net.switch_ports(s) as PortId {
+            if let Some((o, r)) = net.neighbour(s, q) {
+                head[s as usize * p + q as usize] = o;
+                back[s as usize * p + q as usize] = r;
+            }
+        }
+    }
+    (head, back)
+}
 
 /// The dependencies in use of a CDG, with the order that keeps it acyclic (see the module docs).
 pub(super) struct AcyclicCdg {
@@ -82,8 +99,8 @@ impl AcyclicCdg {
         }
     }
 
-    #[inline]
     /// The index of the dependency of channel `a` on port `out_port` of its far end.
+    #[inline]
     pub(super) fn edge(&self, a: u32, out_port: PortId) -> u32 {
         (a as usize * self.p + out_port as usize) as u32
     }

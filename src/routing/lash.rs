@@ -26,7 +26,7 @@
 //! channel, and the dependencies in use as bit sets (forward and backward) for its searches
 //! (`cdg.rs`, shared with Nue).
 
-use super::cdg::AcyclicCdg;
+use super::cdg::{wiring, AcyclicCdg};
 use super::dfsssp::{own_vc_policy, too_many, LayeredTables, Routes, MAX_LAYERS, NO_PORT};
 use super::table::hashed_minimal_port;
 use super::Routing;
@@ -64,15 +64,8 @@ struct Layers<'a> {
 
 impl<'a> Layers<'a> {
     fn new(net: &Fabric, r: &'a Routes) -> Self {
-        let (n, p) = (r.n, r.p);
-        let mut back = vec![0; n * p];
-        for v in 0..n as SwitchId {
-            for q in 0..net.switch_ports(v) as PortId {
-                if let Some((u, pu)) = net.neighbour(v, q) {
-                    back[u as usize * p + pu as usize] = q;
-                }
-            }
-        }
+        // The far ends are `r.far` already.
+        let (_, back) = wiring(net, r.p);
         Layers { r, back, layers: Vec::new() }
     }
 

@@ -52,7 +52,7 @@
 //! Memory: the tables above plus, while building, 8 bytes per (channel, port) pair of the complete
 //! CDG; the build refuses (exit 2, naming `routing.algorithm`) when the tables would not fit.
 
-use super::cdg::AcyclicCdg;
+use super::cdg::{wiring, AcyclicCdg};
 use super::{Candidate, RouteState, Routing, RoutingParams, TableReport};
 use crate::config::ConfigError;
 use crate::topology::{bfs_hops, Fabric, PortId, SwitchId};
@@ -439,16 +439,7 @@ struct Construction<'a> {
 impl<'a> Construction<'a> {
     fn new(net: &'a Fabric, p: usize) -> Self {
         let n = net.num_switches();
-        let mut head = vec![NONE; n * p];
-        let mut back = vec![0; n * p];
-        for s in 0..n as SwitchId {
-            for q in 0..net.switch_ports(s) as PortId {
-                if let Some((o, r)) = net.neighbour(s, q) {
-                    head[s as usize * p + q as usize] = o;
-                    back[s as usize * p + q as usize] = r;
-                }
-            }
-        }
+        let (head, back) = wiring(net, p);
         Construction {
             net,
             n,
