@@ -19,12 +19,14 @@
 # "off window:16"), EXTRA (more --set KEY=VALUE pairs, space
 # separated, e.g. "topology.sides=[4,4,4] topology.servers_per_switch=4" for a reduced run),
 # THREADS (default 1).
-# Prints one TSV line per run (appended to raw.tsv if given), then the summary table: the accepted
+# Prints one TSV line per run (appended to raw.tsv if given; columns config, pattern, routing, cm,
+# offered, accepted, latency, jain, hops, steady, accepted_trend, wall_s), then the summary table: the accepted
 # load at offered load 1.0 and the largest accepted load over LOADS (with the offered load it was
 # reached at), per congestion-management setting, with "*" on values whose window was not steady,
 # and the time the grid took. The full grid is 2 x 3.5 patterns x 10 loads x 8 routings x 2 CM =
-# 1120 runs; at 3000 + 10000 cycles one run of a 4096-server network takes 2 to 13 minutes of one
-# core (past saturation the longest), so plan for days on one core (use a cluster, or ONLY, LOADS).
+# 1120 runs; at 3000 + 10000 cycles one run of a 4096-server network takes 1 s to 4 minutes of one
+# core (past saturation the longest; 75 s on average over the 60 runs of the 3-D DCR panel on a
+# shared 2-core machine), so the grid is about a day of one core: use many cores, or ONLY, LOADS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
@@ -54,15 +56,16 @@ run() { # config pattern label load sets...
         else
             cmsets=(--set "router.injection_throttle=${cm%%:*}" --set "router.injection_threshold=${cm#*:}")
         fi
+        t0=$(date +%s)
         json=$("$HXSIM" run "configs/$cfg.toml" --set traffic.pattern="$pat" --set traffic.load="$load" \
             --set simulation.warmup_cycles="$WARMUP" --set simulation.measure_cycles="$MEASURE" "$@" \
             "${cmsets[@]}" "${EXTRA_SETS[@]}" --threads "$THREADS" --json -q --no-output)
-        python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("\t".join(sys.argv[2:7]+["%.4f"%d["accepted_load"],"%.1f"%d["average_latency"],"%.4f"%d["jain_index"],"%.3f"%d["average_hops"],str(d.get("steady_state"))]))' \
-            "$json" "$cfg" "$pat" "$label" "$cm" "$load" | tee -a "$RAW" "$OUT"
+        python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("\t".join(sys.argv[2:7]+["%.4f"%d["accepted_load"],"%.1f"%d["average_latency"],"%.4f"%d["jain_index"],"%.3f"%d["average_hops"],str(d.get("steady_state")),("%.3f"%d["accepted_trend"] if d.get("accepted_trend") is not None else ""),sys.argv[7]]))' \
+            "$json" "$cfg" "$pat" "$label" "$cm" "$load" $(($(date +%s) - t0)) | tee -a "$RAW" "$OUT"
     done
 }
 
-echo -e "config\tpattern\trouting\tcm\toffered\taccepted\tlatency\tjain\thops\tsteady"
+echo -e "config\tpattern\trouting\tcm\toffered\taccepted\tlatency\tjain\thops\tsteady\taccepted_trend\twall_s"
 for cfg in $NETS; do
     if [ "$cfg" = hyperx-2d-16 ]; then
         n=2
@@ -92,7 +95,7 @@ import sys, collections
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 at1 = {}; best = collections.defaultdict(lambda: (-1.0, "", True))
 order, routings = [], []
-for cfg, pat, r, cm, load, acc, lat, jain, hops, steady in rows:
+for cfg, pat, r, cm, load, acc, lat, jain, hops, steady, *_ in rows:
     key = (cfg, pat, cm)
     if key not in order: order.append(key)
     if r not in routings: routings.append(r)
