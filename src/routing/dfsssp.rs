@@ -99,14 +99,7 @@ impl Routes {
         for (i, &s) in ends.iter().enumerate() {
             end_of[s as usize] = i as u32;
         }
-        let mut far = vec![u32::MAX; n * p];
-        for s in 0..n as SwitchId {
-            for q in 0..net.switch_ports(s) as PortId {
-                if let Some((o, _)) = net.neighbour(s, q) {
-                    far[s as usize * p + q as usize] = o;
-                }
-            }
-        }
+        let (far, _) = super::cdg::wiring(net, p);
         let next = vec![NO_PORT; ends.len() * n];
         Routes { n, p, ends, end_of, next, far }
     }

@@ -64,7 +64,7 @@ struct Layers<'a> {
 
 impl<'a> Layers<'a> {
     fn new(net: &Fabric, r: &'a Routes) -> Self {
-        // The far ends are `r.far` already.
+        // The far ends are `r.far` already (the same builder's).
         let (_, back) = wiring(net, r.p);
         Layers { r, back, layers: Vec::new() }
     }

@@ -37,10 +37,9 @@ pub type SwitchId = u32;
 pub type PortId = u16;
 
 /// Hops from `root` to every switch into `dist` (one entry per switch; [`fabric::UNREACHABLE`]
-/// where none): a
-/// breadth-first search that takes the switches linked to `s` from `neighbours(s)`, in that
-/// order. The one BFS behind [`Fabric::bfs`], the fault model's and Nue's (which reads a graph of
-/// its own); `queue` is scratch.
+/// where none): a breadth-first search that takes the switches linked to `s` from
+/// `neighbours(s)`, in that order. The one BFS behind [`Fabric::bfs`], the fault model's and
+/// Nue's (which reads a graph of its own); `queue` is scratch.
 pub fn bfs_hops<I: IntoIterator<Item = SwitchId>>(
     root: SwitchId,
     dist: &mut [u32],
