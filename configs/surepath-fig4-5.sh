@@ -18,15 +18,21 @@
 # router.injection_threshold, or window:PACKETS for router.injection_window; default
 # "off window:16"), EXTRA (more --set KEY=VALUE pairs, space
 # separated, e.g. "topology.sides=[4,4,4] topology.servers_per_switch=4" for a reduced run),
-# THREADS (default 1).
-# Prints one TSV line per run (appended to raw.tsv if given; columns config, pattern, routing, cm,
-# offered, accepted, latency, jain, hops, steady, accepted_trend, wall_s), then the summary table: the accepted
+# THREADS (threads per run, default 1), JOBS (runs at a time, default 1: on a machine with C cores,
+# JOBS=C runs up to C at once; results do not depend on it), RESUME (1: reuse the rows of
+# raw.tsv that match a point's config, pattern, label, cm and offered load instead of running it
+# again, so an interrupted grid goes on where it stopped; only for a raw.tsv written with the same
+# WARMUP, MEASURE and EXTRA).
+# Prints one TSV line per run as it finishes (appended to raw.tsv if given; columns config, pattern,
+# routing, cm, offered, accepted, latency, jain, hops, steady, accepted_trend, wall_s), then, once
+# every run has succeeded, the summary table in grid order: the accepted
 # load at offered load 1.0 and the largest accepted load over LOADS (with the offered load it was
 # reached at), per congestion-management setting, with "*" on values whose window was not steady,
 # and the time the grid took. The full grid is 2 x 3.5 patterns x 10 loads x 8 routings x 2 CM =
 # 1120 runs; at 3000 + 10000 cycles one run of a 4096-server network takes 1 s to 4 minutes of one
 # core (past saturation the longest; 75 s on average over the 60 runs of the 3-D DCR panel on a
-# shared 2-core machine), so the grid is about a day of one core: use many cores, or ONLY, LOADS.
+# shared 2-core machine), so the grid is about a day of one core: use many cores (JOBS), or ONLY,
+# LOADS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
@@ -39,29 +45,51 @@ CM=${CM:-off window:16}
 THREADS=${THREADS:-1}
 EXTRA_SETS=()
 for kv in ${EXTRA:-}; do EXTRA_SETS+=(--set "$kv"); done
+JOBS=${JOBS:-1}
 RAW=${1:-/dev/null}
 OUT=$(mktemp)
+ROWS=$(mktemp -d)
+trap 'kill $(jobs -rp) 2>/dev/null || true; rm -rf "$ROWS" "$OUT"' EXIT
 START=$(date +%s)
 
-run() { # config pattern label load sets...
-    local cfg=$1 pat=$2 label=$3 load=$4
+point() { # config pattern label cm load sets...: one run, its TSV row on stdout
+    local cfg=$1 pat=$2 label=$3 cm=$4 load=$5 json t0
+    shift 5
+    local cmsets=()
+    if [ "$cm" = off ]; then
+        :
+    elif [ "${cm%%:*}" = window ]; then
+        cmsets=(--set "router.injection_throttle=window" --set "router.injection_window=${cm#*:}")
+    else
+        cmsets=(--set "router.injection_throttle=${cm%%:*}" --set "router.injection_threshold=${cm#*:}")
+    fi
+    t0=$(date +%s)
+    json=$("$HXSIM" run "configs/$cfg.toml" --set traffic.pattern="$pat" --set traffic.load="$load" \
+        --set simulation.warmup_cycles="$WARMUP" --set simulation.measure_cycles="$MEASURE" "$@" \
+        "${cmsets[@]}" "${EXTRA_SETS[@]}" --threads "$THREADS" --json -q --no-output) || return 1
+    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("\t".join(sys.argv[2:7]+["%.4f"%d["accepted_load"],"%.1f"%d["average_latency"],"%.4f"%d["jain_index"],"%.3f"%d["average_hops"],str(d.get("steady_state")),("%.3f"%d["accepted_trend"] if d.get("accepted_trend") is not None else ""),sys.argv[7]]))' \
+        "$json" "$cfg" "$pat" "$label" "$cm" "$load" $(($(date +%s) - t0))
+}
+
+N=0
+run() { # config pattern label load sets...: the point under each CM setting, JOBS at a time
+    local cfg=$1 pat=$2 label=$3 load=$4 cm old
     shift 4
     if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $label "* ]]; then return; fi
-    local cm json cmsets
     for cm in $CM; do
-        if [ "$cm" = off ]; then
-            cmsets=()
-        elif [ "${cm%%:*}" = window ]; then
-            cmsets=(--set "router.injection_throttle=window" --set "router.injection_window=${cm#*:}")
-        else
-            cmsets=(--set "router.injection_throttle=${cm%%:*}" --set "router.injection_threshold=${cm#*:}")
+        N=$((N + 1))
+        if [ "${RESUME:-0}" = 1 ]; then
+            old=$(awk -F'\t' -v k="$cfg	$pat	$label	$cm	$load" \
+                '$1"\t"$2"\t"$3"\t"$4"\t"$5 == k { print; exit }' "$RAW")
+            if [ -n "$old" ]; then
+                echo "$old" | tee "$ROWS/$N"
+                continue
+            fi
         fi
-        t0=$(date +%s)
-        json=$("$HXSIM" run "configs/$cfg.toml" --set traffic.pattern="$pat" --set traffic.load="$load" \
-            --set simulation.warmup_cycles="$WARMUP" --set simulation.measure_cycles="$MEASURE" "$@" \
-            "${cmsets[@]}" "${EXTRA_SETS[@]}" --threads "$THREADS" --json -q --no-output)
-        python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("\t".join(sys.argv[2:7]+["%.4f"%d["accepted_load"],"%.1f"%d["average_latency"],"%.4f"%d["jain_index"],"%.3f"%d["average_hops"],str(d.get("steady_state")),("%.3f"%d["accepted_trend"] if d.get("accepted_trend") is not None else ""),sys.argv[7]]))' \
-            "$json" "$cfg" "$pat" "$label" "$cm" "$load" $(($(date +%s) - t0)) | tee -a "$RAW" "$OUT"
+        while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+        # A row file appears only once its run succeeded; the check after the loop finds the others.
+        (point "$cfg" "$pat" "$label" "$cm" "$load" "$@" >"$ROWS/$N.part" && mv "$ROWS/$N.part" "$ROWS/$N" &&
+            tee -a "$RAW" <"$ROWS/$N") &
     done
 }
 
@@ -90,6 +118,16 @@ for cfg in $NETS; do
     done
 done
 
+wait
+missing=0
+for ((i = 1; i <= N; i++)); do
+    if [ -f "$ROWS/$i" ]; then cat "$ROWS/$i" >>"$OUT"; else missing=$((missing + 1)); fi
+done
+if [ "$missing" -gt 0 ]; then
+    echo "surepath-fig4-5.sh: $missing of $N runs failed (their errors are above); no summary" >&2
+    exit 1
+fi
+
 python3 - "$OUT" <<'PY'
 import sys, collections
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
@@ -117,5 +155,4 @@ for cfg, pat, cm in order:
             cells.append("%-20s" % "")
     print("%-14s %-34s %-12s" % (cfg, pat, cm) + "".join(cells))
 PY
-rm -f "$OUT"
 echo "grid took $(( $(date +%s) - START )) s"
