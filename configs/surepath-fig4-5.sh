@@ -89,7 +89,8 @@ run() { # config pattern label load sets...: the point under each CM setting, JO
         while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
         # A row file appears only once its run succeeded; the check after the loop finds the others.
         (point "$cfg" "$pat" "$label" "$cm" "$load" "$@" >"$ROWS/$N.part" && mv "$ROWS/$N.part" "$ROWS/$N" &&
-            tee -a "$RAW" <"$ROWS/$N") &
+            tee -a "$RAW" <"$ROWS/$N" ||
+            echo "surepath-fig4-5.sh: run failed: $cfg $pat $label cm=$cm load=$load" >&2) &
     done
 }
 
