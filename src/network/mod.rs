@@ -622,12 +622,16 @@ pub struct NetPartition {
     credits_pending: usize,
     best: Vec<u32>,
     touched: Vec<u32>,
-    /// This cycle's messages, applied per switch just before the switch steps
-    /// ([`NetPartition::step`]): each with the index of the next message for the same switch.
+    /// This cycle's messages in delivery order, each with its local switch; applied per switch
+    /// just before the switch steps ([`NetPartition::step`]), from `by_switch`.
     inbox: Vec<(Msg, u32)>,
-    /// First and last message of each local switch in `inbox` ([`NIL`]: none).
-    inbox_head: Vec<u32>,
-    inbox_tail: Vec<u32>,
+    /// Where each local switch's messages start in `by_switch` (`n + 2` entries: switch `l`'s are
+    /// `inbox_start[l]..inbox_start[l + 1]`), set by [`NetPartition::sort_inbox`] from the counts
+    /// delivery keeps in it; all 0 between cycles.
+    inbox_start: Vec<u32>,
+    /// This cycle's messages grouped by local switch, in delivery order within each: a switch
+    /// reads its own contiguously.
+    by_switch: Vec<Msg>,
     // Statistics.
     /// Counters of this partition.
     pub stats: Stats,
@@ -799,8 +803,8 @@ impl NetPartition {
             best: vec![NIL; np * v],
             touched: Vec::with_capacity(np),
             inbox: Vec::new(),
-            inbox_head: vec![NIL; n],
-            inbox_tail: vec![NIL; n],
+            inbox_start: vec![0; n + 2],
+            by_switch: Vec::new(),
             stats: Stats { vc_phits: vec![0; v], ..Stats::default() },
             link_phits: vec![0; n * r],
             server_injected: vec![0; ns],
@@ -892,17 +896,126 @@ impl NetPartition {
     }
 }
 
+/// Hint the cache to fetch the line holding `r` (no effect on the program's results; a no-op where
+/// the hint is not available).
+#[inline(always)]
+fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing the program sees and cannot fault; `r` is a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(r as *const T as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
 impl NetPartition {
+    /// First stage of the prefetch: the port records of local switch `l`'s inputs and outputs
+    /// holding packets, and the messages waiting for it.
+    #[inline]
+    fn prefetch_ports(&self, l: usize) {
+        let (np, v) = (self.np, self.v);
+        for w in 0..self.words {
+            let mut bits = self.in_mask[l * self.words + w];
+            while bits != 0 {
+                let pi = l * np + w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                prefetch(&self.inp[pi]);
+                prefetch(&self.inbuf[pi * v]);
+                prefetch(&self.inbuf[pi * v + v - 1]);
+            }
+            let mut bits = self.out_mask[l * self.words + w];
+            while bits != 0 {
+                let pi = l * np + w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                prefetch(&self.outp[pi]);
+                prefetch(&self.outvc[pi * v]);
+                prefetch(&self.outvc[pi * v + v - 1]);
+            }
+        }
+        // The far ends of its links, read by every packet it sends and grants to a link.
+        if self.r > 0 {
+            let (first, last) = (l * self.r, (l + 1) * self.r - 1);
+            let per_line = (64 / std::mem::size_of::<(SwitchId, u16)>()).max(1);
+            for e in (first..=last).step_by(per_line).chain([last]) {
+                prefetch(&self.nbr[e]);
+            }
+        }
+    }
+
+    /// Second stage: what the records of the first stage point to, the VC records and head packets
+    /// of the VCs holding packets, and the records the waiting messages change.
+    #[inline]
+    fn prefetch_heads(&self, l: usize) {
+        let (np, v) = (self.np, self.v);
+        for w in 0..self.words {
+            let mut bits = self.in_mask[l * self.words + w];
+            while bits != 0 {
+                let pi = l * np + w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let mut vcs = self.inp[pi].vc_mask;
+                while vcs != 0 {
+                    let iv = &self.inbuf[pi * v + vcs.trailing_zeros() as usize];
+                    vcs &= vcs - 1;
+                    prefetch(self.slab.get(iv.q.front()));
+                }
+            }
+            let mut bits = self.out_mask[l * self.words + w];
+            while bits != 0 {
+                let pi = l * np + w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let mut vcs = self.outp[pi].vc_mask;
+                while vcs != 0 {
+                    let ov = &self.outvc[pi * v + vcs.trailing_zeros() as usize];
+                    vcs &= vcs - 1;
+                    prefetch(self.slab.get(ov.q.front()));
+                }
+            }
+        }
+        let (from, to) = (self.inbox_start[l] as usize, self.inbox_start[l + 1] as usize);
+        for msg in &self.by_switch[from..to] {
+            match *msg {
+                Msg::Arrival { port, vc, .. } => {
+                    let pi = l * np + port as usize;
+                    prefetch(&self.inp[pi]);
+                    prefetch(&self.inbuf[pi * v + vc as usize]);
+                }
+                Msg::Credit { port, vc } => {
+                    let pi = l * np + port as usize;
+                    prefetch(&self.outp[pi]);
+                    prefetch(&self.outvc[pi * v + (vc as usize).min(v - 1)]);
+                }
+            }
+        }
+    }
+
+    /// Group this cycle's messages by local switch, keeping their delivery order within each (a
+    /// stable counting sort into `by_switch`), so that a switch's messages are contiguous rather
+    /// than scattered over the cycle's deliveries.
+    fn sort_inbox(&mut self) {
+        // Delivery counted switch `l`'s messages in `inbox_start[l + 2]`: the running sum makes
+        // `inbox_start[l + 1]` the start of `l`'s messages, which then serves as its fill
+        // pointer and ends at the start of `l + 1`'s.
+        for i in 2..self.inbox_start.len() {
+            self.inbox_start[i] += self.inbox_start[i - 1];
+        }
+        self.by_switch.clear();
+        self.by_switch.resize(self.inbox.len(), self.inbox[0].0);
+        for &(msg, l) in &self.inbox {
+            let k = &mut self.inbox_start[l as usize + 1];
+            self.by_switch[*k as usize] = msg;
+            *k += 1;
+        }
+        self.inbox.clear();
+    }
+
     /// Apply the messages kept in `inbox` for local switch `li`, in delivery order, and empty its
     /// list.
     #[inline]
     fn apply_inbox(&mut self, now: Cycle, li: usize) {
-        let mut i = std::mem::replace(&mut self.inbox_head[li], NIL);
-        self.inbox_tail[li] = NIL;
-        while i != NIL {
-            let (msg, next) = self.inbox[i as usize];
+        for k in self.inbox_start[li] as usize..self.inbox_start[li + 1] as usize {
+            let msg = self.by_switch[k];
             self.apply(now, li, msg);
-            i = next;
         }
     }
 
@@ -963,16 +1076,9 @@ impl Partition for NetPartition {
     /// before that switch steps), so the results are those of applying them at delivery.
     #[inline]
     fn deliver(&mut self, _now: Cycle, lp: Lp, msg: Msg) {
-        let li = self.local_of[lp as usize] as usize;
-        let i = self.inbox.len() as u32;
-        self.inbox.push((msg, NIL));
-        let tail = self.inbox_tail[li];
-        if tail == NIL {
-            self.inbox_head[li] = i;
-        } else {
-            self.inbox[tail as usize].1 = i;
-        }
-        self.inbox_tail[li] = i;
+        let li = self.local_of[lp as usize];
+        self.inbox.push((msg, li));
+        self.inbox_start[li as usize + 2] += 1;
     }
 
     fn step(&mut self, now: Cycle, out: &mut Scheduler<'_, Msg>) {
@@ -980,7 +1086,17 @@ impl Partition for NetPartition {
             self.send_due_credits(now, out);
         }
         let mail = !self.inbox.is_empty();
-        for li in 0..self.switches.len() {
+        if mail {
+            self.sort_inbox();
+        }
+        let n = self.switches.len();
+        for li in 0..n {
+            if li + 2 < n {
+                self.prefetch_ports(li + 2);
+            }
+            if li + 1 < n {
+                self.prefetch_heads(li + 1);
+            }
             if mail {
                 self.apply_inbox(now, li);
             }
@@ -988,7 +1104,10 @@ impl Partition for NetPartition {
             self.allocation_stage(li, now);
             self.server_stage(li, now, out);
         }
-        self.inbox.clear();
+        if mail {
+            self.inbox_start.fill(0);
+            self.by_switch.clear();
+        }
     }
 
     fn status(&self, now: Cycle) -> Status {
