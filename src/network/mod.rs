@@ -933,12 +933,28 @@ impl NetPartition {
                 prefetch(&self.outvc[pi * v + v - 1]);
             }
         }
-        // The far ends of its links, read by every packet it sends and grants to a link.
+        // The far ends of its links, read by every packet it sends and grants to a link, and the
+        // links' counters.
         if self.r > 0 {
             let (first, last) = (l * self.r, (l + 1) * self.r - 1);
             let per_line = (64 / std::mem::size_of::<(SwitchId, u16)>()).max(1);
             for e in (first..=last).step_by(per_line).chain([last]) {
                 prefetch(&self.nbr[e]);
+            }
+            for e in (first..=last).step_by(8).chain([last]) {
+                prefetch(&self.link_phits[e]);
+            }
+        }
+        // Its servers' records, when one of them generates or may inject this cycle.
+        let (s0, s1) = (self.srv_base[l] as usize, self.srv_base[l + 1] as usize);
+        if s1 > s0 {
+            let per_line = (64 / std::mem::size_of::<Server>()).max(1);
+            for si in (s0..s1).step_by(per_line).chain([s1 - 1]) {
+                prefetch(&self.servers[si]);
+            }
+            for si in (s0..s1).step_by(8).chain([s1 - 1]) {
+                prefetch(&self.next_gen[si]);
+                prefetch(&self.server_ready[si]);
             }
         }
     }
