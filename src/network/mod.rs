@@ -652,6 +652,20 @@ pub struct NetPartition {
     parked: Option<(Cycle, Vec<Envelope<Msg>>)>,
 }
 
+/// `f` of each set bit of `words` (bit `b` of word `w` is `64 w + b`), increasing: the ports of a
+/// switch's `in_mask` or `out_mask` slice. A loop rather than an iterator adapter, which
+/// executed 4% more instructions per traversal in the prefetch and took more CPU.
+#[inline(always)]
+fn for_each_set_bit(words: &[u64], mut f: impl FnMut(usize)) {
+    for (w, &word) in words.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            f(w * 64 + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
+    }
+}
+
 #[inline]
 fn set_bit(words: &mut [u64], i: usize) {
     words[i / 64] |= 1 << (i % 64);
@@ -896,6 +910,25 @@ impl NetPartition {
     }
 }
 
+/// Group `items` by key into `out`, keeping their order within each key (a stable counting sort).
+/// On entry `start[k + 2]` holds how many items have key `k` (and `start[0..2]` are 0); on return
+/// key `k`'s items are `out[start[k]..start[k + 1]]`.
+fn group_by_key<T: Copy>(items: &[(T, u32)], start: &mut [u32], out: &mut Vec<T>) {
+    // The running sum makes `start[k + 1]` the start of key `k`'s items, which then serves as its
+    // fill pointer and ends at the start of `k + 1`'s.
+    for i in 2..start.len() {
+        start[i] += start[i - 1];
+    }
+    out.clear();
+    let Some(&(first, _)) = items.first() else { return };
+    out.resize(items.len(), first);
+    for &(item, k) in items {
+        let at = &mut start[k as usize + 1];
+        out[*at as usize] = item;
+        *at += 1;
+    }
+}
+
 /// Hint the cache to fetch the line holding `r` (no effect on the program's results; a no-op where
 /// the hint is not available).
 #[inline(always)]
@@ -910,29 +943,24 @@ fn prefetch<T>(r: &T) {
 }
 
 impl NetPartition {
-    /// First stage of the prefetch: the port records of local switch `l`'s inputs and outputs
-    /// holding packets, and the messages waiting for it.
+    /// First stage of the prefetch, two switches ahead ([`NetPartition::step`]): the port and VC
+    /// records of local switch `l`'s inputs and outputs holding packets, its neighbour table and
+    /// link counters, and its servers' records.
     #[inline]
     fn prefetch_ports(&self, l: usize) {
-        let (np, v) = (self.np, self.v);
-        for w in 0..self.words {
-            let mut bits = self.in_mask[l * self.words + w];
-            while bits != 0 {
-                let pi = l * np + w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                prefetch(&self.inp[pi]);
-                prefetch(&self.inbuf[pi * v]);
-                prefetch(&self.inbuf[pi * v + v - 1]);
-            }
-            let mut bits = self.out_mask[l * self.words + w];
-            while bits != 0 {
-                let pi = l * np + w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                prefetch(&self.outp[pi]);
-                prefetch(&self.outvc[pi * v]);
-                prefetch(&self.outvc[pi * v + v - 1]);
-            }
-        }
+        let (np, v, w) = (self.np, self.v, self.words);
+        for_each_set_bit(&self.in_mask[l * w..(l + 1) * w], |port| {
+            let pi = l * np + port;
+            prefetch(&self.inp[pi]);
+            prefetch(&self.inbuf[pi * v]);
+            prefetch(&self.inbuf[pi * v + v - 1]);
+        });
+        for_each_set_bit(&self.out_mask[l * w..(l + 1) * w], |port| {
+            let pi = l * np + port;
+            prefetch(&self.outp[pi]);
+            prefetch(&self.outvc[pi * v]);
+            prefetch(&self.outvc[pi * v + v - 1]);
+        });
         // The far ends of its links, read by every packet it sends and grants to a link, and the
         // links' counters.
         if self.r > 0 {
@@ -945,7 +973,7 @@ impl NetPartition {
                 prefetch(&self.link_phits[e]);
             }
         }
-        // Its servers' records, when one of them generates or may inject this cycle.
+        // Its servers' records, read when one of them generates or may inject.
         let (s0, s1) = (self.srv_base[l] as usize, self.srv_base[l + 1] as usize);
         if s1 > s0 {
             let per_line = (64 / std::mem::size_of::<Server>()).max(1);
@@ -959,35 +987,24 @@ impl NetPartition {
         }
     }
 
-    /// Second stage: what the records of the first stage point to, the VC records and head packets
-    /// of the VCs holding packets, and the records the waiting messages change.
+    /// Second stage, one switch ahead: what the first stage's records point to (the head packet
+    /// of every VC holding packets) and the records local switch `l`'s messages will change (a
+    /// server's credit changes its server's records, fetched by the first stage).
     #[inline]
     fn prefetch_heads(&self, l: usize) {
-        let (np, v) = (self.np, self.v);
-        for w in 0..self.words {
-            let mut bits = self.in_mask[l * self.words + w];
-            while bits != 0 {
-                let pi = l * np + w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let mut vcs = self.inp[pi].vc_mask;
-                while vcs != 0 {
-                    let iv = &self.inbuf[pi * v + vcs.trailing_zeros() as usize];
-                    vcs &= vcs - 1;
-                    prefetch(self.slab.get(iv.q.front()));
-                }
-            }
-            let mut bits = self.out_mask[l * self.words + w];
-            while bits != 0 {
-                let pi = l * np + w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let mut vcs = self.outp[pi].vc_mask;
-                while vcs != 0 {
-                    let ov = &self.outvc[pi * v + vcs.trailing_zeros() as usize];
-                    vcs &= vcs - 1;
-                    prefetch(self.slab.get(ov.q.front()));
-                }
-            }
-        }
+        let (np, v, w, t) = (self.np, self.v, self.words, self.t_of[l]);
+        for_each_set_bit(&self.in_mask[l * w..(l + 1) * w], |port| {
+            let pi = l * np + port;
+            for_each_set_bit(&[self.inp[pi].vc_mask], |vc| {
+                prefetch(self.slab.get(self.inbuf[pi * v + vc].q.front()));
+            });
+        });
+        for_each_set_bit(&self.out_mask[l * w..(l + 1) * w], |port| {
+            let pi = l * np + port;
+            for_each_set_bit(&[self.outp[pi].vc_mask], |vc| {
+                prefetch(self.slab.get(self.outvc[pi * v + vc].q.front()));
+            });
+        });
         let (from, to) = (self.inbox_start[l] as usize, self.inbox_start[l + 1] as usize);
         for msg in &self.by_switch[from..to] {
             match *msg {
@@ -996,11 +1013,12 @@ impl NetPartition {
                     prefetch(&self.inp[pi]);
                     prefetch(&self.inbuf[pi * v + vc as usize]);
                 }
-                Msg::Credit { port, vc } => {
+                Msg::Credit { port, vc } if port >= t => {
                     let pi = l * np + port as usize;
                     prefetch(&self.outp[pi]);
-                    prefetch(&self.outvc[pi * v + (vc as usize).min(v - 1)]);
+                    prefetch(&self.outvc[pi * v + vc as usize]);
                 }
+                Msg::Credit { .. } => {}
             }
         }
     }
@@ -1009,24 +1027,12 @@ impl NetPartition {
     /// stable counting sort into `by_switch`), so that a switch's messages are contiguous rather
     /// than scattered over the cycle's deliveries.
     fn sort_inbox(&mut self) {
-        // Delivery counted switch `l`'s messages in `inbox_start[l + 2]`: the running sum makes
-        // `inbox_start[l + 1]` the start of `l`'s messages, which then serves as its fill
-        // pointer and ends at the start of `l + 1`'s.
-        for i in 2..self.inbox_start.len() {
-            self.inbox_start[i] += self.inbox_start[i - 1];
-        }
-        self.by_switch.clear();
-        self.by_switch.resize(self.inbox.len(), self.inbox[0].0);
-        for &(msg, l) in &self.inbox {
-            let k = &mut self.inbox_start[l as usize + 1];
-            self.by_switch[*k as usize] = msg;
-            *k += 1;
-        }
+        group_by_key(&self.inbox, &mut self.inbox_start, &mut self.by_switch);
         self.inbox.clear();
     }
 
-    /// Apply the messages kept in `inbox` for local switch `li`, in delivery order, and empty its
-    /// list.
+    /// Apply this cycle's messages for local switch `li` (its part of `by_switch`), in delivery
+    /// order.
     #[inline]
     fn apply_inbox(&mut self, now: Cycle, li: usize) {
         for k in self.inbox_start[li] as usize..self.inbox_start[li + 1] as usize {
@@ -1084,8 +1090,8 @@ impl NetPartition {
 impl Partition for NetPartition {
     type Msg = Msg;
 
-    /// Messages are not applied as they are delivered but kept in `inbox`, by
-    /// switch, and applied to each switch right before it steps: the records they change (input
+    /// Messages are not applied as they are delivered but kept in `inbox` (counted per switch),
+    /// grouped by switch when the cycle steps, and applied to each switch right before it steps: the records they change (input
     /// buffers, credits, the packet) are then in cache when the switch reads them, rather than
     /// written once by the delivery and read again after every other switch's delivery has pushed
     /// them out. Deliveries of one cycle commute (each changes only its switch, and none is seen
@@ -1154,5 +1160,41 @@ impl Partition for NetPartition {
 
     fn unpark(&mut self) -> Vec<Envelope<Msg>> {
         self.parked.take().map(|(_, m)| m).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counting sort groups like a stable sort by key (std's `sort_by_key` is stable), for
+    /// keys with no, one and many items, in any delivery order.
+    #[test]
+    fn grouping_by_key_is_a_stable_sort() {
+        let keys = 7u32;
+        let mut rng = crate::rng::stream(5, 0, crate::rng::Purpose::Router);
+        for len in [0usize, 1, 2, 40, 300] {
+            // Key 3 gets nothing; the items are their delivery index.
+            let items: Vec<(usize, u32)> = (0..len)
+                .map(|i| {
+                    let k = crate::rng::below(&mut rng, keys as u64 - 1) as u32;
+                    (i, if k >= 3 { k + 1 } else { k })
+                })
+                .collect();
+            let mut start = vec![0u32; keys as usize + 2];
+            for &(_, k) in &items {
+                start[k as usize + 2] += 1;
+            }
+            let mut out = Vec::new();
+            group_by_key(&items, &mut start, &mut out);
+            let mut expected = items.clone();
+            expected.sort_by_key(|&(_, k)| k);
+            assert_eq!(out, expected.iter().map(|&(i, _)| i).collect::<Vec<_>>(), "{len} items");
+            for k in 0..keys as usize {
+                let got: Vec<usize> = out[start[k] as usize..start[k + 1] as usize].to_vec();
+                let want: Vec<usize> = items.iter().filter(|&&(_, key)| key as usize == k).map(|&(i, _)| i).collect();
+                assert_eq!(got, want, "key {k} of {len} items");
+            }
+        }
     }
 }
