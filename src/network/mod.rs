@@ -652,16 +652,31 @@ pub struct NetPartition {
     parked: Option<(Cycle, Vec<Envelope<Msg>>)>,
 }
 
+/// The set bits of a word, lowest first: the VCs of a VC mask.
+struct BitIter(u64);
+
+impl Iterator for BitIter {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            None
+        } else {
+            let i = self.0.trailing_zeros() as usize;
+            self.0 &= self.0 - 1;
+            Some(i)
+        }
+    }
+}
+
 /// `f` of each set bit of `words` (bit `b` of word `w` is `64 w + b`), increasing: the ports of a
-/// switch's `in_mask` or `out_mask` slice. A loop rather than an iterator adapter, which
-/// executed 4% more instructions per traversal in the prefetch and took more CPU.
+/// switch's `in_mask` or `out_mask` slice. Nested loops rather than a `flat_map` over the words,
+/// which executed 4% more instructions per traversal in the prefetch and took more CPU.
 #[inline(always)]
 fn for_each_set_bit(words: &[u64], mut f: impl FnMut(usize)) {
     for (w, &word) in words.iter().enumerate() {
-        let mut bits = word;
-        while bits != 0 {
-            f(w * 64 + bits.trailing_zeros() as usize);
-            bits &= bits - 1;
+        for b in BitIter(word) {
+            f(w * 64 + b);
         }
     }
 }
@@ -995,15 +1010,15 @@ impl NetPartition {
         let (np, v, w, t) = (self.np, self.v, self.words, self.t_of[l]);
         for_each_set_bit(&self.in_mask[l * w..(l + 1) * w], |port| {
             let pi = l * np + port;
-            for_each_set_bit(&[self.inp[pi].vc_mask], |vc| {
+            for vc in BitIter(self.inp[pi].vc_mask) {
                 prefetch(self.slab.get(self.inbuf[pi * v + vc].q.front()));
-            });
+            }
         });
         for_each_set_bit(&self.out_mask[l * w..(l + 1) * w], |port| {
             let pi = l * np + port;
-            for_each_set_bit(&[self.outp[pi].vc_mask], |vc| {
+            for vc in BitIter(self.outp[pi].vc_mask) {
                 prefetch(self.slab.get(self.outvc[pi * v + vc].q.front()));
-            });
+            }
         });
         let (from, to) = (self.inbox_start[l] as usize, self.inbox_start[l + 1] as usize);
         for msg in &self.by_switch[from..to] {
@@ -1091,10 +1106,10 @@ impl Partition for NetPartition {
     type Msg = Msg;
 
     /// Messages are not applied as they are delivered but kept in `inbox` (counted per switch),
-    /// grouped by switch when the cycle steps, and applied to each switch right before it steps: the records they change (input
-    /// buffers, credits, the packet) are then in cache when the switch reads them, rather than
-    /// written once by the delivery and read again after every other switch's delivery has pushed
-    /// them out. Deliveries of one cycle commute (each changes only its switch, and none is seen
+    /// grouped by switch when the cycle steps, and applied to each switch right before it steps:
+    /// the records they change (input buffers, credits, the packet) are then in cache when the
+    /// switch reads them, rather than written once by the delivery and read again after every
+    /// other switch's delivery has pushed them out. Deliveries of one cycle commute (each changes only its switch, and none is seen
     /// before that switch steps), so the results are those of applying them at delivery.
     #[inline]
     fn deliver(&mut self, _now: Cycle, lp: Lp, msg: Msg) {

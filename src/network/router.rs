@@ -5,8 +5,8 @@
 
 use super::packet::NIL;
 use super::{
-    clear_bit, set_bit, Allocation, Allocator, CreditDue, EjectionVcs, Msg, NetPartition, OutPort, OutVc, Request,
-    Throttle, NO_VC, RUN_CACHE_BYTES,
+    clear_bit, set_bit, Allocation, Allocator, BitIter, CreditDue, EjectionVcs, Msg, NetPartition, OutPort, OutVc,
+    Request, Throttle, NO_VC, RUN_CACHE_BYTES,
 };
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::{below, Rng};
@@ -277,21 +277,6 @@ fn rotated(mask: u64, start: usize) -> impl Iterator<Item = usize> {
 #[inline]
 fn after(until: u32, now: Cycle) -> bool {
     until != 0 && (until.wrapping_sub(now as u32) as i32) > 0
-}
-
-struct BitIter(u64);
-impl Iterator for BitIter {
-    type Item = usize;
-    #[inline]
-    fn next(&mut self) -> Option<usize> {
-        if self.0 == 0 {
-            None
-        } else {
-            let i = self.0.trailing_zeros() as usize;
-            self.0 &= self.0 - 1;
-            Some(i)
-        }
-    }
 }
 
 /// `next_u32` without importing the trait everywhere.
