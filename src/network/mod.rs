@@ -1109,8 +1109,9 @@ impl Partition for NetPartition {
     /// grouped by switch when the cycle steps, and applied to each switch right before it steps:
     /// the records they change (input buffers, credits, the packet) are then in cache when the
     /// switch reads them, rather than written once by the delivery and read again after every
-    /// other switch's delivery has pushed them out. Deliveries of one cycle commute (each changes only its switch, and none is seen
-    /// before that switch steps), so the results are those of applying them at delivery.
+    /// other switch's delivery has pushed them out. Deliveries of one cycle commute (each changes
+    /// only its switch, and none is seen before that switch steps), so the results are those of
+    /// applying them at delivery.
     #[inline]
     fn deliver(&mut self, _now: Cycle, lp: Lp, msg: Msg) {
         let li = self.local_of[lp as usize];

@@ -494,15 +494,11 @@ impl NetPartition {
             // First the ports whose link is free, tested without branches so that the loads of the
             // (cold) port records overlap; sending on one port changes no other port's record.
             let mut bits = 0u64;
-            let mut all = self.out_mask[li * self.words + w];
-            while all != 0 {
-                let b = all.trailing_zeros() as usize;
-                all &= all - 1;
+            for b in BitIter(self.out_mask[li * self.words + w]) {
                 bits |= ((self.outp[li * np + w * 64 + b].link_free <= now) as u64) << b;
             }
-            while bits != 0 {
-                let port = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
+            for b in BitIter(bits) {
+                let port = w * 64 + b;
                 let pi = li * np + port;
                 let op = self.outp[pi];
                 // Round robin over VCs whose head is present and has a downstream credit.
@@ -590,10 +586,7 @@ impl NetPartition {
             // First the inputs that may request, tested without branches so that the loads of the
             // (cold) port records overlap; an input's turn changes no other input's record.
             let mut bits = 0u64;
-            let mut all = self.in_mask[li * self.words + w];
-            while all != 0 {
-                let b = all.trailing_zeros() as usize;
-                all &= all - 1;
+            for b in BitIter(self.in_mask[li * self.words + w]) {
                 let ip = &self.inp[li * np + w * 64 + b];
                 let skip = after(ip.refused_until, now);
                 debug_assert!(
@@ -604,9 +597,8 @@ impl NetPartition {
                 );
                 bits |= (((ip.free <= now) & !skip) as u64) << b;
             }
-            while bits != 0 {
-                let port = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
+            for b in BitIter(bits) {
+                let port = w * 64 + b;
                 let pi = li * np + port;
                 let ip = self.inp[pi];
                 let start = if random { below(&mut self.rng_router[li], v as u64) as usize } else { ip.rr as usize };
@@ -693,10 +685,8 @@ impl NetPartition {
         let sw = self.switches[li];
         self.reqs.clear();
         for w in 0..self.words {
-            let mut ports = self.in_mask[li * self.words + w];
-            while ports != 0 {
-                let port = w * 64 + ports.trailing_zeros() as usize;
-                ports &= ports - 1;
+            for b in BitIter(self.in_mask[li * self.words + w]) {
+                let port = w * 64 + b;
                 let pi = li * np + port;
                 for vc in BitIter(self.inp[pi].vc_mask) {
                     let qi = pi * v + vc;
