@@ -2,6 +2,7 @@
 //! parsing lives here; what each subcommand does is in [`crate::commands`], and `main.rs` joins the
 //! two.
 
+use crate::network::FetchAhead;
 use std::path::PathBuf;
 
 /// Parallel discrete-event simulator for HyperX/HyperZ interconnection networks.
@@ -109,6 +110,11 @@ pub enum Command {
         /// the memory available to the process.
         #[arg(long, value_name = "SIZE", value_parser = parse_size)]
         max_memory: Option<u64>,
+        /// Fetch the next switches' records into the cache ahead of use: `auto` (where a
+        /// partition's router state is more than twice the core's level-2 cache), `on` or `off`.
+        /// A matter of speed only: results are identical.
+        #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_fetch_ahead)]
+        prefetch: FetchAhead,
     },
     /// Run a config at every point of a grid of values into one HDF5 file.
     ///
@@ -241,6 +247,11 @@ pub enum Command {
 /// Parses `--max-memory` (`8G`, `512M`, ...) into bytes.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     crate::config::parse_bytes(s)
+}
+
+/// Parses `--prefetch` (one of [`FetchAhead::NAMES`]).
+pub fn parse_fetch_ahead(s: &str) -> Result<FetchAhead, String> {
+    FetchAhead::from_name(s).ok_or_else(|| format!("`{s}` is not a mode (allowed: {})", FetchAhead::NAMES.join(", ")))
 }
 
 /// `hxsim design`.

@@ -6,6 +6,7 @@ use clap::Parser;
 use hxsim::cli::{Cli, Command};
 use hxsim::commands::{self, run::RunOutputs};
 use hxsim::console::note;
+use hxsim::sim::RunOptions;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -68,14 +69,15 @@ fn dispatch(cli: Cli) -> Result<u8> {
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
     match cli.command {
-        Command::Run { cfg, checkpoint, threads, json, quiet, out, json_out, max_memory } => {
+        Command::Run { cfg, checkpoint, threads, json, quiet, out, json_out, max_memory, prefetch } => {
             // Checkpoint and restart: with --resume the config comes from the checkpoint, and so does the
             // thread count unless --threads is given (a checkpoint resumes with any).
             let (config, threads) = hxsim::checkpoint::setup(&checkpoint, cfg.config.as_deref(), &cfg.set, threads)?;
             let ranks = hxsim::engine::launcher_ranks().map_or(1, |r| r.1);
             config.check_memory(ranks, max_memory, None)?;
             let outputs = RunOutputs { h5: out.path(&config.name, ""), json: json_out };
-            commands::run::run(&config, threads, max_memory, json, quiet, &outputs)
+            let opts = RunOptions { threads, max_memory, fetch_ahead: prefetch };
+            commands::run::run(&config, &opts, json, quiet, &outputs)
         }
         Command::Sweep { config, set, jobs, quiet, out, max_memory } => {
             let output = match (out.no_output, out.output) {

@@ -7,7 +7,7 @@ use crate::metrics::{
     jain_index, peak_memory_bytes, SampleRelay, SampleSender, SampleSink, Stats, Steadiness, Summary,
 };
 use crate::network::{
-    Allocation, Allocator, EjectionVcs, InjectionVcs, ModelParams, NetPartition, RouterOption, Throttle,
+    Allocation, Allocator, EjectionVcs, FetchAhead, InjectionVcs, ModelParams, NetPartition, RouterOption, Throttle,
 };
 use crate::routing::{self, Routing};
 use crate::topology::{Fabric, SwitchId, Topology, View};
@@ -66,11 +66,14 @@ pub struct RunOptions {
     /// Refuse the run (exit 2) if its router state needs more than this many bytes (`--max-memory`);
     /// `None`: the memory available to the process ([`Config::check_memory`]).
     pub max_memory: Option<u64>,
+    /// Whether partitions fetch the next switches' records ahead (`--prefetch`; a matter of speed
+    /// only).
+    pub fetch_ahead: FetchAhead,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { threads: 1, max_memory: None }
+        RunOptions { threads: 1, max_memory: None, fetch_ahead: FetchAhead::Auto }
     }
 }
 
@@ -477,9 +480,14 @@ fn run_once(
     };
     let neighbours: Vec<usize> = (0..ranks).filter(|&q| is_neighbour[q]).collect();
     let local_of = Arc::new(local_of);
-    let parts: Vec<NetPartition> =
-        members.into_iter().map(|m| NetPartition::new(params.clone(), m, local_of.clone())).collect();
-    let mut parts = parts;
+    let mut parts: Vec<NetPartition> = members
+        .into_iter()
+        .map(|m| {
+            let mut part = NetPartition::new(params.clone(), m, local_of.clone());
+            part.set_fetch_ahead(opts.fetch_ahead);
+            part
+        })
+        .collect();
     // Other ranks' partitions cannot reach rank 0's collector: with several ranks every rank
     // relays its partitions' intervals to rank 0 at window ends, if rank 0 collects (all decide
     // alike, as the relay's reductions are collective).

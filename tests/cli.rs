@@ -133,6 +133,40 @@ fn assert_input_error(out: &Output, must_contain: &[&str]) {
     assert!(out.stdout.is_empty(), "nothing on stdout");
 }
 
+/// Fetching ahead is a hint to the cache: forced on (as on large networks) or off (as on small
+/// ones), the results are those of the default, with and without the candidate cache (PolSP) and
+/// across partitions.
+#[test]
+fn prefetch_modes_give_identical_json_apart_from_timing() {
+    let (_d, cfg) = write_config("c.toml", SMALL);
+    let strip = |mut v: serde_json::Value| {
+        for k in ["wall_seconds", "hops_per_second", "peak_memory_bytes"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    };
+    for routing in ["minimal", "surepath-polarized"] {
+        let set = format!("routing.algorithm={routing}");
+        let c = cfg.to_str().unwrap();
+        let base = strip(json(&hxsim(&["run", c, "--json", "-q", "--set", &set])));
+        for (mode, threads) in [("on", "1"), ("off", "1"), ("on", "2")] {
+            let other = strip(json(&hxsim(&[
+                "run",
+                c,
+                "--json",
+                "-q",
+                "--set",
+                &set,
+                "--prefetch",
+                mode,
+                "--threads",
+                threads,
+            ])));
+            assert_eq!(base, other, "{routing}, --prefetch {mode}, --threads {threads}");
+        }
+    }
+}
+
 #[test]
 fn bad_input_exits_2_with_a_clear_message() {
     let (_d, cfg) = write_config("c.toml", SMALL);
@@ -162,6 +196,7 @@ fn bad_input_exits_2_with_a_clear_message() {
         &["intransit_priority", "3", "boolean"],
     );
     assert_input_error(&hxsim(&["run", c, "--threads", "0"]), &["--threads"]);
+    assert_input_error(&hxsim(&["run", c, "--prefetch", "maybe"]), &["--prefetch", "maybe", "auto, on, off"]);
     assert_input_error(&hxsim(&["run", "/nonexistent/x.toml"]), &["/nonexistent/x.toml"]);
     assert_input_error(&hxsim(&["run", c, "--set", "novalue"]), &["key=value"]);
     assert_input_error(&hxsim(&["frobnicate"]), &["frobnicate"]);

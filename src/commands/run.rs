@@ -36,23 +36,16 @@ pub struct RunOutputs {
 /// [`crate::output::partial_path`] and moved into place at the end, so an existing file is replaced only by a
 /// finished (or validly interrupted) one. Returns the exit code: 0 when complete, 128 + signal when
 /// stopped by a signal, 1 (with the summary printed anyway) when an output could not be written.
-/// `max_memory` is `--max-memory` ([`RunOptions::max_memory`]).
-pub fn run(
-    cfg: &Config,
-    threads: usize,
-    max_memory: Option<u64>,
-    json: bool,
-    quiet: bool,
-    outputs: &RunOutputs,
-) -> Result<u8> {
+/// `opts` holds `--threads`, `--max-memory` and `--prefetch`.
+pub fn run(cfg: &Config, opts: &RunOptions, json: bool, quiet: bool, outputs: &RunOutputs) -> Result<u8> {
     // One process, or every rank of the MPI world this process was started into: rank 0 prints and
     // writes the one results file; the other ranks simulate their partitions and stay silent.
     let world = World::from_env()?;
     let (ranks, root) = (world.size(), world.is_root());
+    let threads = opts.threads;
     let layout = Layout { ranks, threads };
     let progress = Arc::new(Progress::default());
     let signals = StopOnSignal::install(progress.clone())?;
-    let opts = RunOptions { threads, max_memory };
     if root {
         warn_threads(threads);
     }
@@ -68,7 +61,7 @@ pub fn run(
         None => None,
     };
     let Some(path) = outputs.h5.as_deref().filter(|_| root) else {
-        let res = match run_with_progress_on(&world, cfg, &opts, quiet, progress, None) {
+        let res = match run_with_progress_on(&world, cfg, opts, quiet, progress, None) {
             Ok(Some(res)) => res,
             Ok(None) => return Ok(0),
             // Rank 0 reports errors for everybody.
@@ -98,7 +91,7 @@ pub fn run(
                 }
                 r
             });
-            let result = run_with_progress_on(&world, cfg, &opts, quiet, progress.clone(), Some(tx))
+            let result = run_with_progress_on(&world, cfg, opts, quiet, progress.clone(), Some(tx))
                 .map(|r| r.expect("rank 0 gets the merged result"));
             let streamed = writer.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the time-series writer panicked")));
             (result, streamed)

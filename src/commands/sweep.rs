@@ -123,7 +123,7 @@ pub fn run(
                     break;
                 }
                 let start = iso8601_utc(std::time::SystemTime::now());
-                let opts = RunOptions { threads: 1, max_memory };
+                let opts = RunOptions { threads: 1, max_memory, ..Default::default() };
                 let cpu = thread_cpu_seconds();
                 let r = run_with_progress_observed(&points[i].config, &opts, true, progress.clone(), None);
                 if tx.send((i, start, r, thread_cpu_seconds() - cpu)).is_err() {

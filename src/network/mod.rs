@@ -45,10 +45,12 @@
 //! the partitioning. Nothing here allocates per packet once buffers have warmed up.
 
 pub mod packet;
+mod prefetch;
 mod router;
 mod servers;
 mod state;
 
+pub use prefetch::{private_cache_bytes, FetchAhead};
 pub use state::{GlobalState, SwitchState};
 
 use crate::engine::{Cycle, Envelope, Lp, Partition, Scheduler, Status};
@@ -650,6 +652,8 @@ pub struct NetPartition {
     /// Where the next window starts and the messages pending for this partition, handed over by
     /// the engine when a run stops at a window end (checkpoints); `None` while running.
     parked: Option<(Cycle, Vec<Envelope<Msg>>)>,
+    /// Whether [`NetPartition::step`] fetches the next switches' records ahead ([`FetchAhead`]).
+    fetch_ahead: bool,
 }
 
 /// The set bits of a word, lowest first: the VCs of a VC mask.
@@ -788,7 +792,7 @@ impl NetPartition {
             p.routing.cache_candidates() && n * 2 * r * std::mem::size_of::<router::RunCost>() <= RUN_CACHE_BYTES;
         // A grant frees its input slot at most a packet's (or crossbar's) time later.
         let due_ring = (p.packet_phits.max(p.crossbar_cycles()) as usize + 1).next_power_of_two();
-        NetPartition {
+        let mut part = NetPartition {
             t_of,
             srv_base,
             first_server,
@@ -844,10 +848,13 @@ impl NetPartition {
             undrained_servers,
             failure: None,
             parked: None,
+            fetch_ahead: false,
             switches,
             local_of,
             p,
-        }
+        };
+        part.set_fetch_ahead(FetchAhead::Auto);
+        part
     }
 
     /// Latency of the link behind port `pi` (index `li * np + port`).
@@ -944,100 +951,7 @@ fn group_by_key<T: Copy>(items: &[(T, u32)], start: &mut [u32], out: &mut Vec<T>
     }
 }
 
-/// Hint the cache to fetch the line holding `r` (no effect on the program's results; a no-op where
-/// the hint is not available).
-#[inline(always)]
-fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing the program sees and cannot fault; `r` is a valid reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(r as *const T as *const i8)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
-}
-
 impl NetPartition {
-    /// First stage of the prefetch, two switches ahead ([`NetPartition::step`]): the port and VC
-    /// records of local switch `l`'s inputs and outputs holding packets, its neighbour table and
-    /// link counters, and its servers' records.
-    #[inline]
-    fn prefetch_ports(&self, l: usize) {
-        let (np, v, w) = (self.np, self.v, self.words);
-        for_each_set_bit(&self.in_mask[l * w..(l + 1) * w], |port| {
-            let pi = l * np + port;
-            prefetch(&self.inp[pi]);
-            prefetch(&self.inbuf[pi * v]);
-            prefetch(&self.inbuf[pi * v + v - 1]);
-        });
-        for_each_set_bit(&self.out_mask[l * w..(l + 1) * w], |port| {
-            let pi = l * np + port;
-            prefetch(&self.outp[pi]);
-            prefetch(&self.outvc[pi * v]);
-            prefetch(&self.outvc[pi * v + v - 1]);
-        });
-        // The far ends of its links, read by every packet it sends and grants to a link, and the
-        // links' counters.
-        if self.r > 0 {
-            let (first, last) = (l * self.r, (l + 1) * self.r - 1);
-            let per_line = (64 / std::mem::size_of::<(SwitchId, u16)>()).max(1);
-            for e in (first..=last).step_by(per_line).chain([last]) {
-                prefetch(&self.nbr[e]);
-            }
-            for e in (first..=last).step_by(8).chain([last]) {
-                prefetch(&self.link_phits[e]);
-            }
-        }
-        // Its servers' records, read when one of them generates or may inject.
-        let (s0, s1) = (self.srv_base[l] as usize, self.srv_base[l + 1] as usize);
-        if s1 > s0 {
-            let per_line = (64 / std::mem::size_of::<Server>()).max(1);
-            for si in (s0..s1).step_by(per_line).chain([s1 - 1]) {
-                prefetch(&self.servers[si]);
-            }
-            for si in (s0..s1).step_by(8).chain([s1 - 1]) {
-                prefetch(&self.next_gen[si]);
-                prefetch(&self.server_ready[si]);
-            }
-        }
-    }
-
-    /// Second stage, one switch ahead: what the first stage's records point to (the head packet
-    /// of every VC holding packets) and the records local switch `l`'s messages will change (a
-    /// server's credit changes its server's records, fetched by the first stage).
-    #[inline]
-    fn prefetch_heads(&self, l: usize) {
-        let (np, v, w, t) = (self.np, self.v, self.words, self.t_of[l]);
-        for_each_set_bit(&self.in_mask[l * w..(l + 1) * w], |port| {
-            let pi = l * np + port;
-            for vc in BitIter(self.inp[pi].vc_mask) {
-                prefetch(self.slab.get(self.inbuf[pi * v + vc].q.front()));
-            }
-        });
-        for_each_set_bit(&self.out_mask[l * w..(l + 1) * w], |port| {
-            let pi = l * np + port;
-            for vc in BitIter(self.outp[pi].vc_mask) {
-                prefetch(self.slab.get(self.outvc[pi * v + vc].q.front()));
-            }
-        });
-        let (from, to) = (self.inbox_start[l] as usize, self.inbox_start[l + 1] as usize);
-        for msg in &self.by_switch[from..to] {
-            match *msg {
-                Msg::Arrival { port, vc, .. } => {
-                    let pi = l * np + port as usize;
-                    prefetch(&self.inp[pi]);
-                    prefetch(&self.inbuf[pi * v + vc as usize]);
-                }
-                Msg::Credit { port, vc } if port >= t => {
-                    let pi = l * np + port as usize;
-                    prefetch(&self.outp[pi]);
-                    prefetch(&self.outvc[pi * v + vc as usize]);
-                }
-                Msg::Credit { .. } => {}
-            }
-        }
-    }
-
     /// Group this cycle's messages by local switch, keeping their delivery order within each (a
     /// stable counting sort into `by_switch`), so that a switch's messages are contiguous rather
     /// than scattered over the cycle's deliveries.
@@ -1129,10 +1043,10 @@ impl Partition for NetPartition {
         }
         let n = self.switches.len();
         for li in 0..n {
-            if li + 2 < n {
+            if self.fetch_ahead && li + 2 < n {
                 self.prefetch_ports(li + 2);
             }
-            if li + 1 < n {
+            if self.fetch_ahead && li + 1 < n {
                 self.prefetch_heads(li + 1);
             }
             if mail {

@@ -1,0 +1,247 @@
+//! Fetching ahead: while a partition steps its switches in order, it asks the cache for the
+//! records the next two switches will read ([`NetPartition::step`]). Where a partition's router
+//! state is much larger than the core's private cache, every switch-step would otherwise wait on a
+//! cache miss per record; where it fits in about that cache, the hints only cost instructions.
+//! Measured on `benches/cpu.sh`'s configs (CPU seconds, fetching ahead off against on, one thread,
+//! a core with a 2 MiB private cache): `hyperx-3d-8` with `minimal` (2.3 MB of port records) 0.87
+//! and `hyperx-2d-16` (1.4 MB) 0.82, but a 10x10x10 HyperX (5.3 MB) 1.12, `hyperx-3d-16` (38 MB)
+//! 1.60, the million-endpoint `hyperx-3d-32` 1.41, and PolSP on `hyperx-3d-8` (with its candidate
+//! cache, 10 MB) 1.10. So by default ([`FetchAhead::Auto`]) a partition fetches ahead when its
+//! router state is more than twice the private cache. The hints change no result.
+
+use super::router::RunCost;
+use super::{for_each_set_bit, BitIter, InPort, InVc, Msg, NetPartition, OutPort, OutVc, Server, RUN_CACHE_BYTES};
+use crate::routing::CandidateRun;
+use crate::topology::SwitchId;
+use std::mem::size_of;
+use std::sync::OnceLock;
+
+/// Whether partitions fetch ahead (`hxsim run --prefetch`). Results are the same either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FetchAhead {
+    /// Where the partition's router state is more than twice the core's private cache
+    /// ([`private_cache_bytes`]).
+    #[default]
+    Auto,
+    /// Always.
+    On,
+    /// Never.
+    Off,
+}
+
+impl FetchAhead {
+    /// The `--prefetch` names, in the order of [`FetchAhead::from_name`].
+    pub const NAMES: [&'static str; 3] = ["auto", "on", "off"];
+
+    /// The mode named `name` (one of [`FetchAhead::NAMES`]).
+    pub fn from_name(name: &str) -> Option<FetchAhead> {
+        match name {
+            "auto" => Some(FetchAhead::Auto),
+            "on" => Some(FetchAhead::On),
+            "off" => Some(FetchAhead::Off),
+            _ => None,
+        }
+    }
+}
+
+/// The private cache assumed where the system does not say (1 MiB: a common level-2 size).
+const DEFAULT_PRIVATE_CACHE: u64 = 1 << 20;
+
+/// Bytes of the level-2 data cache of CPU 0, from Linux's sysfs (`None` where not available).
+pub fn private_cache_bytes() -> Option<u64> {
+    static BYTES: OnceLock<Option<u64>> = OnceLock::new();
+    *BYTES.get_or_init(|| {
+        let dir = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
+        let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
+        std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+            let level = read(e.path().join("level"))?;
+            let kind = read(e.path().join("type"))?;
+            if level != "2" || kind == "Instruction" {
+                return None;
+            }
+            parse_cache_size(&read(e.path().join("size"))?)
+        })
+    })
+}
+
+/// A sysfs cache size (`2048K`, `1M`, or bytes) in bytes.
+fn parse_cache_size(s: &str) -> Option<u64> {
+    let (digits, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => s.split_at(i),
+        None => (s, ""),
+    };
+    let n: u64 = digits.parse().ok()?;
+    let scale = match unit {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        _ => return None,
+    };
+    Some(n * scale)
+}
+
+/// Whether a partition whose router state takes `state_bytes` fetches ahead in mode `mode`, on a
+/// core whose private cache holds `cache_bytes`.
+pub fn fetches_ahead(mode: FetchAhead, state_bytes: u64, cache_bytes: u64) -> bool {
+    match mode {
+        FetchAhead::On => true,
+        FetchAhead::Off => false,
+        FetchAhead::Auto => state_bytes > 2 * cache_bytes,
+    }
+}
+
+impl NetPartition {
+    /// Set whether this partition fetches ahead ([`FetchAhead`]).
+    pub fn set_fetch_ahead(&mut self, mode: FetchAhead) {
+        let cache = private_cache_bytes().unwrap_or(DEFAULT_PRIVATE_CACHE);
+        self.fetch_ahead = fetches_ahead(mode, self.router_state_bytes(), cache);
+    }
+
+    /// Whether this partition fetches ahead.
+    pub fn fetches_ahead(&self) -> bool {
+        self.fetch_ahead
+    }
+
+    /// Bytes of the records a switch-step reads: port and VC records, and where the routing caches
+    /// candidates, the candidate cache and selection's kept costs (sized as
+    /// [`NetPartition::cached_runs`] and [`NetPartition::new`] size them). Packets come on top.
+    fn router_state_bytes(&self) -> u64 {
+        let ports = self.inp.len();
+        let per_port = size_of::<InPort>() + size_of::<OutPort>() + self.v * (size_of::<InVc>() + size_of::<OutVc>());
+        let cache = if self.p.routing.cache_candidates() {
+            let bytes = ports * (2 * self.r + 2).min(u8::MAX as usize) * size_of::<CandidateRun>();
+            if bytes <= RUN_CACHE_BYTES {
+                bytes
+            } else {
+                0
+            }
+        } else {
+            0
+        };
+        (ports * per_port + cache + self.run_costs.len() * size_of::<RunCost>()) as u64
+    }
+}
+
+/// Hint the cache to fetch the line holding `r` (no effect on the program's results; a no-op where
+/// the hint is not available).
+#[inline(always)]
+fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing the program sees and cannot fault; `r` is a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(r as *const T as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
+impl NetPartition {
+    /// First stage of the prefetch, two switches ahead ([`NetPartition::step`]): the port and VC
+    /// records of local switch `l`'s inputs and outputs holding packets, its neighbour table and
+    /// link counters, and its servers' records.
+    #[inline]
+    pub(super) fn prefetch_ports(&self, l: usize) {
+        let (np, v, w) = (self.np, self.v, self.words);
+        for_each_set_bit(&self.in_mask[l * w..(l + 1) * w], |port| {
+            let pi = l * np + port;
+            prefetch(&self.inp[pi]);
+            prefetch(&self.inbuf[pi * v]);
+            prefetch(&self.inbuf[pi * v + v - 1]);
+        });
+        for_each_set_bit(&self.out_mask[l * w..(l + 1) * w], |port| {
+            let pi = l * np + port;
+            prefetch(&self.outp[pi]);
+            prefetch(&self.outvc[pi * v]);
+            prefetch(&self.outvc[pi * v + v - 1]);
+        });
+        // The far ends of its links, read by every packet it sends and grants to a link, and the
+        // links' counters.
+        if self.r > 0 {
+            let (first, last) = (l * self.r, (l + 1) * self.r - 1);
+            let per_line = (64 / std::mem::size_of::<(SwitchId, u16)>()).max(1);
+            for e in (first..=last).step_by(per_line).chain([last]) {
+                prefetch(&self.nbr[e]);
+            }
+            for e in (first..=last).step_by(8).chain([last]) {
+                prefetch(&self.link_phits[e]);
+            }
+        }
+        // Its servers' records, read when one of them generates or may inject.
+        let (s0, s1) = (self.srv_base[l] as usize, self.srv_base[l + 1] as usize);
+        if s1 > s0 {
+            let per_line = (64 / std::mem::size_of::<Server>()).max(1);
+            for si in (s0..s1).step_by(per_line).chain([s1 - 1]) {
+                prefetch(&self.servers[si]);
+            }
+            for si in (s0..s1).step_by(8).chain([s1 - 1]) {
+                prefetch(&self.next_gen[si]);
+                prefetch(&self.server_ready[si]);
+            }
+        }
+    }
+
+    /// Second stage, one switch ahead: what the first stage's records point to (the head packet
+    /// of every VC holding packets) and the records local switch `l`'s messages will change (a
+    /// server's credit changes its server's records, fetched by the first stage).
+    #[inline]
+    pub(super) fn prefetch_heads(&self, l: usize) {
+        let (np, v, w, t) = (self.np, self.v, self.words, self.t_of[l]);
+        for_each_set_bit(&self.in_mask[l * w..(l + 1) * w], |port| {
+            let pi = l * np + port;
+            for vc in BitIter(self.inp[pi].vc_mask) {
+                prefetch(self.slab.get(self.inbuf[pi * v + vc].q.front()));
+            }
+        });
+        for_each_set_bit(&self.out_mask[l * w..(l + 1) * w], |port| {
+            let pi = l * np + port;
+            for vc in BitIter(self.outp[pi].vc_mask) {
+                prefetch(self.slab.get(self.outvc[pi * v + vc].q.front()));
+            }
+        });
+        let (from, to) = (self.inbox_start[l] as usize, self.inbox_start[l + 1] as usize);
+        for msg in &self.by_switch[from..to] {
+            match *msg {
+                Msg::Arrival { port, vc, .. } => {
+                    let pi = l * np + port as usize;
+                    prefetch(&self.inp[pi]);
+                    prefetch(&self.inbuf[pi * v + vc as usize]);
+                }
+                Msg::Credit { port, vc } if port >= t => {
+                    let pi = l * np + port as usize;
+                    prefetch(&self.outp[pi]);
+                    prefetch(&self.outvc[pi * v + vc as usize]);
+                }
+                Msg::Credit { .. } => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_sizes_read_as_sysfs_writes_them() {
+        assert_eq!(parse_cache_size("2048K"), Some(2 << 20));
+        assert_eq!(parse_cache_size("1M"), Some(1 << 20));
+        assert_eq!(parse_cache_size("524288"), Some(512 << 10));
+        assert_eq!(parse_cache_size("48 K"), None);
+        assert_eq!(parse_cache_size("K"), None);
+    }
+
+    /// `auto` fetches ahead exactly above twice the cache; `on` and `off` whatever the size.
+    #[test]
+    fn auto_fetches_ahead_above_twice_the_cache() {
+        let cache = 2 << 20;
+        assert!(!fetches_ahead(FetchAhead::Auto, 2 * cache, cache));
+        assert!(fetches_ahead(FetchAhead::Auto, 2 * cache + 1, cache));
+        assert!(fetches_ahead(FetchAhead::On, 0, cache));
+        assert!(!fetches_ahead(FetchAhead::Off, u64::MAX, cache));
+        for name in FetchAhead::NAMES {
+            assert!(FetchAhead::from_name(name).is_some(), "{name}");
+        }
+        assert_eq!(FetchAhead::from_name("yes"), None);
+    }
+}
