@@ -72,10 +72,11 @@ impl Selection<'_> {
         (occ < self.out_cap && free).then(|| occ as u32 + base - ov.cred as u32)
     }
 
-    /// The [`RunCost`] of `r`'s port and VC range: learnt again only when it no longer holds.
+    /// The [`RunCost`] of `r`'s port and VC range, kept in `costs` (the switch's slots, taken out
+    /// of [`Selection::costs`] by [`select`], so that no run tests whether they are there): learnt
+    /// again only when it no longer holds.
     #[inline(always)]
-    fn run_cost(&mut self, r: &CandidateRun) -> RunCost {
-        let Some(costs) = &self.costs else { unreachable!("select_kept without kept costs") };
+    fn run_cost(&self, costs: &mut [RunCost], r: &CandidateRun) -> RunCost {
         let slot = 2 * r.port as usize + (r.lo != 0) as usize;
         let c = costs[slot];
         if self.now <= c.until && c.lo == r.lo && c.hi == r.hi {
@@ -92,13 +93,13 @@ impl Selection<'_> {
             );
             return c;
         }
-        self.relearn(slot, r)
+        self.relearn(costs, slot, r)
     }
 
     /// [`Selection::learn`] into slot `slot`, with the cycle up to which it holds; out of line,
     /// as most evaluations find their costs kept.
     #[inline(never)]
-    fn relearn(&mut self, slot: usize, r: &CandidateRun) -> RunCost {
+    fn relearn(&self, costs: &mut [RunCost], slot: usize, r: &CandidateRun) -> RunCost {
         let port = r.port as usize;
         let o = &self.outp[port];
         // The packet on the link frees its slot at `link_free`, which changes the cost then; so
@@ -113,9 +114,7 @@ impl Selection<'_> {
             }
         }
         let c = RunCost { until, ..self.learn(r) };
-        if let Some(costs) = &mut self.costs {
-            costs[slot] = c;
-        }
+        costs[slot] = c;
         c
     }
 
@@ -151,8 +150,10 @@ impl Selection<'_> {
 /// only fall, and its free cycle does not move. The router uses this to skip such heads.
 #[inline]
 fn select(runs: &[CandidateRun], sel: &mut Selection<'_>, rng: &mut Rng) -> (Option<(usize, u8)>, Cycle) {
-    if sel.costs.is_some() {
-        select_kept(runs, sel, rng)
+    if let Some(costs) = sel.costs.take() {
+        let best = select_kept(runs, sel, costs, rng);
+        sel.costs = Some(costs);
+        best
     } else {
         select_each(runs, sel, rng)
     }
@@ -212,7 +213,12 @@ fn select_each(runs: &[CandidateRun], sel: &Selection<'_>, rng: &mut Rng) -> (Op
 /// which holds until its port changes. SurePath's routings offer 60-100 candidates on 15-20 ports,
 /// and every waiting head asks again each cycle, while a port changes a few times per packet.
 #[inline]
-fn select_kept(runs: &[CandidateRun], sel: &mut Selection<'_>, rng: &mut Rng) -> (Option<(usize, u8)>, Cycle) {
+fn select_kept(
+    runs: &[CandidateRun],
+    sel: &Selection<'_>,
+    costs: &mut [RunCost],
+    rng: &mut Rng,
+) -> (Option<(usize, u8)>, Cycle) {
     let pk = sel.pk_phits;
     let mut best = (usize::MAX, 0u8);
     let mut best_cost = u32::MAX;
@@ -220,7 +226,7 @@ fn select_kept(runs: &[CandidateRun], sel: &mut Selection<'_>, rng: &mut Rng) ->
     let mut xbar_free = Cycle::MAX;
     for (i, r) in runs.iter().enumerate() {
         xbar_free = xbar_free.min(sel.outp[r.port as usize].xbar_free);
-        let c = sel.run_cost(r);
+        let c = sel.run_cost(costs, r);
         if c.count == 0 {
             continue;
         }
@@ -237,7 +243,7 @@ fn select_kept(runs: &[CandidateRun], sel: &mut Selection<'_>, rng: &mut Rng) ->
         // One draw picks among the tied candidates: the run holding the pick, then its VC.
         let mut pick = below(rng, ties);
         for (i, r) in runs.iter().enumerate().skip(best.0) {
-            let c = sel.run_cost(r);
+            let c = sel.run_cost(costs, r);
             if c.count == 0 || c.low * pk + r.penalty != best_cost {
                 continue;
             }
@@ -943,7 +949,7 @@ mod tests {
                 let mut kept_rng = each_rng.clone();
                 let each = select_each(&runs, &sel(None), &mut each_rng);
                 kept_reads += costs.iter().filter(|c| c.hi != 0 && t <= c.until).count();
-                let kept = select_kept(&runs, &mut sel(Some(&mut costs[..])), &mut kept_rng);
+                let kept = select_kept(&runs, &sel(None), &mut costs, &mut kept_rng);
                 assert_eq!(kept, each, "case {case} at cycle {t}");
                 assert_eq!(kept_rng, each_rng, "case {case} at cycle {t}: the draws differ");
                 ties += (kept_rng != crate::rng::stream(seed, 1, crate::rng::Purpose::Router)) as u32;
