@@ -42,6 +42,15 @@ fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
 }
 
+/// A `--json` summary without the keys that measure the run rather than the network (time,
+/// speed, memory): what must be identical for any thread count or fetch-ahead mode.
+fn without_timing(mut v: serde_json::Value) -> serde_json::Value {
+    for k in ["wall_seconds", "hops_per_second", "peak_memory_bytes"] {
+        v.as_object_mut().unwrap().remove(k);
+    }
+    v
+}
+
 #[test]
 fn run_json_has_the_documented_keys() {
     let (_d, cfg) = write_config("c.toml", SMALL);
@@ -67,15 +76,9 @@ fn run_json_has_the_documented_keys() {
 #[test]
 fn threads_give_identical_json_apart_from_timing() {
     let (_d, cfg) = write_config("c.toml", SMALL);
-    let strip = |mut v: serde_json::Value| {
-        for k in ["wall_seconds", "hops_per_second", "peak_memory_bytes"] {
-            v.as_object_mut().unwrap().remove(k);
-        }
-        v
-    };
-    let base = strip(json(&hxsim(&["run", cfg.to_str().unwrap(), "--json", "-q", "--threads", "1"])));
+    let base = without_timing(json(&hxsim(&["run", cfg.to_str().unwrap(), "--json", "-q", "--threads", "1"])));
     for t in ["2", "4"] {
-        let other = strip(json(&hxsim(&["run", cfg.to_str().unwrap(), "--json", "-q", "--threads", t])));
+        let other = without_timing(json(&hxsim(&["run", cfg.to_str().unwrap(), "--json", "-q", "--threads", t])));
         assert_eq!(base, other, "--threads {t}");
     }
 }
@@ -139,18 +142,12 @@ fn assert_input_error(out: &Output, must_contain: &[&str]) {
 #[test]
 fn prefetch_modes_give_identical_json_apart_from_timing() {
     let (_d, cfg) = write_config("c.toml", SMALL);
-    let strip = |mut v: serde_json::Value| {
-        for k in ["wall_seconds", "hops_per_second", "peak_memory_bytes"] {
-            v.as_object_mut().unwrap().remove(k);
-        }
-        v
-    };
     for routing in ["minimal", "surepath-polarized"] {
         let set = format!("routing.algorithm={routing}");
         let c = cfg.to_str().unwrap();
-        let base = strip(json(&hxsim(&["run", c, "--json", "-q", "--set", &set])));
+        let base = without_timing(json(&hxsim(&["run", c, "--json", "-q", "--set", &set])));
         for (mode, threads) in [("on", "1"), ("off", "1"), ("on", "2")] {
-            let other = strip(json(&hxsim(&[
+            let other = without_timing(json(&hxsim(&[
                 "run",
                 c,
                 "--json",

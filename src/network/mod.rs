@@ -50,7 +50,7 @@ mod router;
 mod servers;
 mod state;
 
-pub use prefetch::{private_cache_bytes, FetchAhead};
+pub use prefetch::FetchAhead;
 pub use state::{GlobalState, SwitchState};
 
 use crate::engine::{Cycle, Envelope, Lp, Partition, Scheduler, Status};
@@ -505,6 +505,13 @@ struct OutVc {
     cred: u16,
 }
 
+/// Bytes of the records of one router port with `vcs` VCs: its input and output port records and
+/// their VC records.
+fn port_record_bytes(vcs: usize) -> usize {
+    use std::mem::size_of;
+    size_of::<InPort>() + size_of::<OutPort>() + vcs * (size_of::<InVc>() + size_of::<OutVc>())
+}
+
 /// Bytes of router and server state a run allocates up front, from the sizes of the records
 /// [`NetPartition::new`] allocates: per router port (servers' and switch-to-switch) its input and
 /// output records and `vcs` input and output VC records; per switch-to-switch port its neighbour
@@ -512,8 +519,7 @@ struct OutVc {
 /// random streams and bookkeeping. Packets come on top, [`PACKET_BYTES`] each.
 pub fn state_bytes(switches: u128, router_ports: u128, servers: u128, vcs: u128) -> u128 {
     use std::mem::size_of;
-    let per_port =
-        (size_of::<InPort>() + size_of::<OutPort>()) as u128 + vcs * (size_of::<InVc>() + size_of::<OutVc>()) as u128;
+    let per_port = port_record_bytes(vcs as usize) as u128;
     let links = router_ports.saturating_sub(servers);
     let per_link = (size_of::<(SwitchId, u16)>() + size_of::<u64>()) as u128;
     let per_server = size_of::<Server>() as u128 + 4 * size_of::<u64>() as u128;

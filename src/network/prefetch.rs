@@ -9,9 +9,8 @@
 //! cache, 10 MB) 1.10. So by default ([`FetchAhead::Auto`]) a partition fetches ahead when its
 //! router state is more than twice the private cache. The hints change no result.
 
-use super::router::RunCost;
-use super::{for_each_set_bit, BitIter, InPort, InVc, Msg, NetPartition, OutPort, OutVc, Server, RUN_CACHE_BYTES};
-use crate::routing::CandidateRun;
+use super::router::{run_cache_bytes, RunCost};
+use super::{for_each_set_bit, port_record_bytes, BitIter, Msg, NetPartition, Server};
 use crate::topology::SwitchId;
 use std::mem::size_of;
 use std::sync::OnceLock;
@@ -19,8 +18,8 @@ use std::sync::OnceLock;
 /// Whether partitions fetch ahead (`hxsim run --prefetch`). Results are the same either way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FetchAhead {
-    /// Where the partition's router state is more than twice the core's private cache
-    /// ([`private_cache_bytes`]).
+    /// Where the partition's router state is more than twice the core's private cache (the
+    /// level-2 data cache Linux's sysfs reports for CPU 0; 1 MiB where it reports none).
     #[default]
     Auto,
     /// Always.
@@ -48,7 +47,7 @@ impl FetchAhead {
 const DEFAULT_PRIVATE_CACHE: u64 = 1 << 20;
 
 /// Bytes of the level-2 data cache of CPU 0, from Linux's sysfs (`None` where not available).
-pub fn private_cache_bytes() -> Option<u64> {
+fn private_cache_bytes() -> Option<u64> {
     static BYTES: OnceLock<Option<u64>> = OnceLock::new();
     *BYTES.get_or_init(|| {
         let dir = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
@@ -98,28 +97,13 @@ impl NetPartition {
         self.fetch_ahead = fetches_ahead(mode, self.router_state_bytes(), cache);
     }
 
-    /// Whether this partition fetches ahead.
-    pub fn fetches_ahead(&self) -> bool {
-        self.fetch_ahead
-    }
-
     /// Bytes of the records a switch-step reads: port and VC records, and where the routing caches
-    /// candidates, the candidate cache and selection's kept costs (sized as
-    /// [`NetPartition::cached_runs`] and [`NetPartition::new`] size them). Packets come on top.
+    /// candidates, the candidate cache (sized as [`NetPartition::cached_runs`] will size it) and
+    /// selection's kept costs. Packets come on top.
     fn router_state_bytes(&self) -> u64 {
         let ports = self.inp.len();
-        let per_port = size_of::<InPort>() + size_of::<OutPort>() + self.v * (size_of::<InVc>() + size_of::<OutVc>());
-        let cache = if self.p.routing.cache_candidates() {
-            let bytes = ports * (2 * self.r + 2).min(u8::MAX as usize) * size_of::<CandidateRun>();
-            if bytes <= RUN_CACHE_BYTES {
-                bytes
-            } else {
-                0
-            }
-        } else {
-            0
-        };
-        (ports * per_port + cache + self.run_costs.len() * size_of::<RunCost>()) as u64
+        let cache = if self.p.routing.cache_candidates() { run_cache_bytes(ports, self.r).unwrap_or(0) } else { 0 };
+        (ports * port_record_bytes(self.v) + cache + self.run_costs.len() * size_of::<RunCost>()) as u64
     }
 }
 

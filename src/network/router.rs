@@ -267,6 +267,20 @@ fn select_kept(
     ((best.0 != usize::MAX).then_some(best), xbar_free)
 }
 
+/// Runs per input port in the candidate cache ([`NetPartition::run_cache`]) of a partition whose
+/// switches have at most `r` switch-to-switch ports: one per port and VC class (routes plus
+/// escape), at most what its `u8` lengths count.
+pub(super) fn run_cache_cap(r: usize) -> usize {
+    (2 * r + 2).min(u8::MAX as usize)
+}
+
+/// Bytes of the candidate cache of a partition with `inputs` input ports (`r` as in
+/// [`run_cache_cap`]), or `None` where that exceeds [`RUN_CACHE_BYTES`] and the cache stays off.
+pub(super) fn run_cache_bytes(inputs: usize, r: usize) -> Option<usize> {
+    let bytes = inputs * run_cache_cap(r) * std::mem::size_of::<CandidateRun>();
+    (bytes <= RUN_CACHE_BYTES).then_some(bytes)
+}
+
 /// VCs set in `mask`, starting at `start` and wrapping around (round-robin order), without division.
 #[inline]
 fn rotated(mask: u64, start: usize) -> impl Iterator<Item = usize> {
@@ -446,11 +460,9 @@ impl NetPartition {
         if cap == usize::MAX && !self.p.routing.cache_candidates() {
             self.run_cache_cap = 0;
         } else if cap == usize::MAX {
-            // First evaluation: size the cache for a run per port and VC class (routes plus
-            // escape), unless that is too big for this partition.
-            let cap = (2 * self.r + 2).min(u8::MAX as usize);
-            let inputs = self.inp.len();
-            if inputs * cap * std::mem::size_of::<CandidateRun>() <= RUN_CACHE_BYTES {
+            // First evaluation: size the cache, unless that is too big for this partition.
+            let (cap, inputs) = (run_cache_cap(self.r), self.inp.len());
+            if run_cache_bytes(inputs, self.r).is_some() {
                 self.run_cache = vec![CandidateRun::EMPTY; inputs * cap];
                 self.run_cache_vc = vec![NO_VC; inputs];
                 self.run_cache_len = vec![0; inputs];
