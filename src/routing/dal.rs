@@ -224,6 +224,15 @@ impl Routing for Dal {
     fn escape_based(&self) -> bool {
         true
     }
+    /// In the escape only the destination counts (dimension order); before, the deroutes and
+    /// the derouted dimensions too.
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        let mut k = RouteState { dst: st.dst, hops: st.hops, escape: st.escape, ..Default::default() };
+        if !st.escape {
+            (k.deroutes, k.dim_mask) = (st.deroutes, st.dim_mask);
+        }
+        k
+    }
     fn escape_subfunction(&self, at: SwitchId, dst: SwitchId, out: &mut Vec<Candidate>) {
         let st = RouteState { dst, escape: true, ..Default::default() };
         self.push_dor(at, &st, out);

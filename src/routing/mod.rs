@@ -44,6 +44,8 @@ pub mod valiant;
 pub mod vc;
 
 #[cfg(test)]
+mod deadlock_tests;
+#[cfg(test)]
 mod family_tests;
 #[cfg(test)]
 mod hyperz_tests;
@@ -195,6 +197,17 @@ pub trait Routing: Send + Sync {
     /// channels form the escape subnetwork that must be connected and have an acyclic extended
     /// channel dependency graph. Every state must offer these channels among its candidates.
     fn escape_subfunction(&self, _at: SwitchId, _dst: SwitchId, _out: &mut Vec<Candidate>) {}
+    /// For `hxsim check-deadlock` ([`deadlock::check`]): `st` with every field that neither this
+    /// routing's [`Routing::candidates`] nor its [`Routing::advance`] will read again reset to its
+    /// default, so that the analysis explores once the states that differ only there (a SurePath
+    /// packet in the escape is the same packet whatever its source and deroutes). It must keep
+    /// `dst` and `hops`. The contract, which debug builds of the checker assert on every state
+    /// they reach: at any switch, `st` and the result have the same candidates, and after any of
+    /// them their successors reduce to the same state. The default keeps every field: exact for
+    /// any routing, and as many states as [`deadlock::check_exact`] follows.
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        *st
+    }
     /// Routings built from tables computed once (Nue, Up*/Down*, DFSSSP, LASH, SPDA): what building
     /// them took.
     fn tables(&self) -> Option<TableReport> {

@@ -391,6 +391,12 @@ impl PolarizedRoutes {
         best
     }
 
+    /// What the routes read of `st`, with `hops` ([`Routing::analysis_state`]): the source and the
+    /// destination.
+    pub fn analysis_state(&self, st: &RouteState) -> RouteState {
+        RouteState { src: st.src, dst: st.dst, hops: st.hops, ..Default::default() }
+    }
+
     /// Longest route: `2 x diameter` (SurePath section 3.1.2), or that of the pruned routes (exact
     /// up to [`CORNER_TABLE_SWITCHES`] switches, [`bounded_route_hops`] above).
     pub fn max_hops(&self) -> usize {
@@ -714,6 +720,9 @@ impl Routing for Polarized {
     }
     fn cache_candidates(&self) -> bool {
         true
+    }
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        self.policy.analysis_state(st, self.routes.analysis_state(st))
     }
 }
 

@@ -40,6 +40,9 @@ pub trait RouteSet: Send + Sync {
     fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>);
     /// State update for a routing hop through `port`.
     fn advance(&self, _st: &mut RouteState, _at: SwitchId, _port: PortId) {}
+    /// What [`RouteSet::push`] and [`RouteSet::advance`] read of `st`, with `hops` (see
+    /// [`Routing::analysis_state`]).
+    fn analysis_state(&self, st: &RouteState) -> RouteState;
 }
 
 impl RouteSet for Omnidimensional {
@@ -59,6 +62,9 @@ impl RouteSet for Omnidimensional {
     fn advance(&self, st: &mut RouteState, at: SwitchId, port: PortId) {
         Omnidimensional::advance(self, st, at, port);
     }
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        Omnidimensional::analysis_state(self, st)
+    }
 }
 
 impl RouteSet for PolarizedRoutes {
@@ -69,6 +75,9 @@ impl RouteSet for PolarizedRoutes {
     #[inline]
     fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
         self.candidate_runs(at, st, out, |_| vcs.clone());
+    }
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        PolarizedRoutes::analysis_state(self, st)
     }
 }
 
@@ -172,6 +181,15 @@ impl<R: RouteSet> Routing for SurePath<R> {
     }
     fn cache_candidates(&self) -> bool {
         true
+    }
+    /// In the escape a packet's candidates are the escape hops to its destination, whatever its
+    /// route so far; before, what the route set reads.
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        if st.escape {
+            RouteState { dst: st.dst, hops: st.hops, escape: true, ..Default::default() }
+        } else {
+            self.routes.analysis_state(st)
+        }
     }
     fn escape_subfunction(&self, at: SwitchId, dst: SwitchId, out: &mut Vec<Candidate>) {
         let esc = self.routing_vcs..self.vcs;

@@ -159,6 +159,16 @@ impl VcPolicy {
         }
     }
 
+    /// For the deadlock analysis ([`super::Routing::analysis_state`]): `routes`, the state the
+    /// route set reads (with `hops`, which the ladder reads), where the policy reads nothing more;
+    /// DAVC also reads the VC and port of the previous hop, so it keeps `st` whole.
+    pub fn analysis_state(&self, st: &RouteState, routes: RouteState) -> RouteState {
+        match self {
+            VcPolicy::Davc { .. } => *st,
+            VcPolicy::Ladder(_) | VcPolicy::Any { .. } => routes,
+        }
+    }
+
     /// VCs per port this policy uses.
     pub fn vcs(&self) -> usize {
         match self {
