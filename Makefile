@@ -19,7 +19,7 @@ endif
 endif
 endif
 
-.PHONY: setup run test test-docs test-python test-mpi
+.PHONY: setup run test test-docs test-python test-mpi bless
 
 setup:
 	bash scripts/setup.sh
@@ -44,3 +44,8 @@ test-python:
 # mpirun -np 2/3/4 against the single-process result (installs Open MPI when missing).
 test-mpi:
 	bash scripts/test-mpi.sh
+
+# After an intended change of the model: rewrite the stored results-identity summaries
+# (tests/identity/expected.json) and say why in the commit message.
+bless:
+	HXSIM_BLESS=1 $(CARGO) test --test identity
