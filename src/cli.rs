@@ -246,7 +246,7 @@ pub enum Command {
 
 /// Parses `--max-memory` (`8G`, `512M`, ...) into bytes.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    crate::config::parse_bytes(s)
+    crate::memory::parse_bytes(s)
 }
 
 /// Parses `--prefetch` (one of [`FetchAhead::NAMES`]).

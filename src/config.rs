@@ -8,45 +8,9 @@ use crate::network::RouterOption;
 pub use crate::topology::registry::TopologyConfig;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use thiserror::Error;
 
-/// A problem with the experiment description. Always the user's input, hence exit code 2.
-#[derive(Debug, Error)]
-pub enum ConfigError {
-    /// The file could not be read.
-    #[error("cannot read config file {path}: {source}")]
-    Io {
-        /// Path given by the user.
-        path: String,
-        /// Underlying I/O error.
-        source: std::io::Error,
-    },
-    /// TOML syntax error, unknown key or wrong type (serde's message names the key).
-    #[error("invalid config {origin}: {message}")]
-    Parse {
-        /// File name or `--set`.
-        origin: String,
-        /// What the parser said.
-        message: String,
-    },
-    /// A key has a value outside what is allowed.
-    #[error("invalid value for `{key}`: {value} ({allowed})")]
-    Value {
-        /// Dotted key, e.g. `traffic.load`.
-        key: String,
-        /// The value found.
-        value: String,
-        /// What is allowed.
-        allowed: String,
-    },
-}
-
-impl ConfigError {
-    /// Shorthand for a [`ConfigError::Value`].
-    pub fn value(key: &str, value: impl std::fmt::Display, allowed: impl Into<String>) -> Self {
-        ConfigError::Value { key: key.to_string(), value: value.to_string(), allowed: allowed.into() }
-    }
-}
+pub use crate::error::ConfigError;
+pub use crate::memory::{available_memory, human_bytes, parse_bytes};
 
 /// A whole experiment.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -579,62 +543,6 @@ pub fn parse_literal(raw: &str) -> toml::Value {
     }
 }
 
-/// `1.5 GiB`.
-pub fn human_bytes(b: u64) -> String {
-    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} bytes")
-    } else {
-        format!("{v:.1} {}", units[u])
-    }
-}
-
-/// Parse a memory size: bytes, or a number with a suffix K, M, G, T (powers of 1024; `KiB`, `GB`
-/// and the like are read the same way).
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("`{s}` is not a size (e.g. 8G, 512M, 1000000)"))?;
-    let mult = match unit.trim().to_ascii_lowercase().trim_end_matches("ib").trim_end_matches('b') {
-        "" => 1u64,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        "t" => 1 << 40,
-        _ => return Err(format!("`{s}`: unknown unit `{unit}` (allowed: K, M, G, T)")),
-    };
-    let b = v * mult as f64;
-    if !(b.is_finite() && b >= 1.0 && b < u64::MAX as f64) {
-        return Err(format!("`{s}` is not a size between 1 byte and 16 EiB"));
-    }
-    Ok(b as u64)
-}
-
-/// Memory this process may still use: `MemAvailable` from `/proc/meminfo`, lowered to the cgroup
-/// v2 limit minus its usage when there is one; `None` when neither can be read.
-pub fn available_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
-        s.lines()
-            .find(|l| l.starts_with("MemAvailable:"))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-            .map(|kb| kb * 1024)
-    });
-    let read = |f: &str| std::fs::read_to_string(f).ok().and_then(|s| s.trim().parse::<u64>().ok());
-    let cgroup = read("/sys/fs/cgroup/memory.max")
-        .map(|max| max.saturating_sub(read("/sys/fs/cgroup/memory.current").unwrap_or(0)));
-    match (meminfo, cgroup) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
 fn one_of(key: &str, value: &str, allowed: &[&str]) -> Result<(), ConfigError> {
     if allowed.contains(&value) {
         Ok(())
@@ -938,6 +846,23 @@ impl Config {
                 human_bytes(avail)
             ),
         ))
+    }
+
+    /// What the routing reads when it is built: the `[routing]` section typed (`0` for "the
+    /// algorithm's default" becomes `None`), the packet size and the seed.
+    pub fn routing_params(&self) -> crate::routing::RoutingParams {
+        let r = &self.routing;
+        crate::routing::RoutingParams {
+            algorithm: r.algorithm.clone(),
+            vcs: (r.vcs != 0).then_some(r.vcs),
+            vc_policy: r.vc_policy.clone(),
+            escape_vcs: r.escape_vcs,
+            escape_root: r.escape_root,
+            max_deroutes: (r.max_deroutes != 0).then_some(r.max_deroutes),
+            extra_hops: r.extra_hops as u32,
+            packet_phits: self.packet.size_phits as u32,
+            seed: self.seed,
+        }
     }
 
     /// The config as TOML text (recorded in result files).

@@ -72,11 +72,17 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Run { cfg, checkpoint, threads, json, quiet, out, json_out, max_memory, prefetch } => {
             // Checkpoint and restart: with --resume the config comes from the checkpoint, and so does the
             // thread count unless --threads is given (a checkpoint resumes with any).
-            let (config, threads) = hxsim::checkpoint::setup(&checkpoint, cfg.config.as_deref(), &cfg.set, threads)?;
+            let request = hxsim::checkpoint::Request {
+                checkpoint: checkpoint.checkpoint,
+                every: checkpoint.checkpoint_every,
+                resume: checkpoint.resume,
+            };
+            let (config, threads, checkpoint) =
+                hxsim::checkpoint::setup(&request, cfg.config.as_deref(), &cfg.set, threads)?;
             let ranks = hxsim::engine::launcher_ranks().map_or(1, |r| r.1);
             config.check_memory(ranks, max_memory, None)?;
             let outputs = RunOutputs { h5: out.path(&config.name, ""), json: json_out };
-            let opts = RunOptions { threads, max_memory, fetch_ahead: prefetch };
+            let opts = RunOptions { threads, max_memory, fetch_ahead: prefetch, checkpoint };
             commands::run::run(&config, &opts, json, quiet, &outputs)
         }
         Command::Sweep { config, set, jobs, quiet, out, max_memory } => {

@@ -21,7 +21,7 @@
 //! is needed. Sizes are chosen so that a three-panel figure printed at text width keeps its labels
 //! above 7 pt.
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::output::hdf5 as h5;
 use ::hdf5::types::{TypeDescriptor, VarLenUnicode};
 use ::hdf5::{Dataset, File, Group};

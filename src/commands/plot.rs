@@ -1,8 +1,8 @@
 //! `hxsim plot`: draw the standard figures of a results file (see [`crate::plot`]) into SVG, PNG or
 //! PDF files, each replaced only by a whole new figure.
 
-use crate::config::ConfigError;
 use crate::console;
+use crate::error::ConfigError;
 use crate::output::hdf5 as h5;
 use crate::plot::{extension, render, sweep_figures, timeseries_figure, Figure, FORMATS};
 use anyhow::{Context, Result};

@@ -9,7 +9,7 @@
 
 use super::vc::VcPolicy;
 use super::{Candidate, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperX, SwitchId, View};
 use std::sync::Arc;
 

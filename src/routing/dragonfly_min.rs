@@ -16,7 +16,7 @@
 
 use super::vc::{Ladder, VcPolicy};
 use super::{Candidate, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Dragonfly, Fabric, PortId, SwitchId, View};
 use std::ops::Range;
 use std::sync::Arc;

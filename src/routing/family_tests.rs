@@ -17,7 +17,7 @@ fn config(topology: &str, sets: &[&str]) -> Config {
 fn routing(topology: &str, sets: &[&str]) -> (Arc<Fabric>, Box<dyn Routing>) {
     let cfg = config(topology, sets);
     let net = crate::sim::build_network(&cfg).unwrap();
-    let r = build(&cfg, net.clone()).unwrap_or_else(|e| panic!("{sets:?}: {e}"));
+    let r = build(&cfg.routing_params(), net.clone()).unwrap_or_else(|e| panic!("{sets:?}: {e}"));
     (net, r)
 }
 
@@ -160,15 +160,15 @@ fn family_routings_refuse_other_topologies_and_schemes() {
     let hx = "sides = [4, 4]\nservers_per_switch = 1";
     for alg in ["dragonfly-min", "dragonfly-valiant", "ugal", "torus-dor"] {
         let cfg = config(hx, &[&format!("routing.algorithm={alg}")]);
-        let e = build(&cfg, crate::sim::build_network(&cfg).unwrap()).err().unwrap();
+        let e = build(&cfg.routing_params(), crate::sim::build_network(&cfg).unwrap()).err().unwrap();
         assert!(e.to_string().contains("routing.algorithm") && e.to_string().contains(alg), "{e}");
     }
     let cfg = config(DF, &["routing.algorithm=torus-dor"]);
-    assert!(build(&cfg, crate::sim::build_network(&cfg).unwrap()).is_err());
+    assert!(build(&cfg.routing_params(), crate::sim::build_network(&cfg).unwrap()).is_err());
     let cfg = config(hx, &["routing.algorithm=minimal", "routing.vc_policy=dally"]);
-    let e = build(&cfg, crate::sim::build_network(&cfg).unwrap()).err().unwrap();
+    let e = build(&cfg.routing_params(), crate::sim::build_network(&cfg).unwrap()).err().unwrap();
     assert!(e.to_string().contains("routing.vc_policy"), "{e}");
     let cfg = config(DF, &["routing.algorithm=dragonfly-valiant", "routing.vcs=2"]);
-    let e = build(&cfg, crate::sim::build_network(&cfg).unwrap()).err().unwrap();
+    let e = build(&cfg.routing_params(), crate::sim::build_network(&cfg).unwrap()).err().unwrap();
     assert!(e.to_string().contains("routing.vcs"), "{e}");
 }

@@ -45,7 +45,7 @@
 //! side hop and the down path are unique, so a failed link cannot be avoided.
 
 use super::{Candidate, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperZ, PortId, SwitchId, View};
 use std::sync::Arc;
 

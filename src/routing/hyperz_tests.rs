@@ -44,7 +44,7 @@ fn tree_config(z: &[usize], r: &[usize], g: &[usize], sets: &[&str]) -> Config {
 
 fn routing_for(cfg: &Config) -> (Arc<Fabric>, Box<dyn Routing>) {
     let net = sim::build_network(cfg).unwrap();
-    let r = build(cfg, net.clone()).unwrap();
+    let r = build(&cfg.routing_params(), net.clone()).unwrap();
     (net, r)
 }
 
@@ -354,12 +354,12 @@ fn errors_name_the_key() {
     for alg in HZ_ALGS.iter().chain(&TREE_ALGS) {
         let cfg = parse_str(text, "t", &[format!("routing.algorithm={alg}")]).unwrap();
         let net = sim::build_network(&cfg).unwrap();
-        let e = build(&cfg, net).err().unwrap().to_string();
+        let e = build(&cfg.routing_params(), net).err().unwrap().to_string();
         assert!(e.contains("routing.algorithm") && e.contains("hyperz"), "{e}");
     }
     // Faults.
     let cfg = hz_config(CASES[2], &["routing.algorithm=aliod", "faults.random_links=2"]);
-    let e = build(&cfg, sim::build_network(&cfg).unwrap()).err().unwrap().to_string();
+    let e = build(&cfg.routing_params(), sim::build_network(&cfg).unwrap()).err().unwrap().to_string();
     assert!(e.contains("routing.algorithm") && e.contains("failed links"), "{e}");
     // VC counts and policies.
     for (sets, key) in [
@@ -368,7 +368,7 @@ fn errors_name_the_key() {
         (&["routing.algorithm=aliod", "routing.vc_policy=davc-n"], "routing.vc_policy"),
     ] {
         let cfg = hz_config(CASES[2], sets);
-        let e = build(&cfg, sim::build_network(&cfg).unwrap()).err().unwrap().to_string();
+        let e = build(&cfg.routing_params(), sim::build_network(&cfg).unwrap()).err().unwrap().to_string();
         assert!(e.contains(key), "{sets:?}: {e}");
     }
 }

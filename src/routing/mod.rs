@@ -54,7 +54,7 @@ mod nue_tests;
 #[cfg(test)]
 mod tests;
 
-use crate::config::{Config, ConfigError};
+use crate::error::ConfigError;
 use crate::rng::Rng;
 use crate::topology::{Fabric, PortId, SwitchId};
 use std::sync::Arc;
@@ -233,8 +233,8 @@ pub fn refuse_tables_beyond(
             format!(
                 "a routing whose tables fit in memory: {name} needs {} of tables for {switches} switches but the \
                  available memory is {}; use a routing computed from coordinates or a smaller network",
-                crate::config::human_bytes(bytes),
-                crate::config::human_bytes(avail)
+                crate::memory::human_bytes(bytes),
+                crate::memory::human_bytes(avail)
             ),
         )),
         _ => Ok(()),
@@ -251,8 +251,8 @@ pub fn step(st: &mut RouteState, c: &Candidate) {
     st.last_port = c.port;
 }
 
-/// What a routing reads from the config when it is built: the `[routing]` section, typed, and the
-/// two other values routings use. The network itself (topology, faults, distances) comes with the
+/// What a routing reads from the config when it is built (see `Config::routing_params`): the
+/// `[routing]` section, typed, and the two other values routings use. The network itself (topology, faults, distances) comes with the
 /// [`Fabric`]. Errors about these values still name their config keys (`routing.vcs`, ...), so each
 /// field says which key it comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -286,23 +286,6 @@ impl RoutingParams {
     /// The configured VC count, or `default` when `routing.vcs = 0`.
     pub fn vcs_or(&self, default: usize) -> usize {
         self.vcs.unwrap_or(default)
-    }
-}
-
-impl From<&Config> for RoutingParams {
-    fn from(cfg: &Config) -> Self {
-        let r = &cfg.routing;
-        RoutingParams {
-            algorithm: r.algorithm.clone(),
-            vcs: (r.vcs != 0).then_some(r.vcs),
-            vc_policy: r.vc_policy.clone(),
-            escape_vcs: r.escape_vcs,
-            escape_root: r.escape_root,
-            max_deroutes: (r.max_deroutes != 0).then_some(r.max_deroutes),
-            extra_hops: r.extra_hops as u32,
-            packet_phits: cfg.packet.size_phits as u32,
-            seed: cfg.seed,
-        }
     }
 }
 
@@ -496,13 +479,11 @@ pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|e| e.name).collect()
 }
 
-/// Build the routing named by `cfg.routing.algorithm` over `net`, from the config's
-/// [`RoutingParams`].
-pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
-    let params = RoutingParams::from(cfg);
+/// Build the routing named by `params.algorithm` over `net`.
+pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
     let name = params.algorithm.as_str();
     match REGISTRY.iter().find(|e| e.name == name) {
-        Some(e) => (e.build)(&params, net),
+        Some(e) => (e.build)(params, net),
         None => Err(ConfigError::value(
             "routing.algorithm",
             format!("\"{name}\""),

@@ -16,7 +16,7 @@
 
 use super::vc::{Ladder, VcPolicy};
 use super::{Candidate, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, PortId, SwitchId, Topology, Torus, View};
 use std::sync::Arc;
 

@@ -7,7 +7,7 @@
 use super::hyperz::{check_size, config_error, counts, router_ports, HyperZ};
 use super::registry::TopologySpec;
 use super::Topology;
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

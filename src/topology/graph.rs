@@ -19,7 +19,7 @@
 
 use super::registry::TopologySpec;
 use super::{PortId, SwitchId, Topology};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

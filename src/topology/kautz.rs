@@ -18,7 +18,7 @@
 use super::graph::{check_servers, GraphTopology, MAX_SWITCHES};
 use super::registry::TopologySpec;
 use super::{SwitchId, Topology};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //! once and both validation and construction read it.
 
 use super::Topology;
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -15,7 +15,7 @@
 
 use super::registry::TopologySpec;
 use super::{PortId, SwitchId, Topology, View};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -18,7 +18,7 @@
 //! simulates the machine year by year, and `hxsim faults` prints the steps.
 
 use super::{Components, FaultSet, LiveGraph};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::rng::{self, Purpose};
 use crate::topology::{fabric::all_links, SwitchId, Topology};
 use serde::{Deserialize, Serialize};

@@ -27,7 +27,7 @@ pub mod lifetime;
 pub mod shapes;
 
 use super::{PortId, SwitchId, Topology};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::rng::{self, Purpose};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -25,7 +25,7 @@
 //! 0..R_level, default 0): the side links of one GHC plane of that level fail.
 
 use super::FaultSet;
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{HyperX, HyperZ, PortId, SwitchId, Topology, View};
 use serde::{Deserialize, Serialize};
 

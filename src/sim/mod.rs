@@ -69,11 +69,14 @@ pub struct RunOptions {
     /// Whether partitions fetch the next switches' records ahead (`--prefetch`; a matter of speed
     /// only).
     pub fetch_ahead: FetchAhead,
+    /// Checkpoints to write, and the one to resume from (`--checkpoint`, `--resume`; see
+    /// [`crate::checkpoint::setup`]).
+    pub checkpoint: Option<crate::checkpoint::Plan>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { threads: 1, max_memory: None, fetch_ahead: FetchAhead::Auto }
+        RunOptions { threads: 1, max_memory: None, fetch_ahead: FetchAhead::Auto, checkpoint: None }
     }
 }
 
@@ -244,7 +247,7 @@ pub fn class_latencies(cfg: &Config, topo: &dyn Topology) -> Result<Vec<u64>, Co
 /// only uniform traffic on a split network reads a per-packet component check.
 pub fn build_params(cfg: &Config, net: Arc<Fabric>) -> Result<ModelParams, ConfigError> {
     let reach = crate::preflight::check_connected(cfg, &net)?;
-    let routing: Arc<dyn Routing> = Arc::from(routing::build(cfg, net.clone())?);
+    let routing: Arc<dyn Routing> = Arc::from(routing::build(&cfg.routing_params(), net.clone())?);
     let mut pattern = build_pattern(cfg, net.topology())?;
     let topo = net.topology();
     let ns = net.num_servers();
@@ -528,7 +531,9 @@ fn run_once(
     };
     // Checkpoint and restart (see `crate::checkpoint`): restore a resumed run, schedule pauses.
     let mut spec = spec;
-    let checkpointing = crate::checkpoint::prepare(world, &mut parts, &mut spec)?;
+    if let Some(plan) = &opts.checkpoint {
+        crate::checkpoint::prepare(world, plan, &mut parts, &mut spec)?;
+    }
     let start = Instant::now();
     let (parts, outcome) = loop {
         let (done, outcome) = match relay.as_mut() {
@@ -538,7 +543,11 @@ fn run_once(
             None => world.run(parts, &part_of, &neighbours, &spec, progress),
         };
         // Checkpoint and restart: write at pauses and on signals; after a pause, go on.
-        if checkpointing && crate::checkpoint::after_leg(world, cfg, &done, &outcome, &mut spec) {
+        if opts
+            .checkpoint
+            .as_ref()
+            .is_some_and(|plan| crate::checkpoint::after_leg(world, plan, cfg, &done, &outcome, &mut spec))
+        {
             parts = done;
             continue;
         }
