@@ -217,7 +217,7 @@ pub fn setup(
         (None, None) => (None, 0),
     };
     if let Some(p) = &path {
-        if cfg.simulation.measure_until_steady && cfg.traffic.mode != "fixed" {
+        if cfg.schedule().until_steady.is_some() {
             return Err(ConfigError::value(
                 "--checkpoint",
                 p.display(),

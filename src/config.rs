@@ -4,8 +4,9 @@
 //! output buffers of 4 packets per VC, 16-phit packets, 1-cycle links, 1-cycle crossbar, crossbar
 //! speedup 2. Every error names the key, the value and what is allowed; the CLI maps them to exit code 2.
 
-use crate::network::RouterOption;
+use crate::network::{Allocation, Allocator, EjectionVcs, InjectionVcs, RouterOption, Throttle};
 pub use crate::topology::registry::TopologyConfig;
+use crate::traffic::PatternKind;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -74,15 +75,16 @@ pub struct RouterConfig {
     pub crossbar_speedup: usize,
     /// Switch allocator: `age` (oldest head first), `islip` (round-robin pointers) or `random`; see
     /// [`crate::network::Allocator`].
-    pub allocator: String,
+    #[serde(with = "by_name")]
+    pub allocator: Allocator,
     /// Give requests from switch-to-switch inputs precedence over requests from servers (packets
     /// already in the network over newly injected ones) at every output; CAMINOS's
     /// `intransit_priority`. Within each class the allocator decides.
     pub intransit_priority: bool,
     /// Injection throttling, a congestion-management mechanism: `off`, `switch` or `route`; see
     /// [`crate::network::Throttle`]. Written to outputs only when not `off`.
-    #[serde(skip_serializing_if = "is_off")]
-    pub injection_throttle: String,
+    #[serde(with = "by_name", skip_serializing_if = "is_off")]
+    pub injection_throttle: Throttle,
     /// With `injection_throttle`: the free fraction (0 to 1) of the watched buffer space a server
     /// needs to inject.
     #[serde(skip_serializing_if = "is_default_threshold")]
@@ -93,22 +95,22 @@ pub struct RouterConfig {
     pub injection_window: u64,
     /// VCs a server injects into: `zero` (VC 0 only) or `any` (any VC of its switch input with a
     /// credit, as CAMINOS); see [`crate::network::InjectionVcs`].
-    #[serde(skip_serializing_if = "is_zero_vcs")]
-    pub injection_vcs: String,
+    #[serde(with = "by_name", skip_serializing_if = "is_zero_vcs")]
+    pub injection_vcs: InjectionVcs,
     /// VCs of a server's output port a packet is ejected into: `any` (the lowest VC with room, as
     /// CAMINOS; the default) or `zero` (VC 0 only, the model before 2026-11-23); see
     /// [`crate::network::EjectionVcs`].
-    #[serde(skip_serializing_if = "is_any_vcs")]
-    pub ejection_vcs: String,
+    #[serde(with = "by_name", skip_serializing_if = "is_any_vcs")]
+    pub ejection_vcs: EjectionVcs,
     /// Unit of switch allocation: `port` (one packet per input and output port crosses the
     /// crossbar at a time) or `vc` (per input VC and output VC, as CAMINOS's input-output
     /// router); see [`crate::network::Allocation`].
-    #[serde(skip_serializing_if = "is_port_allocation")]
-    pub allocation: String,
+    #[serde(with = "by_name", skip_serializing_if = "is_port_allocation")]
+    pub allocation: Allocation,
 }
 
-fn is_off(s: &str) -> bool {
-    s == "off"
+fn is_off(t: &Throttle) -> bool {
+    *t == Throttle::Off
 }
 fn is_default_threshold(x: &f64) -> bool {
     *x == RouterConfig::DEFAULT_THRESHOLD
@@ -116,14 +118,14 @@ fn is_default_threshold(x: &f64) -> bool {
 fn is_default_window(x: &u64) -> bool {
     *x == RouterConfig::DEFAULT_WINDOW
 }
-fn is_zero_vcs(s: &str) -> bool {
-    s == "zero"
+fn is_zero_vcs(v: &InjectionVcs) -> bool {
+    *v == InjectionVcs::Zero
 }
-fn is_any_vcs(s: &str) -> bool {
-    s == "any"
+fn is_any_vcs(v: &EjectionVcs) -> bool {
+    *v == EjectionVcs::Any
 }
-fn is_port_allocation(s: &str) -> bool {
-    s == "port"
+fn is_port_allocation(a: &Allocation) -> bool {
+    *a == Allocation::Port
 }
 
 impl RouterConfig {
@@ -140,14 +142,14 @@ impl Default for RouterConfig {
             output_buffer_packets: 4,
             crossbar_latency: 1,
             crossbar_speedup: 2,
-            allocator: "age".into(),
+            allocator: Allocator::Age,
             intransit_priority: false,
-            injection_throttle: "off".into(),
+            injection_throttle: Throttle::Off,
             injection_threshold: Self::DEFAULT_THRESHOLD,
             injection_window: Self::DEFAULT_WINDOW,
-            injection_vcs: "zero".into(),
-            ejection_vcs: "any".into(),
-            allocation: "port".into(),
+            injection_vcs: InjectionVcs::Zero,
+            ejection_vcs: EjectionVcs::Any,
+            allocation: Allocation::Port,
         }
     }
 }
@@ -225,19 +227,28 @@ impl Default for RoutingConfig {
 /// shift (whose default is one full exchange, see [`TrafficConfig::workload_phits`]).
 pub const DEFAULT_WORKLOAD_PHITS: u64 = 1600;
 
-/// The pattern name of the all-to-all shift exchange ([`crate::traffic::PatternKind::AllToAllShift`]).
-const SHIFT: &str = "all-to-all-shift";
+/// How servers generate packets (`traffic.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrafficMode {
+    /// Open loop: every server generates a packet each cycle with probability `load / packet
+    /// size`, for `warmup_cycles + measure_cycles` cycles.
+    Bernoulli,
+    /// Every server sends `traffic.workload_phits` and the run ends when all is delivered.
+    Fixed,
+}
 
 /// Traffic pattern and injection process.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(from = "TrafficFile")]
 pub struct TrafficConfig {
     /// Pattern name (kebab-case), see [`crate::traffic::PatternKind`].
-    pub pattern: String,
+    #[serde(with = "by_name")]
+    pub pattern: PatternKind,
     /// Offered load in phits/cycle/server, in (0, 1].
     pub load: f64,
     /// `bernoulli` (open loop at `load`) or `fixed` (every server sends `workload_phits`).
-    pub mode: String,
+    #[serde(with = "by_name")]
+    pub mode: TrafficMode,
     /// Phits each server sends in `fixed` mode (a multiple of the packet size). A file that does not
     /// set it gets [`DEFAULT_WORKLOAD_PHITS`], except with `pattern = "all-to-all-shift"`: `None`,
     /// one full exchange, `(L-1) x traffic.shift_message_packets` packets per server for `L` live
@@ -285,9 +296,11 @@ impl TrafficConfig {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, default)]
 struct TrafficFile {
-    pattern: String,
+    #[serde(with = "by_name")]
+    pattern: PatternKind,
     load: f64,
-    mode: String,
+    #[serde(with = "by_name")]
+    mode: TrafficMode,
     workload_phits: Option<u64>,
     source_queue_packets: usize,
     active_servers: Option<u64>,
@@ -298,9 +311,9 @@ struct TrafficFile {
 impl Default for TrafficFile {
     fn default() -> Self {
         TrafficFile {
-            pattern: "uniform".into(),
+            pattern: PatternKind::Uniform,
             load: 0.5,
-            mode: "bernoulli".into(),
+            mode: TrafficMode::Bernoulli,
             workload_phits: None,
             source_queue_packets: 64,
             active_servers: None,
@@ -313,7 +326,7 @@ impl Default for TrafficFile {
 impl From<TrafficFile> for TrafficConfig {
     fn from(f: TrafficFile) -> Self {
         let workload_phits = match f.workload_phits {
-            None if f.pattern != SHIFT => Some(DEFAULT_WORKLOAD_PHITS),
+            None if f.pattern != PatternKind::AllToAllShift => Some(DEFAULT_WORKLOAD_PHITS),
             w => w,
         };
         TrafficConfig {
@@ -362,6 +375,54 @@ impl Default for SimulationConfig {
     }
 }
 
+/// When a run measures and when it ends, derived once from `[simulation]` and `traffic.mode` by
+/// [`Config::schedule`]: the run, its summary, the results file and the progress bar all read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schedule {
+    /// A fixed workload (`traffic.mode = "fixed"`): the run ends when every packet is delivered
+    /// (or at `end`), and the whole run is measured.
+    pub fixed: bool,
+    /// Cycles before the measured window (bernoulli; 0 for a fixed workload).
+    pub warmup: u64,
+    /// Cycles of the measured window (bernoulli; a fixed workload's window ends with the run).
+    pub measure: u64,
+    /// The cycle the run stops at: `warmup + measure`, or for a fixed workload
+    /// `simulation.max_cycles` (`u64::MAX` when 0: until drained).
+    pub end: u64,
+    /// `simulation.measure_until_steady` (bernoulli only): the most cycles a rerun may last.
+    pub until_steady: Option<u64>,
+}
+
+impl Schedule {
+    /// The cycles `[start, end)` in which the window counters (per server, per link, per VC) and the
+    /// summary's latencies count.
+    pub fn window(&self) -> (u64, u64) {
+        if self.fixed {
+            (0, u64::MAX)
+        } else {
+            (self.warmup, self.warmup + self.measure)
+        }
+    }
+
+    /// Cycles measured by a run that simulated cycles `0..cycles`: the window, cut short where the
+    /// run stopped early; the whole run for a fixed workload (it reports the cycle after its last
+    /// delivery). The one derivation of the accepted load's denominator and of the results file's
+    /// `measured_cycles`.
+    pub fn measured_cycles(&self, cycles: u64) -> u64 {
+        if self.fixed {
+            cycles.max(1)
+        } else {
+            (cycles.clamp(self.warmup, self.warmup + self.measure) - self.warmup).max(1)
+        }
+    }
+
+    /// The same window moved to end at `end` (`measure_until_steady` runs again twice as long,
+    /// measuring the last `measure` cycles).
+    pub fn ending_at(&self, end: u64) -> Schedule {
+        Schedule { warmup: end - self.measure, end, ..*self }
+    }
+}
+
 /// Output options.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -381,12 +442,13 @@ impl Default for OutputConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct PartitionConfig {
     /// `block`, `round-robin` or `multilevel`.
-    pub method: String,
+    #[serde(with = "by_name")]
+    pub method: partitioning::Method,
 }
 
 impl Default for PartitionConfig {
     fn default() -> Self {
-        PartitionConfig { method: "block".into() }
+        PartitionConfig { method: partitioning::Method::Block }
     }
 }
 
@@ -543,6 +605,99 @@ pub fn parse_literal(raw: &str) -> toml::Value {
     }
 }
 
+/// A config value chosen by name from a fixed list (a router mode, a pattern, a mode, a
+/// partitioning method): read and written by its name, so the config holds the typed value and an
+/// unknown name is refused while parsing, naming the key and the names allowed.
+pub trait Named: Copy + Sized + 'static {
+    /// The dotted config key the value is read from.
+    const KEY: &'static str;
+    /// Every value, with its name.
+    fn all() -> Vec<(Self, &'static str)>;
+    /// The value's name.
+    fn name(self) -> &'static str;
+    /// Every name, in order.
+    fn names() -> Vec<&'static str> {
+        Self::all().into_iter().map(|(_, n)| n).collect()
+    }
+    /// The value named `name`.
+    fn from_name(name: &str) -> Option<Self> {
+        Self::all().into_iter().find(|(_, n)| *n == name).map(|(v, _)| v)
+    }
+}
+
+/// `#[serde(with = "by_name")]`: a [`Named`] value as its name.
+mod by_name {
+    use super::{ConfigError, Named};
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer, T: Named>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(v.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Named>(d: D) -> Result<T, D::Error> {
+        let name = String::deserialize(d)?;
+        T::from_name(&name).ok_or_else(|| {
+            D::Error::custom(ConfigError::value(
+                T::KEY,
+                format!("\"{name}\""),
+                format!("allowed: {}", T::names().join(", ")),
+            ))
+        })
+    }
+}
+
+/// The router modes are named by their own tables ([`RouterOption::ALL`]).
+macro_rules! named_router_option {
+    ($($t:ty),*) => {$(
+        impl Named for $t {
+            const KEY: &'static str = <$t as RouterOption>::KEY;
+            fn all() -> Vec<(Self, &'static str)> {
+                <$t as RouterOption>::ALL.iter().map(|&(v, n, _)| (v, n)).collect()
+            }
+            fn name(self) -> &'static str {
+                <$t as RouterOption>::ALL.iter().find(|(v, _, _)| *v == self).map_or("", |&(_, n, _)| n)
+            }
+        }
+    )*};
+}
+named_router_option!(Allocator, Throttle, InjectionVcs, EjectionVcs, Allocation);
+
+impl Named for PatternKind {
+    const KEY: &'static str = "traffic.pattern";
+    fn all() -> Vec<(Self, &'static str)> {
+        PatternKind::ALL.iter().map(|&k| (k, k.name())).collect()
+    }
+    fn name(self) -> &'static str {
+        PatternKind::name(self)
+    }
+}
+
+impl TrafficMode {
+    /// Every mode with its `traffic.mode` name.
+    const ALL: [(TrafficMode, &'static str); 2] =
+        [(TrafficMode::Bernoulli, "bernoulli"), (TrafficMode::Fixed, "fixed")];
+}
+
+impl Named for TrafficMode {
+    const KEY: &'static str = "traffic.mode";
+    fn all() -> Vec<(Self, &'static str)> {
+        TrafficMode::ALL.to_vec()
+    }
+    fn name(self) -> &'static str {
+        TrafficMode::ALL.iter().find(|(m, _)| *m == self).map_or("", |&(_, n)| n)
+    }
+}
+
+impl Named for partitioning::Method {
+    const KEY: &'static str = "partition.method";
+    fn all() -> Vec<(Self, &'static str)> {
+        partitioning::Method::ALL.iter().map(|&m| (m, m.name())).collect()
+    }
+    fn name(self) -> &'static str {
+        partitioning::Method::name(self)
+    }
+}
+
 fn one_of(key: &str, value: &str, allowed: &[&str]) -> Result<(), ConfigError> {
     if allowed.contains(&value) {
         Ok(())
@@ -576,8 +731,6 @@ impl Config {
         if !(1..=16).contains(&r.crossbar_speedup) {
             return Err(ConfigError::value("router.crossbar_speedup", r.crossbar_speedup, "between 1 and 16"));
         }
-        crate::network::Allocator::parse(&r.allocator)?;
-        crate::network::Throttle::parse(&r.injection_throttle)?;
         if !(0.0..=1.0).contains(&r.injection_threshold) {
             return Err(ConfigError::value("router.injection_threshold", r.injection_threshold, "between 0 and 1"));
         }
@@ -588,9 +741,6 @@ impl Config {
                 "an integer from 1 to 65535 packets",
             ));
         }
-        crate::network::InjectionVcs::parse(&r.injection_vcs)?;
-        crate::network::EjectionVcs::parse(&r.ejection_vcs)?;
-        crate::network::Allocation::parse(&r.allocation)?;
         if !(1..=1000).contains(&self.link.latency) {
             return Err(ConfigError::value("link.latency", self.link.latency, "between 1 and 1000 cycles"));
         }
@@ -620,32 +770,34 @@ impl Config {
             return Err(ConfigError::value("routing.vcs", ro.vcs, "between 1 and 64, or 0 for the default (2n)"));
         }
         let tr = &self.traffic;
-        one_of("traffic.pattern", &tr.pattern, &crate::traffic::PatternKind::ALL.map(|k| k.name()))?;
-        one_of("traffic.mode", &tr.mode, &["bernoulli", "fixed"])?;
+        let shift = tr.pattern == PatternKind::AllToAllShift;
         if !(tr.load > 0.0 && tr.load <= 1.0) {
             return Err(ConfigError::value("traffic.load", tr.load, "phits/cycle/server in (0, 1]"));
         }
         if let Some(m) = tr.shift_message_packets {
-            if tr.pattern != SHIFT || !(1..=1 << 20).contains(&m) {
+            if !shift || !(1..=1 << 20).contains(&m) {
                 return Err(ConfigError::value(
                     "traffic.shift_message_packets",
                     m,
                     format!(
-                        "between 1 and 2^20, and only with traffic.pattern = \"{SHIFT}\" (the pattern is \"{}\")",
+                        "between 1 and 2^20, and only with traffic.pattern = \"{}\" (the pattern is \"{}\")",
+                        PatternKind::AllToAllShift,
                         tr.pattern
                     ),
                 ));
             }
         }
         // With the shift, whole messages: a server's last message cut short is no exchange step.
-        let unit = self.packet.size_phits as u64 * if tr.pattern == SHIFT { tr.message_packets() } else { 1 };
+        let unit = self.packet.size_phits as u64 * if shift { tr.message_packets() } else { 1 };
         // Absent: one full exchange with the shift, else the default (a file always has it filled in,
         // see `TrafficFile`; only a config built in code can lack it).
-        if let Some(w) = tr.workload_phits.filter(|&w| tr.mode == "fixed" && (w == 0 || !w.is_multiple_of(unit))) {
+        if let Some(w) =
+            tr.workload_phits.filter(|&w| tr.mode == TrafficMode::Fixed && (w == 0 || !w.is_multiple_of(unit)))
+        {
             return Err(ConfigError::value(
                 "traffic.workload_phits",
                 w,
-                if tr.pattern == SHIFT {
+                if shift {
                     format!(
                         "a positive multiple of packet.size_phits x traffic.shift_message_packets ({} x {} = \
                          {unit}: whole messages), or absent for one full exchange",
@@ -658,7 +810,7 @@ impl Config {
             ));
         }
         if let Some(g) = tr.group_switches {
-            if tr.pattern != "adversarial-group" || g == 0 {
+            if tr.pattern != PatternKind::AdversarialGroup || g == 0 {
                 return Err(ConfigError::value(
                     "traffic.group_switches",
                     g,
@@ -677,7 +829,7 @@ impl Config {
             ));
         }
         let s = &self.simulation;
-        if s.measure_cycles == 0 && tr.mode == "bernoulli" {
+        if s.measure_cycles == 0 && tr.mode == TrafficMode::Bernoulli {
             return Err(ConfigError::value("simulation.measure_cycles", 0, "at least 1 cycle"));
         }
         let transit = self.transit_bound();
@@ -692,7 +844,7 @@ impl Config {
             ));
         }
         if s.measure_until_steady
-            && tr.mode == "bernoulli"
+            && tr.mode == TrafficMode::Bernoulli
             && s.max_cycles > 0
             && s.max_cycles < s.warmup_cycles + s.measure_cycles
         {
@@ -708,7 +860,6 @@ impl Config {
         if self.output.sample_cycles == 0 {
             return Err(ConfigError::value("output.sample_cycles", 0, "at least 1 cycle"));
         }
-        one_of("partition.method", &self.partition.method, &partitioning::Method::ALL.map(|m| m.name()))?;
         self.faults.validate()?;
         let tolerant =
             |name: &str| crate::routing::REGISTRY.iter().find(|e| e.name == name).is_none_or(|e| e.fault_tolerant);
@@ -846,6 +997,27 @@ impl Config {
                 human_bytes(avail)
             ),
         ))
+    }
+
+    /// When the run measures and ends ([`Schedule`]).
+    pub fn schedule(&self) -> Schedule {
+        let s = &self.simulation;
+        let fixed = self.traffic.mode == TrafficMode::Fixed;
+        let until = s.warmup_cycles + s.measure_cycles;
+        Schedule {
+            fixed,
+            warmup: if fixed { 0 } else { s.warmup_cycles },
+            measure: s.measure_cycles,
+            end: match (fixed, s.max_cycles) {
+                (false, _) => until,
+                (true, 0) => u64::MAX,
+                (true, m) => m,
+            },
+            until_steady: (s.measure_until_steady && !fixed).then(|| match s.max_cycles {
+                0 => 8 * until,
+                m => m,
+            }),
+        }
     }
 
     /// What the routing reads when it is built: the `[routing]` section typed (`0` for "the

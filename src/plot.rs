@@ -908,11 +908,11 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
     let mut vlines = Vec::new();
     let mut fixed = false;
     if let Ok(cfg) = crate::config::parse_str(&config, "the file's config", &[]) {
-        if cfg.traffic.mode == "bernoulli" {
-            let w = cfg.simulation.warmup_cycles as f64;
-            vlines = vec![w, w + cfg.simulation.measure_cycles as f64];
-        } else {
+        let s = cfg.schedule();
+        if s.fixed {
             fixed = true;
+        } else {
+            vlines = vec![s.warmup as f64, (s.warmup + s.measure) as f64];
         }
     }
     let mut marks = Vec::new();

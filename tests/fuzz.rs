@@ -172,7 +172,7 @@ fn check_metrics(cfg: &Config, threads: usize) -> Result<(), TestCaseError> {
     let p = cfg.packet.size_phits as f64;
     let (l, x) = (cfg.link.latency as f64, cfg.router.crossbar_latency as f64);
     prop_assert!(s.accepted_load >= 0.0);
-    if cfg.traffic.mode == "bernoulli" {
+    if cfg.traffic.mode == hxsim::config::TrafficMode::Bernoulli {
         let (w, m) = (cfg.simulation.warmup_cycles as f64, cfg.simulation.measure_cycles as f64);
         // Exact: what is delivered in the window was generated before its end.
         prop_assert!(s.accepted_load * m * servers <= s.packets_generated as f64 * p + 1e-9, "{s:?}");

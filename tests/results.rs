@@ -165,6 +165,38 @@ fn run_file_holds_the_json_summary_and_consistent_details() {
 /// add up to the run's whole packets: exactly when the run sends nothing past its end (a drained
 /// fixed workload), and otherwise but for the phits of packets cut by the end (fewer than 16 per
 /// server each way).
+/// A fixed workload measures its whole run, cycles 0 to the last delivery: the summary's cycles,
+/// its completion cycle and the file's `measured_cycles` are one number, and the accepted load is
+/// the phits delivered over it (issue 31: they disagreed by a cycle).
+#[test]
+fn fixed_workload_summary_and_file_measure_the_same_cycles() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f.h5");
+    let out = hxsim(
+        &["run", QUICKSTART, "--json", "-q", "-o", path_str(&file)]
+            .into_iter()
+            .chain(["--set", "traffic.mode=fixed", "--set", "traffic.workload_phits=1600"])
+            .collect::<Vec<_>>(),
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cycles = json["cycles"].as_u64().unwrap();
+    assert_eq!(json["completion_cycles"].as_u64(), Some(cycles));
+    let f = h5::open_file(&file).unwrap();
+    for group in ["servers", "links", "vcs"] {
+        let measured: u64 = f.group(group).unwrap().attr("measured_cycles").unwrap().read_scalar().unwrap();
+        assert_eq!(measured, cycles, "/{group} measured_cycles");
+    }
+    // 64 servers (quickstart: 4x4 switches, 4 servers each), 16-phit packets, all delivered.
+    let delivered = json["packets_delivered"].as_u64().unwrap();
+    assert_eq!(delivered, 64 * 1600 / 16);
+    let load = (delivered * 16) as f64 / (cycles as f64 * 64.0);
+    assert_eq!(json["accepted_load"].as_f64().unwrap(), load);
+    let accepted: Vec<u64> = u64s(&f.group("servers").unwrap(), "accepted_phits");
+    assert_eq!(accepted.iter().sum::<u64>(), delivered * 16);
+}
+
 #[test]
 fn timeseries_rows_carry_at_most_one_phit_per_cycle_per_server() {
     let dir = tempfile::tempdir().unwrap();

@@ -300,7 +300,7 @@ fn write_point(
     match outcome {
         Outcome::Done(res) => {
             let mut ts = h5::Timeseries::create_once(&g, &p.config)?;
-            h5::write_results(&g, &p.config, res, &mut ts, Some(shared_links))?;
+            h5::write_results(&g, res, &mut ts, Some(shared_links))?;
             let status = if res.complete {
                 "complete".to_string()
             } else {

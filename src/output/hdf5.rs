@@ -941,28 +941,19 @@ fn scalar<T: H5Type>(g: &Group, name: &str, value: &T) -> Result<Dataset> {
     }
 }
 
-/// Cycles over which window counters (servers, links) were gathered: the measurement window, cut
-/// short if the run was; for fixed workloads the whole run up to the last delivery.
-pub fn measured_cycles(cfg: &Config, s: &Summary) -> u64 {
-    if cfg.traffic.mode == "fixed" {
-        return s.completion_cycles.unwrap_or(s.cycles);
-    }
-    let w = cfg.simulation.warmup_cycles;
-    s.cycles.clamp(w, w + cfg.simulation.measure_cycles) - w
-}
-
 /// Write everything a finished (or interrupted) run produced besides the time series:
 /// `/summary`, `/servers`, `/latency`, `/links`, `/vcs`; then complete the time series. A sweep
 /// passes its [`SharedLinks`], so that points on the same network share the network's columns of
 /// `/links`.
 pub fn write_results(
     parent: &Group,
-    cfg: &Config,
     res: &RunResult,
     ts: &mut Timeseries,
     shared: Option<&mut SharedLinks>,
 ) -> Result<()> {
-    let measured = measured_cycles(cfg, &res.summary);
+    // Cycles over which the window counters (servers, links) were gathered: the same derivation as
+    // the summary's accepted load.
+    let measured = res.schedule.measured_cycles(res.summary.cycles);
     write_summary(parent, &res.summary)?;
 
     let g = new_group_for(parent, "servers", 4, 3)?;
@@ -1000,7 +991,7 @@ pub fn write_results(
     write_latency(parent, &res.stats.latency_hist)?;
     write_links(parent, res, measured, shared)?;
     write_vcs(parent, &res.summary.vc_phits, measured)?;
-    ts.append_rest(&res.stats.samples, res.summary.cycles, res.complete && cfg.traffic.mode == "fixed")?;
+    ts.append_rest(&res.stats.samples, res.summary.cycles, res.complete && res.schedule.fixed)?;
     Ok(())
 }
 

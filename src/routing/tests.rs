@@ -508,7 +508,10 @@ fn clos_ad_is_deadlock_free_on_one_set_of_two_vcs() {
         let longest = if sides[0] == 2 { 2 * sides.len() - 1 } else { 2 * sides.len() };
         assert_eq!(rep.longest_route as usize, longest, "{sides:?}");
     }
-    let e = build(&config(&[3, 3], &["routing.algorithm=clos-ad", "routing.vcs=3"]).routing_params(), routing(&[3, 3], &[]).0);
+    let e = build(
+        &config(&[3, 3], &["routing.algorithm=clos-ad", "routing.vcs=3"]).routing_params(),
+        routing(&[3, 3], &[]).0,
+    );
     assert!(e.is_err_and(|e| e.to_string().contains("routing.vcs")));
 }
 
