@@ -861,18 +861,31 @@ impl Config {
             return Err(ConfigError::value("output.sample_cycles", 0, "at least 1 cycle"));
         }
         self.faults.validate()?;
-        let tolerant =
-            |name: &str| crate::routing::REGISTRY.iter().find(|e| e.name == name).is_none_or(|e| e.fault_tolerant);
-        if self.faults.any() && !tolerant(&ro.algorithm) {
+        // What each routing runs on comes from its registry entry, and so does the advice.
+        let kind = self.topology.kind();
+        let entry = crate::routing::entry(&ro.algorithm).expect("routing.algorithm was checked against the registry");
+        if !entry.runs_on(kind) {
             return Err(ConfigError::value(
                 "routing.algorithm",
                 format!("\"{}\"", ro.algorithm),
                 format!(
-                    "{} cannot route around a failed link (a packet whose only hop is dead fails the run); with \
-                     faults ({}) use one of: {}",
+                    "{} runs on topology.kind = {}; on a {kind} use one of: {}",
+                    ro.algorithm,
+                    entry.families.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(" or "),
+                    crate::routing::names_for(kind, false).join(", ")
+                ),
+            ));
+        }
+        if self.faults.any() && !entry.fault_tolerant {
+            return Err(ConfigError::value(
+                "routing.algorithm",
+                format!("\"{}\"", ro.algorithm),
+                format!(
+                    "{} cannot route around a failed link or switch (a packet whose only hop is dead fails the \
+                     run); with faults ({}) on a {kind} use one of: {}",
                     ro.algorithm,
                     self.faults.describe(),
-                    crate::routing::names().into_iter().filter(|a| tolerant(a)).collect::<Vec<_>>().join(", ")
+                    crate::routing::names_for(kind, true).join(", ")
                 ),
             ));
         }
@@ -902,7 +915,7 @@ impl Config {
         let ports = self.topology.router_ports();
         let vcs = vcs.map_or_else(|| self.vcs_estimate(), |v| v as u128);
         let state = crate::network::state_bytes(switches, ports, servers, vcs) / ranks.max(1) as u128;
-        let table = if self.faults.any() && self.topology.kind() != "hyperx" { switches * switches } else { 0 };
+        let table = if self.faults.any() && self.topology.faulty_distance_table() { switches * switches } else { 0 };
         let routes = self.routing_table_bytes();
         let total = (state + table + routes).min(u64::MAX as u128) as u64;
         let why = format!(
@@ -949,13 +962,13 @@ impl Config {
         ((buffered + queued) * crate::network::PACKET_BYTES).min(u64::MAX as u128) as u64
     }
 
-    /// Bytes of the all-pairs tables of the table-based routings (`dfsssp`, `lash`): a 2-byte port
-    /// per (switch, destination switch) and a VC byte per (source, destination) pair; 0 for the
-    /// others (SPDA's trees are `O(switches)` each).
+    /// Bytes of the all-pairs tables of the routings that keep them ([`crate::routing::Entry`]'s
+    /// `all_pairs_tables`: DFSSSP, LASH): a 2-byte port per (switch, destination switch) and a VC
+    /// byte per (source, destination) pair; 0 for the others (SPDA's trees are `O(switches)` each).
     pub fn routing_table_bytes(&self) -> u128 {
         let (switches, _) = self.topology.size();
-        match self.routing.algorithm.as_str() {
-            "dfsssp" | "lash" => 3 * switches * switches,
+        match crate::routing::entry(&self.routing.algorithm) {
+            Some(e) if e.all_pairs_tables => 3 * switches * switches,
             _ => 0,
         }
     }

@@ -119,18 +119,8 @@ fn tiny_config() -> impl Strategy<Value = Vec<String>> {
     (
         prop::collection::vec(2usize..4, 1..3),
         1usize..3,
-        prop::sample::select(vec![
-            "minimal",
-            "valiant",
-            "dor",
-            "omniwar",
-            "polarized",
-            "surepath-omni",
-            "dal",
-            "clos-ad",
-            "sp",
-            "ecmp",
-        ]),
+        // Every routing that runs on a HyperX, from the registry.
+        prop::sample::select(hxsim::routing::names_for("hyperx", false)),
         prop::sample::select(vec!["uniform", "random-server-permutation", "transpose", "swap2", "bit-complement"]),
         prop_oneof![Just(1e-16), 0.01f64..=1.0],
         (1u64..4, prop::sample::select(vec![1usize, 4, 16]), 1u64..3, 1usize..4),

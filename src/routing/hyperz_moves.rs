@@ -213,7 +213,7 @@ pub fn hyperz<'a>(net: &'a Fabric, routing: &str) -> Result<&'a HyperZ, ConfigEr
         return Err(ConfigError::value(
             "routing.algorithm",
             format!("\"{routing}\" on {}", net.topology().name()),
-            "odim, cliod, aliod, deter, nca and dmodk need topology.kind = \"hyperz\" or \"fattree\"",
+            "topology.kind = \"hyperz\" or \"fattree\": the routing runs on those only",
         ));
     };
     if net.is_faulty() {

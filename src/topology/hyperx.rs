@@ -92,6 +92,10 @@ impl TopologySpec for HyperXConfig {
         let per: u128 = self.sides.iter().zip(&trunk).map(|(&s, &k)| (s as u128).saturating_sub(1) * k as u128).sum();
         self.size().0 * (per + self.servers_per_switch as u128)
     }
+    fn faulty_distance_table(&self) -> bool {
+        // Faults are sparse exceptions to the closed form (`topology::distances`).
+        false
+    }
 }
 
 /// A HyperX network, general form (sides and trunking may differ per dimension).

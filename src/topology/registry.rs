@@ -19,6 +19,13 @@ pub trait TopologySpec {
     /// Router ports (servers plus switch-to-switch ports) summed over all switches, computed
     /// without building (for the memory estimate).
     fn router_ports(&self) -> u128;
+    /// Whether a faulty network of this family keeps an all-pairs distance table (one byte per
+    /// switch pair, counted by the up-front memory check): the default, for families without a
+    /// closed form of faulty distances. A family whose [`crate::topology::Fabric`] keeps sparse
+    /// exceptions to its closed form instead (HyperX) says `false`.
+    fn faulty_distance_table(&self) -> bool {
+        true
+    }
 }
 
 macro_rules! registry {
@@ -115,5 +122,9 @@ impl TopologyConfig {
     /// See [`TopologySpec::router_ports`].
     pub fn router_ports(&self) -> u128 {
         self.spec().router_ports()
+    }
+    /// See [`TopologySpec::faulty_distance_table`].
+    pub fn faulty_distance_table(&self) -> bool {
+        self.spec().faulty_distance_table()
     }
 }
