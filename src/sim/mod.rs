@@ -126,8 +126,8 @@ pub fn run(cfg: &Config, opts: &RunOptions, progress: &Progress) -> Result<RunRe
     run_observed(cfg, opts, progress, None)
 }
 
-/// [`run`], also sending every finished time-series interval of every partition to `samples`
-/// during the run (see [`SampleSink`]; partition `i` of `opts.threads` sends as `i`).
+/// [`run()`], also sending every finished time-series interval of every partition to `samples`
+/// during the run (see [`crate::metrics::SampleSink`]; partition `i` of `opts.threads` sends as `i`).
 pub fn run_observed(
     cfg: &Config,
     opts: &RunOptions,
@@ -143,7 +143,7 @@ pub fn run_observed(
 /// (or the same error as rank 0). With one rank, `samples` receives every partition's finished
 /// intervals during the run (partition `i` sends as `i`). With several ranks, rank 0's `samples`
 /// receives each finished interval once, already merged over all ranks and partitions, as
-/// partition 0, every few windows (see [`SampleRelay`]; [`sample_senders`] says how many senders
+/// partition 0, every few windows (see [`crate::metrics::SampleRelay`]; [`sample_senders`] says how many senders
 /// to expect); the other ranks' `samples` are ignored. Intervals the run ends in before they were
 /// sent are in the result.
 pub fn run_on(
