@@ -1,7 +1,7 @@
 # Two commands on a fresh machine:
 #   make run    install what is missing, then simulate configs/quickstart.toml (release build)
-#   make test   install what is missing, then cargo test, the API docs (no broken links), the Python
-#               reading test and the MPI test
+#   make test   install what is missing, then the lint gates (rustfmt, clippy with warnings as errors),
+#               cargo test, the API docs (no broken links), the Python reading test and the MPI test
 # scripts/setup.sh installs only what is missing (HDF5 C library and tools, h5py and pandas).
 
 CARGO ?= cargo
@@ -19,7 +19,7 @@ endif
 endif
 endif
 
-.PHONY: setup run test test-docs test-python test-mpi bless
+.PHONY: setup run test lint test-docs test-python test-mpi bless
 
 setup:
 	bash scripts/setup.sh
@@ -28,17 +28,24 @@ run: setup
 	$(CARGO) run --release -- run configs/quickstart.toml
 
 test: setup
+	$(MAKE) --no-print-directory lint
 	$(CARGO) test --workspace
 	$(MAKE) --no-print-directory test-docs
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-mpi
 
+# Formatting and clippy's lints are gates, not advice.
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
 # The API docs build without warnings (broken or private intra-doc links fail).
 test-docs:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace
 
+# The binary `cargo test` built (the test profile), not a second build of the whole crate.
 test-python:
-	$(CARGO) build --bin hxsim
+	$(CARGO) build --profile test --bin hxsim
 	HXSIM_BIN=$(TARGET_DIR)/debug/hxsim $(PYTHON) tests/python/test_hdf5.py
 
 # mpirun -np 2/3/4 against the single-process result (installs Open MPI when missing).
