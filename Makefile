@@ -19,7 +19,7 @@ endif
 endif
 endif
 
-.PHONY: setup run test lint test-docs test-python test-mpi bless
+.PHONY: setup run test lint test-docs test-python test-mpi bless reference
 
 setup:
 	bash scripts/setup.sh
@@ -56,3 +56,8 @@ test-mpi:
 # (tests/identity/expected.json) and say why in the commit message.
 bless:
 	HXSIM_BLESS=1 $(CARGO) test --test identity
+
+# After a change to the config schema or a registry: regenerate the configuration reference
+# (tests/reference.rs checks it is current).
+reference:
+	$(CARGO) run --quiet -- docs reference -o docs/reference.md

@@ -242,6 +242,23 @@ pub enum Command {
     /// Find a network before simulating it: the cheapest HyperX for a size, radix and bisection
     /// (Ahn et al., SC09, section 3.1.2), its design space, and HyperX against the folded Clos.
     Design(DesignArgs),
+    /// Print documentation generated from the binary: the configuration reference (every key,
+    /// default and allowed value, and the names of every registry), as in docs/reference.md.
+    Docs {
+        /// Which page.
+        #[arg(value_enum)]
+        page: DocsPage,
+        /// Write the page to this file instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// A page `hxsim docs` generates.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum DocsPage {
+    /// The configuration reference (docs/reference.md).
+    Reference,
 }
 
 /// Parses `--max-memory` (`8G`, `512M`, ...) into bytes.

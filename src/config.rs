@@ -7,6 +7,7 @@
 use crate::network::{Allocation, Allocator, EjectionVcs, InjectionVcs, RouterOption, Throttle};
 pub use crate::topology::registry::TopologyConfig;
 use crate::traffic::PatternKind;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -14,7 +15,7 @@ pub use crate::error::ConfigError;
 pub use crate::memory::{available_memory, human_bytes, parse_bytes};
 
 /// A whole experiment.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Experiment name (used for output file names).
@@ -62,7 +63,7 @@ fn default_seed() -> u64 {
 }
 
 /// Router parameters (SurePath Table 2 defaults).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RouterConfig {
     /// Input buffer per VC, in packets.
@@ -76,6 +77,7 @@ pub struct RouterConfig {
     /// Switch allocator: `age` (oldest head first), `islip` (round-robin pointers) or `random`; see
     /// [`crate::network::Allocator`].
     #[serde(with = "by_name")]
+    #[schemars(with = "Allocator")]
     pub allocator: Allocator,
     /// Give requests from switch-to-switch inputs precedence over requests from servers (packets
     /// already in the network over newly injected ones) at every output; CAMINOS's
@@ -84,28 +86,38 @@ pub struct RouterConfig {
     /// Injection throttling, a congestion-management mechanism: `off`, `switch` or `route`; see
     /// [`crate::network::Throttle`]. Written to outputs only when not `off`.
     #[serde(with = "by_name", skip_serializing_if = "is_off")]
+    #[schemars(with = "Throttle")]
+    #[schemars(extend("default" = "off"))]
     pub injection_throttle: Throttle,
     /// With `injection_throttle`: the free fraction (0 to 1) of the watched buffer space a server
     /// needs to inject.
     #[serde(skip_serializing_if = "is_default_threshold")]
+    #[schemars(extend("default" = 0.5))]
     pub injection_threshold: f64,
     /// With `injection_throttle = "window"`: the packets (1 to 65535) a server may have injected
     /// and not yet acknowledged. Accepted and ignored with the other modes, as the threshold is.
     #[serde(skip_serializing_if = "is_default_window")]
+    #[schemars(extend("default" = 16))]
     pub injection_window: u64,
     /// VCs a server injects into: `zero` (VC 0 only) or `any` (any VC of its switch input with a
     /// credit, as CAMINOS); see [`crate::network::InjectionVcs`].
     #[serde(with = "by_name", skip_serializing_if = "is_zero_vcs")]
+    #[schemars(with = "InjectionVcs")]
+    #[schemars(extend("default" = "zero"))]
     pub injection_vcs: InjectionVcs,
     /// VCs of a server's output port a packet is ejected into: `any` (the lowest VC with room, as
     /// CAMINOS; the default) or `zero` (VC 0 only, the model before 2026-11-23); see
     /// [`crate::network::EjectionVcs`].
     #[serde(with = "by_name", skip_serializing_if = "is_any_vcs")]
+    #[schemars(with = "EjectionVcs")]
+    #[schemars(extend("default" = "any"))]
     pub ejection_vcs: EjectionVcs,
     /// Unit of switch allocation: `port` (one packet per input and output port crosses the
     /// crossbar at a time) or `vc` (per input VC and output VC, as CAMINOS's input-output
     /// router); see [`crate::network::Allocation`].
     #[serde(with = "by_name", skip_serializing_if = "is_port_allocation")]
+    #[schemars(with = "Allocation")]
+    #[schemars(extend("default" = "port"))]
     pub allocation: Allocation,
 }
 
@@ -155,7 +167,7 @@ impl Default for RouterConfig {
 }
 
 /// Link parameters.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkConfig {
     /// Latency of every link in cycles (data and credits alike), server links included; the
@@ -174,7 +186,7 @@ impl Default for LinkConfig {
 }
 
 /// Packet parameters.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PacketConfig {
     /// Packet length in phits; a link carries one phit per cycle.
@@ -188,7 +200,7 @@ impl Default for PacketConfig {
 }
 
 /// Routing algorithm and VC management.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingConfig {
     /// Algorithm name (kebab-case), one of [`crate::routing::REGISTRY`].
@@ -228,7 +240,8 @@ impl Default for RoutingConfig {
 pub const DEFAULT_WORKLOAD_PHITS: u64 = 1600;
 
 /// How servers generate packets (`traffic.mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[schemars(rename_all = "lowercase")]
 pub enum TrafficMode {
     /// Open loop: every server generates a packet each cycle with probability `load / packet
     /// size`, for `warmup_cycles + measure_cycles` cycles.
@@ -238,22 +251,24 @@ pub enum TrafficMode {
 }
 
 /// Traffic pattern and injection process.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(from = "TrafficFile")]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
     /// Pattern name (kebab-case), see [`crate::traffic::PatternKind`].
     #[serde(with = "by_name")]
+    #[schemars(with = "PatternKind")]
     pub pattern: PatternKind,
     /// Offered load in phits/cycle/server, in (0, 1].
     pub load: f64,
     /// `bernoulli` (open loop at `load`) or `fixed` (every server sends `workload_phits`).
     #[serde(with = "by_name")]
+    #[schemars(with = "TrafficMode")]
     pub mode: TrafficMode,
-    /// Phits each server sends in `fixed` mode (a multiple of the packet size). A file that does not
-    /// set it gets [`DEFAULT_WORKLOAD_PHITS`], except with `pattern = "all-to-all-shift"`: `None`,
-    /// one full exchange, `(L-1) x traffic.shift_message_packets` packets per server for `L` live
-    /// (or active) servers, known once the network is built (see [`crate::sim::build_params`]).
-    /// With the shift, a set value must be a whole number of messages.
+    /// Phits each server sends in `fixed` mode (a multiple of the packet size). Absent: 1600
+    /// ([`DEFAULT_WORKLOAD_PHITS`]), except with `pattern = "all-to-all-shift"`: one full exchange,
+    /// `(L-1) x traffic.shift_message_packets` packets per server for `L` live (or active) servers,
+    /// known once the network is built (see [`crate::sim::build_params`]). With the shift, a set
+    /// value must be a whole number of messages.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_phits: Option<u64>,
     /// Capacity of each server's source queue in packets; generation pauses while it is full.
@@ -279,38 +294,7 @@ pub struct TrafficConfig {
 
 impl Default for TrafficConfig {
     fn default() -> Self {
-        TrafficFile::default().into()
-    }
-}
-
-impl TrafficConfig {
-    /// Packets per message of the all-to-all shift (`traffic.shift_message_packets`, default 1).
-    pub fn message_packets(&self) -> u64 {
-        self.shift_message_packets.unwrap_or(1)
-    }
-}
-
-/// [`TrafficConfig`] as a file writes it: `workload_phits` may be absent, and what that means
-/// depends on the pattern, which a field's own default cannot see; the conversion fills it in, so a
-/// config written back (result files, checkpoints) reads the same.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, default)]
-struct TrafficFile {
-    #[serde(with = "by_name")]
-    pattern: PatternKind,
-    load: f64,
-    #[serde(with = "by_name")]
-    mode: TrafficMode,
-    workload_phits: Option<u64>,
-    source_queue_packets: usize,
-    active_servers: Option<u64>,
-    group_switches: Option<u64>,
-    shift_message_packets: Option<u64>,
-}
-
-impl Default for TrafficFile {
-    fn default() -> Self {
-        TrafficFile {
+        TrafficConfig {
             pattern: PatternKind::Uniform,
             load: 0.5,
             mode: TrafficMode::Bernoulli,
@@ -323,29 +307,17 @@ impl Default for TrafficFile {
     }
 }
 
-impl From<TrafficFile> for TrafficConfig {
-    fn from(f: TrafficFile) -> Self {
-        let workload_phits = match f.workload_phits {
-            None if f.pattern != PatternKind::AllToAllShift => Some(DEFAULT_WORKLOAD_PHITS),
-            w => w,
-        };
-        TrafficConfig {
-            pattern: f.pattern,
-            load: f.load,
-            mode: f.mode,
-            workload_phits,
-            source_queue_packets: f.source_queue_packets,
-            active_servers: f.active_servers,
-            group_switches: f.group_switches,
-            shift_message_packets: f.shift_message_packets,
-        }
+impl TrafficConfig {
+    /// Packets per message of the all-to-all shift (`traffic.shift_message_packets`, default 1).
+    pub fn message_packets(&self) -> u64 {
+        self.shift_message_packets.unwrap_or(1)
     }
 }
 
 pub use crate::topology::faults::FaultConfig;
 
 /// Run length and watchdog.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SimulationConfig {
     /// Cycles simulated before measuring.
@@ -424,7 +396,7 @@ impl Schedule {
 }
 
 /// Output options.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct OutputConfig {
     /// Time-series sampling interval in cycles.
@@ -438,11 +410,12 @@ impl Default for OutputConfig {
 }
 
 /// Partitioning of switches onto engine partitions.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PartitionConfig {
     /// `block`, `round-robin` or `multilevel`.
     #[serde(with = "by_name")]
+    #[schemars(with = "partitioning::Method")]
     pub method: partitioning::Method,
 }
 
@@ -661,6 +634,26 @@ macro_rules! named_router_option {
     )*};
 }
 named_router_option!(Allocator, Throttle, InjectionVcs, EjectionVcs, Allocation);
+
+/// The schema of a router mode for the generated reference (`hxsim docs reference`): its names with
+/// their one-line descriptions, from the same table.
+macro_rules! router_option_schema {
+    ($($t:ty),*) => {$(
+        impl JsonSchema for $t {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($t).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                let one_of: Vec<serde_json::Value> = <$t as RouterOption>::ALL
+                    .iter()
+                    .map(|&(_, name, doc)| serde_json::json!({ "type": "string", "const": name, "description": doc }))
+                    .collect();
+                schemars::json_schema!({ "oneOf": one_of })
+            }
+        }
+    )*};
+}
+router_option_schema!(Allocator, Throttle, InjectionVcs, EjectionVcs, Allocation);
 
 impl Named for PatternKind {
     const KEY: &'static str = "traffic.pattern";

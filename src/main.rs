@@ -120,5 +120,6 @@ fn dispatch(cli: Cli) -> Result<u8> {
             commands::check_deadlock::run(&config, json)
         }
         Command::Design(args) => commands::design::run(&args),
+        Command::Docs { page: hxsim::cli::DocsPage::Reference, output } => commands::docs::run(output.as_deref()),
     }
 }

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// `[topology] kind = "clos"`: a folded Clos `XGFT(h; down; 1, up)` cut to its first `servers`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClosConfig {
     /// Servers, the first of the full tree's `prod down` (all of them when 0).

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// `[topology] kind = "hyperx"`: the keys of a HyperX (Ahn et al. section 3 notation).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HyperXConfig {
     /// Switches per dimension, `S_1..S_L`.

@@ -67,6 +67,25 @@ macro_rules! registry {
                     $(TopologyConfig::$variant(_) => $name,)*
                 }
             }
+            /// The keys of each family, `(topology.kind, schema of its keys)`, in registry order: the
+            /// generated configuration reference lists them.
+            pub fn family_schemas(
+                generator: &mut schemars::SchemaGenerator,
+            ) -> Vec<(&'static str, schemars::Schema)> {
+                vec![$(($name, generator.root_schema_for::<$spec>()),)*]
+            }
+        }
+
+        impl schemars::JsonSchema for TopologyConfig {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                "TopologyConfig".into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "description": "The network: `kind` names a family (one of the topology registry's), and the family's keys follow (see below).",
+                    "type": "object"
+                })
+            }
         }
     };
 }

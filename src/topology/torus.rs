@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// `[topology] kind = "torus"` (`WRAP = true`) or `"mesh"`: sides and servers per switch.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CubeConfig<const WRAP: bool> {
     /// Switches per dimension, `k_0..k_{n-1}`.

@@ -35,7 +35,7 @@ pub const HYPERX_KINDS: &[&str] = &["row", "subplane", "subcube", "cross", "star
 pub const HYPERZ_KINDS: &[&str] = &["znode", "plane"];
 
 /// One entry of `faults.shapes` (see the module doc for the keys of each kind).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShapeConfig {
     /// `row`, `subplane`, `subcube`, `cross`, `star` (HyperX); `znode`, `plane` (HyperZ).
