@@ -163,6 +163,13 @@ pub enum Command {
         /// the files are named PATH-VALUE.EXT.
         #[arg(long, value_name = "KEY")]
         by: Option<String>,
+        /// Printed width of the whole figure (in, cm, mm or pt); the default is a two-column
+        /// paper's text width. PNGs are drawn at 300 dpi for it, SVGs and PDFs sized in points.
+        #[arg(long, value_name = "LENGTH", default_value = crate::plot::DEFAULT_WIDTH)]
+        width: String,
+        /// Size of the text when the figure is printed at --width (pt).
+        #[arg(long, value_name = "SIZE", default_value = crate::plot::DEFAULT_FONT)]
+        font: String,
     },
     /// How well the switches split into parts (cut links, balance, lookahead), without running.
     Partition {

@@ -95,8 +95,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
             };
             commands::sweep::run(&config, &set, jobs, quiet, output, max_memory)
         }
-        Command::Plot { file, output, figure, point, by } => {
-            commands::plot::run(&file, output.as_deref(), figure, point, by.as_deref())
+        Command::Plot { file, output, figure, point, by, width, font } => {
+            let size = hxsim::plot::PrintSize::parse(&width, &font)?;
+            commands::plot::run(&file, output.as_deref(), figure, point, by.as_deref(), size)
         }
         Command::Partition { cfg, parts, method, json } => {
             let config = commands::load_config(&cfg.config, &cfg.set)?;
