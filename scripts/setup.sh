@@ -3,7 +3,8 @@
 #   - the HDF5 C library and tools (libhdf5-dev, hdf5-tools), the netCDF tools (netcdf-bin: ncdump) and pkg-config,
 #     from Debian/Ubuntu apt;
 #   - h5py, numpy, pandas, xarray, h5netcdf, netCDF4 and matplotlib for the python3 on PATH (tests/python, python/,
-#     README examples), from apt when that python3 is the system one, else with pip.
+#     README examples), and setuptools and wheel (the python/ package's test installs it with pip, offline), from apt
+#     when that python3 is the system one, else with pip.
 # Runs as root, or through sudo when not root. PNG plots need no system fonts (one is built in).
 set -euo pipefail
 
@@ -50,18 +51,20 @@ if ! command -v "$PY" >/dev/null 2>&1; then
     echo "setup.sh: installing python3"
     apt_install python3
 fi
-if ! "$PY" -c 'import h5py, numpy, pandas, xarray, h5netcdf, netCDF4, matplotlib' >/dev/null 2>&1; then
+if ! "$PY" -c 'import h5py, numpy, pandas, xarray, h5netcdf, netCDF4, matplotlib, setuptools, wheel' >/dev/null 2>&1; then
     pypath="$(command -v "$PY")"
     case "$(readlink -f "$pypath")" in
         /usr/bin/*)
-            echo "setup.sh: installing python3-h5py python3-pandas python3-xarray python3-h5netcdf python3-netcdf4 python3-matplotlib (apt, for the system $PY)"
-            apt_install python3-h5py python3-numpy python3-pandas python3-xarray python3-h5netcdf python3-netcdf4 python3-matplotlib
+            echo "setup.sh: installing python3-h5py python3-pandas python3-xarray python3-h5netcdf python3-netcdf4 python3-matplotlib python3-setuptools python3-wheel (apt, for the system $PY)"
+            apt_install python3-h5py python3-numpy python3-pandas python3-xarray python3-h5netcdf python3-netcdf4 python3-matplotlib \
+                python3-setuptools python3-wheel
             ;;
         *)
-            echo "setup.sh: installing h5py pandas xarray h5netcdf netCDF4 matplotlib with pip (for $pypath)"
-            "$PY" -m pip install --quiet --disable-pip-version-check h5py numpy pandas xarray h5netcdf netCDF4 matplotlib
+            echo "setup.sh: installing h5py pandas xarray h5netcdf netCDF4 matplotlib setuptools wheel with pip (for $pypath)"
+            "$PY" -m pip install --quiet --disable-pip-version-check h5py numpy pandas xarray h5netcdf netCDF4 matplotlib \
+                setuptools wheel
             ;;
     esac
 fi
-"$PY" -c 'import h5py, numpy, pandas, xarray, h5netcdf, netCDF4, matplotlib' || { echo "setup.sh: h5py/pandas/xarray/h5netcdf/netCDF4/matplotlib still missing for $PY" >&2; exit 1; }
+"$PY" -c 'import h5py, numpy, pandas, xarray, h5netcdf, netCDF4, matplotlib, setuptools, wheel' || { echo "setup.sh: h5py/pandas/xarray/h5netcdf/netCDF4/matplotlib/setuptools/wheel still missing for $PY" >&2; exit 1; }
 echo "setup.sh: ok (HDF5 $(pkg-config --modversion hdf5 2>/dev/null || echo '?'), h5py $("$PY" -c 'import h5py; print(h5py.__version__)'))"
