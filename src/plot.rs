@@ -593,7 +593,19 @@ fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Pa
         .light_line_style(WHITE)
         .axis_style(BLACK.stroke_width(g.pen.thin));
     if p.categories.is_empty() {
-        mesh.x_labels(((plot_w / (1.8 * f)) as usize).clamp(4, 10)).x_label_formatter(&tick);
+        // As many labels as fit side by side, from how wide a label of this range is (digits before
+        // the point, and one or two after it for a short range).
+        let (mag, span) = (x0.abs().max(x1.abs()), x1 - x0);
+        let digits = if mag >= 1.0 { mag.log10().floor() + 1.0 } else { 1.0 };
+        let decimals = if span < 0.5 {
+            3.0
+        } else if span < 5.0 {
+            2.0
+        } else {
+            0.0
+        };
+        let label_w = ((digits.min(7.0) + decimals) * 0.55 + 0.4) * f;
+        mesh.x_labels(((plot_w / label_w) as usize).clamp(3, 10)).x_label_formatter(&tick);
     } else {
         mesh.x_labels(p.categories.len() + 1).x_label_formatter(&cat_tick).disable_x_mesh();
     }
@@ -1266,8 +1278,10 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
     let table = config.parse::<toml::Table>().ok();
     let traffic = table.as_ref().and_then(|c| c.get("traffic"));
     let load = if fixed {
-        let phits = traffic.and_then(|t| t.get("workload_phits")).map(|v| v.to_string());
-        format!("fixed workload of {} phits per server", phits.unwrap_or_else(|| "?".into()))
+        match traffic.and_then(|t| t.get("workload_phits")) {
+            Some(phits) => format!("fixed workload of {phits} phits per server"),
+            None => "fixed workload".into(),
+        }
     } else {
         let load = traffic.and_then(|t| t.get("load")).and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)));
         load.map(|l| format!("offered load {}", tick(&l))).unwrap_or_default()
@@ -1276,7 +1290,8 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
     let others = swept
         .split_whitespace()
         .filter_map(|kv| kv.split_once('='))
-        .filter(|(k, _)| titled_key(k) && *k != "routing.algorithm")
+        // The routing, the mode and the workload are in the title already.
+        .filter(|(k, _)| titled_key(k) && !["routing.algorithm", "traffic.mode", "traffic.workload_phits"].contains(k))
         .map(|(k, v)| value_label(k, v));
     let title = [net, format!("{} traffic", pattern_label(&pattern)), routing_label(&routing), load]
         .into_iter()
