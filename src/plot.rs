@@ -12,8 +12,9 @@
 //!   mean latency, packets in flight against cycles), with the measurement window marked.
 //!
 //! A sweep gives one figure per traffic pattern when the pattern is swept (or per value of any swept
-//! key with `--by KEY`), each titled with the network and the pattern, with one legend for all
-//! panels beside them. Series get readable labels (`PolSP`, `OmniSP`, ...) and a distinct colour and
+//! key with `--by KEY`), each titled with the network, the pattern and the settings the sweep fixed
+//! with a one-value `--set`, with one legend for all panels under them (none for a single series).
+//! Series get readable labels (`PolSP`, `OmniSP`, ...) and a distinct colour and
 //! marker each for up to 12 series. A sweep point whose measured window did not reach a steady state
 //! (summary `steady_state` false) is drawn hollow inside a black ring, with a legend note.
 //!
@@ -163,7 +164,7 @@ pub struct Panel {
     pub categories: Vec<String>,
 }
 
-/// A whole figure: title, panels side by side, one legend beside them.
+/// A whole figure: title, panels side by side, one legend under them.
 #[derive(Debug, Clone)]
 pub struct Fig {
     /// Title above the panels (network and pattern).
