@@ -35,7 +35,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Log events to stderr: `RUST_LOG` when set, else warnings, or more with `-v`.
+/// Log events to stderr: `RUST_LOG` when set, else warnings, or more with `-v`; coloured only
+/// when stderr is a terminal (not in a Slurm log file or a pipe).
 fn init_logging(verbose: u8) {
     let level = match verbose {
         0 => "warn",
@@ -45,7 +46,8 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).try_init();
 }
 
 fn dispatch(cli: Cli) -> Result<u8> {
@@ -93,8 +95,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
             };
             commands::sweep::run(&config, &set, jobs, quiet, output, max_memory)
         }
-        Command::Plot { file, output, figure, point, by } => {
-            commands::plot::run(&file, output.as_deref(), figure, point, by.as_deref())
+        Command::Plot { file, output, figure, point, by, width, font } => {
+            let size = hxsim::plot::PrintSize::parse(&width, &font)?;
+            commands::plot::run(&file, output.as_deref(), figure, point, by.as_deref(), size)
         }
         Command::Partition { cfg, parts, method, json } => {
             let config = commands::load_config(&cfg.config, &cfg.set)?;

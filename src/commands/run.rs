@@ -125,7 +125,7 @@ pub fn run(cfg: &Config, opts: &RunOptions, json: bool, quiet: bool, outputs: &R
     let status = status_of(&res, signals.caught());
     let writing = std::time::Instant::now();
     let written = streamed.with_context(|| format!("writing the time series to {}", path.display())).and_then(|()| {
-        hdf5::write_results(&file, &res, &mut ts, None)?;
+        hdf5::write_results(&file, &res, &mut ts)?;
         hdf5::finish(&file, res.complete, &status)?;
         file.flush()?;
         drop(ts);
