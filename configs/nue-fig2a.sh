@@ -87,7 +87,8 @@ life() { # step -> lifetime sets
 
 faults() { # net step -> "failed_links failed_switches servers_lost"
     # shellcheck disable=SC2046
-    "$HXSIM" faults $(net_args "$1") $(life "$2") --json |
+    # The fault set does not depend on the routing; the config's own (nca, torus-dor) takes no faults.
+    "$HXSIM" faults $(net_args "$1") $(life "$2") --set routing.algorithm=updown --json |
         python3 -c 'import json,sys; d=[json.loads(l) for l in sys.stdin if l.strip()]; d=[x for x in d if x["step"] == int(sys.argv[1])][0]; print(d["failed_links"], d["failed_switches"], d["servers_lost"])' "$2"
 }
 
