@@ -470,7 +470,7 @@ fn parse_in(text: &str, origin: &str, dir: Option<&Path>, overrides: &[String]) 
     // Round-trip through text so that type errors point at the offending key and line.
     let merged =
         toml::to_string(&value).map_err(|e| ConfigError::Parse { origin: origin.into(), message: e.to_string() })?;
-    let cfg: Config = toml::from_str(&merged).map_err(|e: toml::de::Error| ConfigError::Parse {
+    let mut cfg: Config = toml::from_str(&merged).map_err(|e: toml::de::Error| ConfigError::Parse {
         // A wrong type or unknown key that a `--set` put there is the `--set`'s fault, not the file's.
         origin: match error_key(&merged, &e).and_then(|k| overrides.iter().rev().find(|ov| override_covers(ov, &k))) {
             Some(ov) => format!("--set {ov}"),
@@ -482,6 +482,11 @@ fn parse_in(text: &str, origin: &str, dir: Option<&Path>, overrides: &[String]) 
         },
         message: describe_toml_error(&merged, &e),
     })?;
+    // What an absent workload means depends on the pattern, which a field default cannot see: fill
+    // it in, so that the config a result file or checkpoint stores says which workload was run.
+    if cfg.traffic.workload_phits.is_none() && cfg.traffic.pattern != PatternKind::AllToAllShift {
+        cfg.traffic.workload_phits = Some(DEFAULT_WORKLOAD_PHITS);
+    }
     cfg.validate()?;
     Ok(cfg)
 }
