@@ -1,8 +1,10 @@
 # Two commands on a fresh machine:
 #   make run    install what is missing, then simulate configs/quickstart.toml (release build)
-#   make test   install what is missing, then cargo test, the API docs (no broken links), the Python
-#               reading test and the MPI test
-# scripts/setup.sh installs only what is missing (HDF5 C library and tools, h5py and pandas).
+#   make test   install what is missing, then the lint gates (rustfmt, clippy with warnings as errors),
+#               cargo test, the API docs (no broken links), the Python tests (reading, netCDF tools, the
+#               python/ package) and the MPI test
+# scripts/setup.sh installs only what is missing (HDF5 C library and tools, ncdump, h5py, pandas, xarray, netCDF4,
+# matplotlib, and setuptools and wheel, which `pip install ./python` builds with).
 
 CARGO ?= cargo
 PYTHON ?= python3
@@ -19,7 +21,7 @@ endif
 endif
 endif
 
-.PHONY: setup run test test-docs test-python test-mpi
+.PHONY: setup run test lint test-docs test-python test-mpi bless reference
 
 setup:
 	bash scripts/setup.sh
@@ -28,19 +30,38 @@ run: setup
 	$(CARGO) run --release -- run configs/quickstart.toml
 
 test: setup
+	$(MAKE) --no-print-directory lint
 	$(CARGO) test --workspace
 	$(MAKE) --no-print-directory test-docs
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-mpi
 
+# Formatting and clippy's lints are gates, not advice.
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
 # The API docs build without warnings (broken or private intra-doc links fail).
 test-docs:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace
 
+# The binary `cargo test` built (the test profile), not a second build of the whole crate.
 test-python:
-	$(CARGO) build --bin hxsim
+	$(CARGO) build --profile test --bin hxsim
 	HXSIM_BIN=$(TARGET_DIR)/debug/hxsim $(PYTHON) tests/python/test_hdf5.py
+	HXSIM_BIN=$(TARGET_DIR)/debug/hxsim $(PYTHON) tests/python/test_netcdf.py
+	HXSIM_BIN=$(TARGET_DIR)/debug/hxsim $(PYTHON) python/tests/test_hxsim_results.py
 
 # mpirun -np 2/3/4 against the single-process result (installs Open MPI when missing).
 test-mpi:
 	bash scripts/test-mpi.sh
+
+# After an intended change of the model: rewrite the stored results-identity summaries
+# (tests/identity/expected.json) and say why in the commit message.
+bless:
+	HXSIM_BLESS=1 $(CARGO) test --test identity
+
+# After a change to the config schema or a registry: regenerate the configuration reference
+# (tests/reference.rs checks it is current).
+reference:
+	$(CARGO) run --quiet -- docs reference -o docs/reference.md

@@ -14,7 +14,7 @@
 #   given as numbers in the text).
 #
 # Usage: configs/davc-fig6.sh [raw.tsv]   (raw.tsv gets one line per run)
-# Environment: HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if
+# Environment: HXSIM_SMOKE=1 (a run at reduced size, see configs/common.sh), HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if
 # missing), LOADS (offered loads; default "1.0": the paper's figure is at the maximum injection
 # load; e.g. "0.5 1.0" for more points), WARMUP and MEASURE (cycles; default 2000 and 2000: a few minutes per
 # pattern on one core; the paper does not state its windows, use e.g. WARMUP=10000
@@ -24,8 +24,12 @@
 # 5256 servers, 8 deadlock checks); each further load adds about 12 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
-[ -x "$HXSIM" ] || cargo build --release
+. configs/common.sh
+hxsim_binary
+smoke WARMUP "60"
+smoke MEASURE "60"
+smoke ROUTINGS "dragonfly-min"
+smoke CHECK "0"
 LOADS=${LOADS:-1.0}
 WARMUP=${WARMUP:-2000}
 MEASURE=${MEASURE:-2000}

@@ -17,7 +17,7 @@
 # text; its statements (section 8.2) are printed beside.
 #
 # Usage: configs/davc-fig8.sh [raw.tsv]   (raw.tsv gets one line per run)
-# Environment: HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if
+# Environment: HXSIM_SMOKE=1 (a run at reduced size, see configs/common.sh), HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if
 # missing), LOADS (default "1.0", the maximum injection load), WARMUP and MEASURE (cycles;
 # default 2000 and 2000; the paper does not state its windows), TREES (SPDA's m values; default
 # "1 4 16 64"; the paper's are 1 2 4 8 16 32 64 128), POLICIES (default "davc-n davc-p davc-np"),
@@ -28,8 +28,14 @@
 # on 5256 servers, 1-2 minutes each); WARMUP=1000 MEASURE=1000 halves it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
-[ -x "$HXSIM" ] || cargo build --release
+. configs/common.sh
+hxsim_binary
+smoke WARMUP "60"
+smoke MEASURE "60"
+smoke TREES "1"
+smoke POLICIES "davc-p"
+smoke ROUTINGS "sp"
+smoke PATTERNS "uniform"
 LOADS=${LOADS:-1.0}
 WARMUP=${WARMUP:-2000}
 MEASURE=${MEASURE:-2000}

@@ -25,7 +25,7 @@
 # each network saturates), not absolute latencies.
 #
 # Usage: configs/hyperx-fig6-7.sh [raw.tsv]
-# Environment: HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
+# Environment: HXSIM_SMOKE=1 (a run at reduced size, see configs/common.sh), HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
 # WARMUP / MEASURE (cycles; default 2000 / 2000), LOADS (default "0.2 0.4 0.6 0.8 1.0"), FIGS
 # (default "6 7"), THREADS (hxsim --threads per run, default 1), JOBS (runs at once, default 1).
 # Prints one TSV line per run (appended to raw.tsv if given), then per figure a table of accepted
@@ -33,8 +33,12 @@
 # (the largest accepted load over LOADS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
-[ -x "$HXSIM" ] || cargo build --release
+. configs/common.sh
+hxsim_binary
+smoke WARMUP "40"
+smoke MEASURE "40"
+smoke LOADS "0.6"
+smoke FIGS "6"
 WARMUP=${WARMUP:-2000}
 MEASURE=${MEASURE:-2000}
 LOADS=${LOADS:-0.2 0.4 0.6 0.8 1.0}
@@ -65,7 +69,8 @@ job_list() { # one line of run's arguments per simulation
                     for alg in minimal valiant clos-ad dal; do
                         extra=""
                         [ "$alg" = minimal ] && extra="--set routing.vc_policy=dor-escape"
-                        echo "6 hyperx-3d-8 $pat $alg $load --set routing.algorithm=$alg $extra"
+                        # No trailing blank: xargs -L joins a line ending in one with the next.
+                        echo "6 hyperx-3d-8 $pat $alg $load --set routing.algorithm=$alg${extra:+ $extra}"
                     done
                 done
             else

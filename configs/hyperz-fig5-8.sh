@@ -14,10 +14,14 @@
 # Usage: configs/hyperz-fig5-8.sh [raw.tsv]
 # Environment: HXSIM (binary, default target/release/hxsim), WARMUP, MEASURE (cycles, default
 # 2000 each), LOADS (default "0.2 0.4 0.6 0.8 0.9 1.0").
+# Environment: HXSIM_SMOKE=1 (a run at reduced size, see configs/common.sh), HXSIM (binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
-[ -x "$HXSIM" ] || cargo build --release
+. configs/common.sh
+hxsim_binary
+smoke WARMUP "40"
+smoke MEASURE "40"
+smoke LOADS "0.6"
 WARMUP=${WARMUP:-2000}
 MEASURE=${MEASURE:-2000}
 LOADS=${LOADS:-0.2 0.4 0.6 0.8 0.9 1.0}

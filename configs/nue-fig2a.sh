@@ -24,7 +24,7 @@
 # Usage: configs/nue-fig2a.sh [raw.tsv]   (raw.tsv gets one line per run: network, step, failed
 # links, failed switches, routing, VCs asked for (- the default), throughput, layers, steady or finished, table
 # bytes, table build seconds, cycles)
-# Environment: HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if
+# Environment: HXSIM_SMOKE=1 (a run at reduced size, see configs/common.sh), HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if
 # missing), TRAFFIC (shift or uniform; default shift), TORUS (default 6), STEPS (default
 # "0 1 2 3 4 5 6 7 8", of 8 one-year steps), SEED (default 1; the paper uses ten fault seeds),
 # NUE_VCS (default "1 8"), NETS (default "fattree torus"); shift: SHIFT_PACKETS (packets per
@@ -36,8 +36,13 @@
 # so 40-60 minutes for all nine years (2131 s for years 1, 3, 5, 6, 7). Uniform: about a minute (the saturated torus runs move little).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
-[ -x "$HXSIM" ] || cargo build --release
+. configs/common.sh
+hxsim_binary
+smoke STEPS "0 1"
+smoke NUE_VCS "1"
+smoke NETS "fattree"
+smoke TORUS "3"
+smoke MAX_CYCLES "20000"
 TRAFFIC=${TRAFFIC:-shift}
 TORUS=${TORUS:-6}
 STEPS=${STEPS:-0 1 2 3 4 5 6 7 8}
@@ -82,7 +87,8 @@ life() { # step -> lifetime sets
 
 faults() { # net step -> "failed_links failed_switches servers_lost"
     # shellcheck disable=SC2046
-    "$HXSIM" faults $(net_args "$1") $(life "$2") --json |
+    # The fault set does not depend on the routing; the config's own (nca, torus-dor) takes no faults.
+    "$HXSIM" faults $(net_args "$1") $(life "$2") --set routing.algorithm=updown --json |
         python3 -c 'import json,sys; d=[json.loads(l) for l in sys.stdin if l.strip()]; d=[x for x in d if x["step"] == int(sys.argv[1])][0]; print(d["failed_links"], d["failed_switches"], d["servers_lost"])' "$2"
 }
 

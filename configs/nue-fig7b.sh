@@ -9,12 +9,13 @@
 # the paper's statement.
 #
 # Usage: configs/nue-fig7b.sh [raw.tsv]
-# Environment: HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
+# Environment: HXSIM_SMOKE=1 (a run at reduced size, see configs/common.sh), HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
 # SIZES (torus sides k of the k x k x k tori; default "3 4 5 6 7 8"), SEED (fault seed; default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
-[ -x "$HXSIM" ] || cargo build --release
+. configs/common.sh
+hxsim_binary
+smoke SIZES "3"
 SIZES=${SIZES:-3 4 5 6 7 8}
 SEED=${SEED:-1}
 RAW=${1:-/dev/null}

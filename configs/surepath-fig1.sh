@@ -6,7 +6,7 @@
 # exact values are not in the text).
 #
 # Usage: configs/surepath-fig1.sh [raw.tsv]
-# Environment: HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
+# Environment: HXSIM_SMOKE=1 (a run at reduced size, see configs/common.sh), HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
 # SEEDS (fault seeds, default "1 2 3 4 5"), FINE (exact count by steps of 1 up to this many faults,
 # default 200, where the 3 -> 4 step happens), STEP (step beyond, default 16: later thresholds are
 # upper bounds within STEP).
@@ -14,8 +14,11 @@
 # Prints one TSV line per (seed, fault count) (appended to raw.tsv if given), then the summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
-[ -x "$HXSIM" ] || cargo build --release
+. configs/common.sh
+hxsim_binary
+smoke SEEDS "1"
+smoke FINE "4"
+smoke STEP "2000"
 SEEDS=${SEEDS:-1 2 3 4 5}
 FINE=${FINE:-200}
 STEP=${STEP:-16}

@@ -8,7 +8,7 @@
 # accepted load of a sample interval and the mean accepted load up to the 90% point (the "bulk").
 #
 # Usage: configs/surepath-fig10.sh [raw.tsv]
-# Environment: HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
+# Environment: HXSIM_SMOKE=1 (a run at reduced size, see configs/common.sh), HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
 # WORKLOAD (phits per server; default 2000, a quarter of the paper's 8000, to fit a shared 2-core
 # machine), BASELINE (1: also run the fault-free network; default 0), SAMPLE (time-series interval,
 # default 100 cycles), THREADS (default 1). Needs python3 with h5py.
@@ -17,8 +17,9 @@
 # Prints one TSV line per run (appended to raw.tsv if given), then the summary table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
-[ -x "$HXSIM" ] || cargo build --release
+. configs/common.sh
+hxsim_binary
+smoke WORKLOAD "64"
 WORKLOAD=${WORKLOAD:-2000}
 BASELINE=${BASELINE:-0}
 SAMPLE=${SAMPLE:-100}

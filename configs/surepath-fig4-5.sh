@@ -9,7 +9,7 @@
 # verdict of every run.
 #
 # Usage: configs/surepath-fig4-5.sh [raw.tsv]
-# Environment: HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
+# Environment: HXSIM_SMOKE=1 (a run at reduced size, see configs/common.sh), HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
 # WARMUP / MEASURE (cycles; default 3000 / 10000: the collapse of escape-based routings past
 # saturation builds up over thousands of cycles), LOADS (default "0.1 0.2 ... 1.0"), ONLY (space
 # separated column labels to run, e.g. "PolSP PolSP-4VC"; default all), NETS (default
@@ -35,8 +35,13 @@
 # LOADS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
-[ -x "$HXSIM" ] || cargo build --release
+. configs/common.sh
+hxsim_binary
+smoke WARMUP "40"
+smoke MEASURE "40"
+smoke LOADS "0.5"
+smoke NETS "hyperx-3d-8"
+smoke CM "off"
 WARMUP=${WARMUP:-3000}
 MEASURE=${MEASURE:-10000}
 LOADS=${LOADS:-0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8 0.9 1.0}

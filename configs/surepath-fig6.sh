@@ -6,7 +6,7 @@
 # diameter of each fault set (`hxsim analyze`) is printed beside it.
 #
 # Usage: configs/surepath-fig6.sh [raw.tsv]
-# Environment: HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
+# Environment: HXSIM_SMOKE=1 (a run at reduced size, see configs/common.sh), HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
 # WARMUP / MEASURE (cycles; default 800 / 800, shorter than the paper's runs, to fit a shared
 # 2-core machine), LOAD (default 1.0), FAULTS (default "0 20 40 60 80 100"; the paper steps by 10),
 # FSEED (fault seed, default 1), PATTERNS (default "uniform"; the paper also shows RSP and DCR,
@@ -17,8 +17,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . configs/surepath-run.sh
-HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
-[ -x "$HXSIM" ] || cargo build --release
+. configs/common.sh
+hxsim_binary
+smoke WARMUP "40"
+smoke MEASURE "40"
+smoke FAULTS "0 20"
+smoke NETS "hyperx-3d-8"
 WARMUP=${WARMUP:-800}
 MEASURE=${MEASURE:-800}
 LOAD=${LOAD:-1.0}

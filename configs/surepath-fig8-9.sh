@@ -10,7 +10,7 @@
 # each shape (`hxsim analyze`) is printed with it.
 #
 # Usage: configs/surepath-fig8-9.sh [raw.tsv]
-# Environment: HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
+# Environment: HXSIM_SMOKE=1 (a run at reduced size, see configs/common.sh), HXSIM (binary; default ${CARGO_TARGET_DIR:-target}/release/hxsim, built if missing),
 # WARMUP / MEASURE (cycles; default 800 / 800, shorter than the paper's runs, to fit a shared
 # 2-core machine), LOAD (default 1.0), NETS (default "hyperx-3d-8 hyperx-2d-16"), SHAPES (subset
 # of "none row subplane cross subcube star" to run; default all that fit the network),
@@ -24,8 +24,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . configs/surepath-run.sh
-HXSIM=${HXSIM:-${CARGO_TARGET_DIR:-target}/release/hxsim}
-[ -x "$HXSIM" ] || cargo build --release
+. configs/common.sh
+hxsim_binary
+smoke WARMUP "40"
+smoke MEASURE "40"
+smoke NETS "hyperx-3d-8"
+smoke SHAPES "none row"
+smoke PATTERNS "uniform"
+smoke ROUTINGS "PolSP"
 WARMUP=${WARMUP:-800}
 MEASURE=${MEASURE:-800}
 LOAD=${LOAD:-1.0}

@@ -42,7 +42,6 @@
 //! existing checkpoint is replaced only by a complete one. A reader checks the checksum over the
 //! whole file before decoding anything, so a truncated or corrupt file is refused (exit 2).
 
-pub use crate::cli::CheckpointArgs;
 use crate::config::{Config, ConfigError};
 use crate::engine::{Cycle, Outcome, RunSpec, World};
 use crate::network::{GlobalState, NetPartition, SwitchState};
@@ -51,7 +50,6 @@ use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Instant;
 
 /// Magic bytes at the start of a checkpoint.
@@ -69,7 +67,7 @@ pub fn binary_version() -> String {
 }
 
 /// What the checkpoint says about the run, before the state.
-#[derive(Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Header {
     /// The config, as JSON (exact: floats round-trip).
     config: String,
@@ -89,17 +87,28 @@ struct Header {
     every: Cycle,
 }
 
-/// What this process does about checkpoints. A process runs one `hxsim run`, so this is set once by
-/// the command before the run and read by `sim` at the start of the run; a global keeps the
-/// wiring into the run path to a couple of lines.
-struct Plan {
+/// What the user asked of checkpoints (`hxsim run --checkpoint FILE --checkpoint-every CYCLES
+/// --resume FILE`), before it is checked by [`setup`].
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// `--checkpoint`: where to write checkpoints.
+    pub checkpoint: Option<PathBuf>,
+    /// `--checkpoint-every`: cycles between checkpoints (none: on signals only).
+    pub every: Option<u64>,
+    /// `--resume`: the checkpoint to continue from.
+    pub resume: Option<PathBuf>,
+}
+
+/// What a run does about checkpoints, checked by [`setup`] and carried to the run in
+/// [`crate::sim::RunOptions::checkpoint`]: where to write them, how often, and the checkpoint to
+/// resume from.
+#[derive(Debug, Clone)]
+pub struct Plan {
     path: PathBuf,
     every: Cycle,
     /// The checkpoint to resume from (checked) and its header.
     resume: Option<(PathBuf, Header)>,
 }
-
-static PLAN: Mutex<Option<Plan>> = Mutex::new(None);
 
 /// A streaming 64-bit checksum (SplitMix64 over 8-byte little-endian words, then the length; not
 /// cryptographic, it detects truncation and corruption).
@@ -172,17 +181,17 @@ fn bad(flag: &str, path: &Path, why: impl Into<String>) -> anyhow::Error {
     ConfigError::value(flag, path.display(), why).into()
 }
 
-/// Set up checkpointing for `hxsim run` and return the config and thread count to run with: the
-/// config loaded from `config` with `set`, or (with `--resume`) the checkpoint's; `threads` as
-/// given, else the checkpoint's when resuming, else 1. Errors are bad input (exit 2) and name the
-/// flag.
+/// Check the checkpoint options of `hxsim run` and return the config and thread count to run with,
+/// and the checkpoint plan (`None`: no checkpoints): the config loaded from `config` with `set`, or
+/// (with `--resume`) the checkpoint's; `threads` as given, else the checkpoint's when resuming,
+/// else 1. Errors are bad input (exit 2) and name the flag.
 pub fn setup(
-    args: &CheckpointArgs,
+    args: &Request,
     config: Option<&Path>,
     set: &[String],
     threads: Option<usize>,
-) -> Result<(Config, usize)> {
-    if args.checkpoint_every == Some(0) {
+) -> Result<(Config, usize, Option<Plan>)> {
+    if args.every == Some(0) {
         return Err(ConfigError::value("--checkpoint-every", 0, "a number of cycles, at least 1").into());
     }
     let (cfg, threads, resume) = match &args.resume {
@@ -201,14 +210,14 @@ pub fn setup(
         }
     };
     let (path, every) = match (&args.checkpoint, &resume) {
-        (Some(p), _) => (Some(p.clone()), args.checkpoint_every.unwrap_or(0)),
+        (Some(p), _) => (Some(p.clone()), args.every.unwrap_or(0)),
         // The file resumed from, not the path stored in it: that may be relative to another
         // directory.
         (None, Some((_, h))) => (args.resume.clone(), h.every),
         (None, None) => (None, 0),
     };
     if let Some(p) = &path {
-        if cfg.simulation.measure_until_steady && cfg.traffic.mode != "fixed" {
+        if cfg.schedule().until_steady.is_some() {
             return Err(ConfigError::value(
                 "--checkpoint",
                 p.display(),
@@ -231,11 +240,9 @@ pub fn setup(
                 format!("a file in an existing directory ({} is not one)", dir.display()),
             ));
         }
-        *PLAN.lock().unwrap() = Some(Plan { path: p.clone(), every, resume });
-    } else {
-        *PLAN.lock().unwrap() = None;
+        return Ok((cfg, threads, Some(Plan { path: p.clone(), every, resume })));
     }
-    Ok((cfg, threads))
+    Ok((cfg, threads, None))
 }
 
 fn starts_with_magic(p: &Path) -> bool {
@@ -245,12 +252,10 @@ fn starts_with_magic(p: &Path) -> bool {
 
 /// Called by the run (collective: every rank, with its partitions) before the engine starts:
 /// restores the partitions from the checkpoint being resumed, sets where the run starts and the
-/// first pause. Returns whether checkpointing is on. Errors: the checkpoint does not fit this model.
-pub fn prepare(world: &World, parts: &mut [NetPartition], spec: &mut RunSpec) -> Result<bool, ConfigError> {
-    let mut plan = PLAN.lock().unwrap();
-    let Some(plan) = plan.as_mut() else { return Ok(false) };
-    if let Some((file, header)) = plan.resume.take() {
-        let restored = restore(world, &file, &header, parts);
+/// first pause. Errors: the checkpoint does not fit this model.
+pub fn prepare(world: &World, plan: &Plan, parts: &mut [NetPartition], spec: &mut RunSpec) -> Result<(), ConfigError> {
+    if let Some((file, header)) = &plan.resume {
+        let restored = restore(world, file, header, parts);
         // Every rank reads the same file and builds the same model, so they agree; checked anyway,
         // as a rank that stops here alone would leave the others waiting in the run.
         let ok = world.min_all(restored.is_ok() as u64) == 1;
@@ -264,7 +269,7 @@ pub fn prepare(world: &World, parts: &mut [NetPartition], spec: &mut RunSpec) ->
         spec.start = header.resume_at;
     }
     spec.pause_at = next_pause(spec.start, plan.every);
-    Ok(true)
+    Ok(())
 }
 
 /// First checkpoint cycle after `now`: the next multiple of `every` (0: never).
@@ -280,18 +285,22 @@ fn next_pause(now: Cycle, every: Cycle) -> Cycle {
 /// the run should go on (a pause), with `spec` set for the next engine call. A checkpoint that
 /// cannot be written is reported and the run goes on (its results are still worth having; the
 /// previous checkpoint stays in place).
-pub fn after_leg(world: &World, cfg: &Config, parts: &[NetPartition], outcome: &Outcome, spec: &mut RunSpec) -> bool {
+pub fn after_leg(
+    world: &World,
+    plan: &Plan,
+    cfg: &Config,
+    parts: &[NetPartition],
+    outcome: &Outcome,
+    spec: &mut RunSpec,
+) -> bool {
     let cycle = match outcome {
         Outcome::Paused { cycle } | Outcome::Interrupted { cycles: cycle } => *cycle,
         _ => return false,
     };
-    let (path, every) = match PLAN.lock().unwrap().as_ref() {
-        Some(p) => (p.path.clone(), p.every),
-        None => return false,
-    };
+    let (path, every) = (&plan.path, plan.every);
     let started = Instant::now();
     let resume_at = parts.first().and_then(|p| p.resume_at()).unwrap_or(cycle);
-    let written = write(world, &path, cfg, parts, cycle, resume_at, every);
+    let written = write(world, path, cfg, parts, cycle, resume_at, every);
     if world.is_root() {
         match written {
             Ok(bytes) => tracing::info!(
@@ -383,7 +392,7 @@ fn write(
     }
     let local = parts.iter().map(|p| p.switches().len() as u64).sum::<u64>();
     let switches = world.sum_to_root(&[local]).map_or(0, |s| s[0]);
-    let mut sink = Sink { out: None, tmp: crate::output::partial_path(path), error: None, bytes: 0 };
+    let mut sink = Sink { out: None, tmp: crate::staged::partial_path(path), error: None, bytes: 0 };
     let mut buf = Vec::new();
     if root {
         let config = serde_json::to_string(cfg).context("encoding the config")?;

@@ -4,52 +4,18 @@
 //! output buffers of 4 packets per VC, 16-phit packets, 1-cycle links, 1-cycle crossbar, crossbar
 //! speedup 2. Every error names the key, the value and what is allowed; the CLI maps them to exit code 2.
 
-use crate::network::RouterOption;
+use crate::network::{Allocation, Allocator, EjectionVcs, InjectionVcs, RouterOption, Throttle};
 pub use crate::topology::registry::TopologyConfig;
+use crate::traffic::PatternKind;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use thiserror::Error;
 
-/// A problem with the experiment description. Always the user's input, hence exit code 2.
-#[derive(Debug, Error)]
-pub enum ConfigError {
-    /// The file could not be read.
-    #[error("cannot read config file {path}: {source}")]
-    Io {
-        /// Path given by the user.
-        path: String,
-        /// Underlying I/O error.
-        source: std::io::Error,
-    },
-    /// TOML syntax error, unknown key or wrong type (serde's message names the key).
-    #[error("invalid config {origin}: {message}")]
-    Parse {
-        /// File name or `--set`.
-        origin: String,
-        /// What the parser said.
-        message: String,
-    },
-    /// A key has a value outside what is allowed.
-    #[error("invalid value for `{key}`: {value} ({allowed})")]
-    Value {
-        /// Dotted key, e.g. `traffic.load`.
-        key: String,
-        /// The value found.
-        value: String,
-        /// What is allowed.
-        allowed: String,
-    },
-}
-
-impl ConfigError {
-    /// Shorthand for a [`ConfigError::Value`].
-    pub fn value(key: &str, value: impl std::fmt::Display, allowed: impl Into<String>) -> Self {
-        ConfigError::Value { key: key.to_string(), value: value.to_string(), allowed: allowed.into() }
-    }
-}
+pub use crate::error::ConfigError;
+pub use crate::memory::{available_memory, human_bytes, parse_bytes};
 
 /// A whole experiment.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Experiment name (used for output file names).
@@ -97,7 +63,7 @@ fn default_seed() -> u64 {
 }
 
 /// Router parameters (SurePath Table 2 defaults).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RouterConfig {
     /// Input buffer per VC, in packets.
@@ -110,41 +76,53 @@ pub struct RouterConfig {
     pub crossbar_speedup: usize,
     /// Switch allocator: `age` (oldest head first), `islip` (round-robin pointers) or `random`; see
     /// [`crate::network::Allocator`].
-    pub allocator: String,
+    #[serde(with = "by_name")]
+    #[schemars(with = "Allocator")]
+    pub allocator: Allocator,
     /// Give requests from switch-to-switch inputs precedence over requests from servers (packets
     /// already in the network over newly injected ones) at every output; CAMINOS's
     /// `intransit_priority`. Within each class the allocator decides.
     pub intransit_priority: bool,
     /// Injection throttling, a congestion-management mechanism: `off`, `switch` or `route`; see
     /// [`crate::network::Throttle`]. Written to outputs only when not `off`.
-    #[serde(skip_serializing_if = "is_off")]
-    pub injection_throttle: String,
+    #[serde(with = "by_name", skip_serializing_if = "is_off")]
+    #[schemars(with = "Throttle")]
+    #[schemars(extend("default" = "off"))]
+    pub injection_throttle: Throttle,
     /// With `injection_throttle`: the free fraction (0 to 1) of the watched buffer space a server
     /// needs to inject.
     #[serde(skip_serializing_if = "is_default_threshold")]
+    #[schemars(extend("default" = 0.5))]
     pub injection_threshold: f64,
     /// With `injection_throttle = "window"`: the packets (1 to 65535) a server may have injected
     /// and not yet acknowledged. Accepted and ignored with the other modes, as the threshold is.
     #[serde(skip_serializing_if = "is_default_window")]
+    #[schemars(extend("default" = 16))]
     pub injection_window: u64,
     /// VCs a server injects into: `zero` (VC 0 only) or `any` (any VC of its switch input with a
     /// credit, as CAMINOS); see [`crate::network::InjectionVcs`].
-    #[serde(skip_serializing_if = "is_zero_vcs")]
-    pub injection_vcs: String,
+    #[serde(with = "by_name", skip_serializing_if = "is_zero_vcs")]
+    #[schemars(with = "InjectionVcs")]
+    #[schemars(extend("default" = "zero"))]
+    pub injection_vcs: InjectionVcs,
     /// VCs of a server's output port a packet is ejected into: `any` (the lowest VC with room, as
     /// CAMINOS; the default) or `zero` (VC 0 only, the model before 2026-11-23); see
     /// [`crate::network::EjectionVcs`].
-    #[serde(skip_serializing_if = "is_any_vcs")]
-    pub ejection_vcs: String,
+    #[serde(with = "by_name", skip_serializing_if = "is_any_vcs")]
+    #[schemars(with = "EjectionVcs")]
+    #[schemars(extend("default" = "any"))]
+    pub ejection_vcs: EjectionVcs,
     /// Unit of switch allocation: `port` (one packet per input and output port crosses the
     /// crossbar at a time) or `vc` (per input VC and output VC, as CAMINOS's input-output
     /// router); see [`crate::network::Allocation`].
-    #[serde(skip_serializing_if = "is_port_allocation")]
-    pub allocation: String,
+    #[serde(with = "by_name", skip_serializing_if = "is_port_allocation")]
+    #[schemars(with = "Allocation")]
+    #[schemars(extend("default" = "port"))]
+    pub allocation: Allocation,
 }
 
-fn is_off(s: &str) -> bool {
-    s == "off"
+fn is_off(t: &Throttle) -> bool {
+    *t == Throttle::Off
 }
 fn is_default_threshold(x: &f64) -> bool {
     *x == RouterConfig::DEFAULT_THRESHOLD
@@ -152,14 +130,14 @@ fn is_default_threshold(x: &f64) -> bool {
 fn is_default_window(x: &u64) -> bool {
     *x == RouterConfig::DEFAULT_WINDOW
 }
-fn is_zero_vcs(s: &str) -> bool {
-    s == "zero"
+fn is_zero_vcs(v: &InjectionVcs) -> bool {
+    *v == InjectionVcs::Zero
 }
-fn is_any_vcs(s: &str) -> bool {
-    s == "any"
+fn is_any_vcs(v: &EjectionVcs) -> bool {
+    *v == EjectionVcs::Any
 }
-fn is_port_allocation(s: &str) -> bool {
-    s == "port"
+fn is_port_allocation(a: &Allocation) -> bool {
+    *a == Allocation::Port
 }
 
 impl RouterConfig {
@@ -176,20 +154,20 @@ impl Default for RouterConfig {
             output_buffer_packets: 4,
             crossbar_latency: 1,
             crossbar_speedup: 2,
-            allocator: "age".into(),
+            allocator: Allocator::Age,
             intransit_priority: false,
-            injection_throttle: "off".into(),
+            injection_throttle: Throttle::Off,
             injection_threshold: Self::DEFAULT_THRESHOLD,
             injection_window: Self::DEFAULT_WINDOW,
-            injection_vcs: "zero".into(),
-            ejection_vcs: "any".into(),
-            allocation: "port".into(),
+            injection_vcs: InjectionVcs::Zero,
+            ejection_vcs: EjectionVcs::Any,
+            allocation: Allocation::Port,
         }
     }
 }
 
 /// Link parameters.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LinkConfig {
     /// Latency of every link in cycles (data and credits alike), server links included; the
@@ -208,7 +186,7 @@ impl Default for LinkConfig {
 }
 
 /// Packet parameters.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PacketConfig {
     /// Packet length in phits; a link carries one phit per cycle.
@@ -222,7 +200,7 @@ impl Default for PacketConfig {
 }
 
 /// Routing algorithm and VC management.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingConfig {
     /// Algorithm name (kebab-case), one of [`crate::routing::REGISTRY`].
@@ -261,24 +239,36 @@ impl Default for RoutingConfig {
 /// shift (whose default is one full exchange, see [`TrafficConfig::workload_phits`]).
 pub const DEFAULT_WORKLOAD_PHITS: u64 = 1600;
 
-/// The pattern name of the all-to-all shift exchange ([`crate::traffic::PatternKind::AllToAllShift`]).
-const SHIFT: &str = "all-to-all-shift";
+/// How servers generate packets (`traffic.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[schemars(rename_all = "lowercase")]
+pub enum TrafficMode {
+    /// Open loop: every server generates a packet each cycle with probability `load / packet
+    /// size`, for `warmup_cycles + measure_cycles` cycles.
+    Bernoulli,
+    /// Every server sends `traffic.workload_phits` and the run ends when all is delivered.
+    Fixed,
+}
 
 /// Traffic pattern and injection process.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(from = "TrafficFile")]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
     /// Pattern name (kebab-case), see [`crate::traffic::PatternKind`].
-    pub pattern: String,
+    #[serde(with = "by_name")]
+    #[schemars(with = "PatternKind")]
+    pub pattern: PatternKind,
     /// Offered load in phits/cycle/server, in (0, 1].
     pub load: f64,
     /// `bernoulli` (open loop at `load`) or `fixed` (every server sends `workload_phits`).
-    pub mode: String,
-    /// Phits each server sends in `fixed` mode (a multiple of the packet size). A file that does not
-    /// set it gets [`DEFAULT_WORKLOAD_PHITS`], except with `pattern = "all-to-all-shift"`: `None`,
-    /// one full exchange, `(L-1) x traffic.shift_message_packets` packets per server for `L` live
-    /// (or active) servers, known once the network is built (see [`crate::sim::build_params`]).
-    /// With the shift, a set value must be a whole number of messages.
+    #[serde(with = "by_name")]
+    #[schemars(with = "TrafficMode")]
+    pub mode: TrafficMode,
+    /// Phits each server sends in `fixed` mode (a multiple of the packet size). Absent: 1600
+    /// ([`DEFAULT_WORKLOAD_PHITS`]), except with `pattern = "all-to-all-shift"`: one full exchange,
+    /// `(L-1) x traffic.shift_message_packets` packets per server for `L` live (or active) servers,
+    /// known once the network is built (see [`crate::sim::build_params`]). With the shift, a set
+    /// value must be a whole number of messages.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_phits: Option<u64>,
     /// Capacity of each server's source queue in packets; generation pauses while it is full.
@@ -304,7 +294,16 @@ pub struct TrafficConfig {
 
 impl Default for TrafficConfig {
     fn default() -> Self {
-        TrafficFile::default().into()
+        TrafficConfig {
+            pattern: PatternKind::Uniform,
+            load: 0.5,
+            mode: TrafficMode::Bernoulli,
+            workload_phits: None,
+            source_queue_packets: 64,
+            active_servers: None,
+            group_switches: None,
+            shift_message_packets: None,
+        }
     }
 }
 
@@ -315,60 +314,10 @@ impl TrafficConfig {
     }
 }
 
-/// [`TrafficConfig`] as a file writes it: `workload_phits` may be absent, and what that means
-/// depends on the pattern, which a field's own default cannot see; the conversion fills it in, so a
-/// config written back (result files, checkpoints) reads the same.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, default)]
-struct TrafficFile {
-    pattern: String,
-    load: f64,
-    mode: String,
-    workload_phits: Option<u64>,
-    source_queue_packets: usize,
-    active_servers: Option<u64>,
-    group_switches: Option<u64>,
-    shift_message_packets: Option<u64>,
-}
-
-impl Default for TrafficFile {
-    fn default() -> Self {
-        TrafficFile {
-            pattern: "uniform".into(),
-            load: 0.5,
-            mode: "bernoulli".into(),
-            workload_phits: None,
-            source_queue_packets: 64,
-            active_servers: None,
-            group_switches: None,
-            shift_message_packets: None,
-        }
-    }
-}
-
-impl From<TrafficFile> for TrafficConfig {
-    fn from(f: TrafficFile) -> Self {
-        let workload_phits = match f.workload_phits {
-            None if f.pattern != SHIFT => Some(DEFAULT_WORKLOAD_PHITS),
-            w => w,
-        };
-        TrafficConfig {
-            pattern: f.pattern,
-            load: f.load,
-            mode: f.mode,
-            workload_phits,
-            source_queue_packets: f.source_queue_packets,
-            active_servers: f.active_servers,
-            group_switches: f.group_switches,
-            shift_message_packets: f.shift_message_packets,
-        }
-    }
-}
-
 pub use crate::topology::faults::FaultConfig;
 
 /// Run length and watchdog.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SimulationConfig {
     /// Cycles simulated before measuring.
@@ -398,8 +347,56 @@ impl Default for SimulationConfig {
     }
 }
 
+/// When a run measures and when it ends, derived once from `[simulation]` and `traffic.mode` by
+/// [`Config::schedule`]: the run, its summary, the results file and the progress bar all read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schedule {
+    /// A fixed workload (`traffic.mode = "fixed"`): the run ends when every packet is delivered
+    /// (or at `end`), and the whole run is measured.
+    pub fixed: bool,
+    /// Cycles before the measured window (bernoulli; 0 for a fixed workload).
+    pub warmup: u64,
+    /// Cycles of the measured window (bernoulli; a fixed workload's window ends with the run).
+    pub measure: u64,
+    /// The cycle the run stops at: `warmup + measure`, or for a fixed workload
+    /// `simulation.max_cycles` (`u64::MAX` when 0: until drained).
+    pub end: u64,
+    /// `simulation.measure_until_steady` (bernoulli only): the most cycles a rerun may last.
+    pub until_steady: Option<u64>,
+}
+
+impl Schedule {
+    /// The cycles `[start, end)` in which the window counters (per server, per link, per VC) and the
+    /// summary's latencies count.
+    pub fn window(&self) -> (u64, u64) {
+        if self.fixed {
+            (0, u64::MAX)
+        } else {
+            (self.warmup, self.warmup + self.measure)
+        }
+    }
+
+    /// Cycles measured by a run that simulated cycles `0..cycles`: the window, cut short where the
+    /// run stopped early; the whole run for a fixed workload (it reports the cycle after its last
+    /// delivery). The one derivation of the accepted load's denominator and of the results file's
+    /// `measured_cycles`.
+    pub fn measured_cycles(&self, cycles: u64) -> u64 {
+        if self.fixed {
+            cycles.max(1)
+        } else {
+            (cycles.clamp(self.warmup, self.warmup + self.measure) - self.warmup).max(1)
+        }
+    }
+
+    /// The same window moved to end at `end` (`measure_until_steady` runs again twice as long,
+    /// measuring the last `measure` cycles).
+    pub fn ending_at(&self, end: u64) -> Schedule {
+        Schedule { warmup: end - self.measure, end, ..*self }
+    }
+}
+
 /// Output options.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct OutputConfig {
     /// Time-series sampling interval in cycles.
@@ -413,16 +410,18 @@ impl Default for OutputConfig {
 }
 
 /// Partitioning of switches onto engine partitions.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PartitionConfig {
     /// `block`, `round-robin` or `multilevel`.
-    pub method: String,
+    #[serde(with = "by_name")]
+    #[schemars(with = "partitioning::Method")]
+    pub method: partitioning::Method,
 }
 
 impl Default for PartitionConfig {
     fn default() -> Self {
-        PartitionConfig { method: "block".into() }
+        PartitionConfig { method: partitioning::Method::Block }
     }
 }
 
@@ -471,7 +470,7 @@ fn parse_in(text: &str, origin: &str, dir: Option<&Path>, overrides: &[String]) 
     // Round-trip through text so that type errors point at the offending key and line.
     let merged =
         toml::to_string(&value).map_err(|e| ConfigError::Parse { origin: origin.into(), message: e.to_string() })?;
-    let cfg: Config = toml::from_str(&merged).map_err(|e: toml::de::Error| ConfigError::Parse {
+    let mut cfg: Config = toml::from_str(&merged).map_err(|e: toml::de::Error| ConfigError::Parse {
         // A wrong type or unknown key that a `--set` put there is the `--set`'s fault, not the file's.
         origin: match error_key(&merged, &e).and_then(|k| overrides.iter().rev().find(|ov| override_covers(ov, &k))) {
             Some(ov) => format!("--set {ov}"),
@@ -483,6 +482,11 @@ fn parse_in(text: &str, origin: &str, dir: Option<&Path>, overrides: &[String]) 
         },
         message: describe_toml_error(&merged, &e),
     })?;
+    // What an absent workload means depends on the pattern, which a field default cannot see: fill
+    // it in, so that the config a result file or checkpoint stores says which workload was run.
+    if cfg.traffic.workload_phits.is_none() && cfg.traffic.pattern != PatternKind::AllToAllShift {
+        cfg.traffic.workload_phits = Some(DEFAULT_WORKLOAD_PHITS);
+    }
     cfg.validate()?;
     Ok(cfg)
 }
@@ -579,59 +583,116 @@ pub fn parse_literal(raw: &str) -> toml::Value {
     }
 }
 
-/// `1.5 GiB`.
-pub fn human_bytes(b: u64) -> String {
-    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
+/// A config value chosen by name from a fixed list (a router mode, a pattern, a mode, a
+/// partitioning method): read and written by its name, so the config holds the typed value and an
+/// unknown name is refused while parsing, naming the key and the names allowed.
+pub trait Named: Copy + Sized + 'static {
+    /// The dotted config key the value is read from.
+    const KEY: &'static str;
+    /// Every value, with its name.
+    fn all() -> Vec<(Self, &'static str)>;
+    /// The value's name.
+    fn name(self) -> &'static str;
+    /// Every name, in order.
+    fn names() -> Vec<&'static str> {
+        Self::all().into_iter().map(|(_, n)| n).collect()
     }
-    if u == 0 {
-        format!("{b} bytes")
-    } else {
-        format!("{v:.1} {}", units[u])
+    /// The value named `name`.
+    fn from_name(name: &str) -> Option<Self> {
+        Self::all().into_iter().find(|(_, n)| *n == name).map(|(v, _)| v)
     }
 }
 
-/// Parse a memory size: bytes, or a number with a suffix K, M, G, T (powers of 1024; `KiB`, `GB`
-/// and the like are read the same way).
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("`{s}` is not a size (e.g. 8G, 512M, 1000000)"))?;
-    let mult = match unit.trim().to_ascii_lowercase().trim_end_matches("ib").trim_end_matches('b') {
-        "" => 1u64,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        "t" => 1 << 40,
-        _ => return Err(format!("`{s}`: unknown unit `{unit}` (allowed: K, M, G, T)")),
-    };
-    let b = v * mult as f64;
-    if !(b.is_finite() && b >= 1.0 && b < u64::MAX as f64) {
-        return Err(format!("`{s}` is not a size between 1 byte and 16 EiB"));
+/// `#[serde(with = "by_name")]`: a [`Named`] value as its name.
+mod by_name {
+    use super::{ConfigError, Named};
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer, T: Named>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(v.name())
     }
-    Ok(b as u64)
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Named>(d: D) -> Result<T, D::Error> {
+        let name = String::deserialize(d)?;
+        T::from_name(&name).ok_or_else(|| {
+            D::Error::custom(ConfigError::value(
+                T::KEY,
+                format!("\"{name}\""),
+                format!("allowed: {}", T::names().join(", ")),
+            ))
+        })
+    }
 }
 
-/// Memory this process may still use: `MemAvailable` from `/proc/meminfo`, lowered to the cgroup
-/// v2 limit minus its usage when there is one; `None` when neither can be read.
-pub fn available_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
-        s.lines()
-            .find(|l| l.starts_with("MemAvailable:"))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-            .map(|kb| kb * 1024)
-    });
-    let read = |f: &str| std::fs::read_to_string(f).ok().and_then(|s| s.trim().parse::<u64>().ok());
-    let cgroup = read("/sys/fs/cgroup/memory.max")
-        .map(|max| max.saturating_sub(read("/sys/fs/cgroup/memory.current").unwrap_or(0)));
-    match (meminfo, cgroup) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
+/// The router modes are named by their own tables ([`RouterOption::ALL`]).
+macro_rules! named_router_option {
+    ($($t:ty),*) => {$(
+        impl Named for $t {
+            const KEY: &'static str = <$t as RouterOption>::KEY;
+            fn all() -> Vec<(Self, &'static str)> {
+                <$t as RouterOption>::ALL.iter().map(|&(v, n, _)| (v, n)).collect()
+            }
+            fn name(self) -> &'static str {
+                <$t as RouterOption>::ALL.iter().find(|(v, _, _)| *v == self).map_or("", |&(_, n, _)| n)
+            }
+        }
+    )*};
+}
+named_router_option!(Allocator, Throttle, InjectionVcs, EjectionVcs, Allocation);
+
+/// The schema of a router mode for the generated reference (`hxsim docs reference`): its names with
+/// their one-line descriptions, from the same table.
+macro_rules! router_option_schema {
+    ($($t:ty),*) => {$(
+        impl JsonSchema for $t {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($t).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                let one_of: Vec<serde_json::Value> = <$t as RouterOption>::ALL
+                    .iter()
+                    .map(|&(_, name, doc)| serde_json::json!({ "type": "string", "const": name, "description": doc }))
+                    .collect();
+                schemars::json_schema!({ "oneOf": one_of })
+            }
+        }
+    )*};
+}
+router_option_schema!(Allocator, Throttle, InjectionVcs, EjectionVcs, Allocation);
+
+impl Named for PatternKind {
+    const KEY: &'static str = "traffic.pattern";
+    fn all() -> Vec<(Self, &'static str)> {
+        PatternKind::ALL.iter().map(|&k| (k, k.name())).collect()
+    }
+    fn name(self) -> &'static str {
+        PatternKind::name(self)
+    }
+}
+
+impl TrafficMode {
+    /// Every mode with its `traffic.mode` name.
+    const ALL: [(TrafficMode, &'static str); 2] =
+        [(TrafficMode::Bernoulli, "bernoulli"), (TrafficMode::Fixed, "fixed")];
+}
+
+impl Named for TrafficMode {
+    const KEY: &'static str = "traffic.mode";
+    fn all() -> Vec<(Self, &'static str)> {
+        TrafficMode::ALL.to_vec()
+    }
+    fn name(self) -> &'static str {
+        TrafficMode::ALL.iter().find(|(m, _)| *m == self).map_or("", |&(_, n)| n)
+    }
+}
+
+impl Named for partitioning::Method {
+    const KEY: &'static str = "partition.method";
+    fn all() -> Vec<(Self, &'static str)> {
+        partitioning::Method::ALL.iter().map(|&m| (m, m.name())).collect()
+    }
+    fn name(self) -> &'static str {
+        partitioning::Method::name(self)
     }
 }
 
@@ -668,8 +729,6 @@ impl Config {
         if !(1..=16).contains(&r.crossbar_speedup) {
             return Err(ConfigError::value("router.crossbar_speedup", r.crossbar_speedup, "between 1 and 16"));
         }
-        crate::network::Allocator::parse(&r.allocator)?;
-        crate::network::Throttle::parse(&r.injection_throttle)?;
         if !(0.0..=1.0).contains(&r.injection_threshold) {
             return Err(ConfigError::value("router.injection_threshold", r.injection_threshold, "between 0 and 1"));
         }
@@ -680,9 +739,6 @@ impl Config {
                 "an integer from 1 to 65535 packets",
             ));
         }
-        crate::network::InjectionVcs::parse(&r.injection_vcs)?;
-        crate::network::EjectionVcs::parse(&r.ejection_vcs)?;
-        crate::network::Allocation::parse(&r.allocation)?;
         if !(1..=1000).contains(&self.link.latency) {
             return Err(ConfigError::value("link.latency", self.link.latency, "between 1 and 1000 cycles"));
         }
@@ -712,32 +768,34 @@ impl Config {
             return Err(ConfigError::value("routing.vcs", ro.vcs, "between 1 and 64, or 0 for the default (2n)"));
         }
         let tr = &self.traffic;
-        one_of("traffic.pattern", &tr.pattern, &crate::traffic::PatternKind::ALL.map(|k| k.name()))?;
-        one_of("traffic.mode", &tr.mode, &["bernoulli", "fixed"])?;
+        let shift = tr.pattern == PatternKind::AllToAllShift;
         if !(tr.load > 0.0 && tr.load <= 1.0) {
             return Err(ConfigError::value("traffic.load", tr.load, "phits/cycle/server in (0, 1]"));
         }
         if let Some(m) = tr.shift_message_packets {
-            if tr.pattern != SHIFT || !(1..=1 << 20).contains(&m) {
+            if !shift || !(1..=1 << 20).contains(&m) {
                 return Err(ConfigError::value(
                     "traffic.shift_message_packets",
                     m,
                     format!(
-                        "between 1 and 2^20, and only with traffic.pattern = \"{SHIFT}\" (the pattern is \"{}\")",
+                        "between 1 and 2^20, and only with traffic.pattern = \"{}\" (the pattern is \"{}\")",
+                        PatternKind::AllToAllShift,
                         tr.pattern
                     ),
                 ));
             }
         }
         // With the shift, whole messages: a server's last message cut short is no exchange step.
-        let unit = self.packet.size_phits as u64 * if tr.pattern == SHIFT { tr.message_packets() } else { 1 };
+        let unit = self.packet.size_phits as u64 * if shift { tr.message_packets() } else { 1 };
         // Absent: one full exchange with the shift, else the default (a file always has it filled in,
         // see `TrafficFile`; only a config built in code can lack it).
-        if let Some(w) = tr.workload_phits.filter(|&w| tr.mode == "fixed" && (w == 0 || !w.is_multiple_of(unit))) {
+        if let Some(w) =
+            tr.workload_phits.filter(|&w| tr.mode == TrafficMode::Fixed && (w == 0 || !w.is_multiple_of(unit)))
+        {
             return Err(ConfigError::value(
                 "traffic.workload_phits",
                 w,
-                if tr.pattern == SHIFT {
+                if shift {
                     format!(
                         "a positive multiple of packet.size_phits x traffic.shift_message_packets ({} x {} = \
                          {unit}: whole messages), or absent for one full exchange",
@@ -750,7 +808,7 @@ impl Config {
             ));
         }
         if let Some(g) = tr.group_switches {
-            if tr.pattern != "adversarial-group" || g == 0 {
+            if tr.pattern != PatternKind::AdversarialGroup || g == 0 {
                 return Err(ConfigError::value(
                     "traffic.group_switches",
                     g,
@@ -769,7 +827,7 @@ impl Config {
             ));
         }
         let s = &self.simulation;
-        if s.measure_cycles == 0 && tr.mode == "bernoulli" {
+        if s.measure_cycles == 0 && tr.mode == TrafficMode::Bernoulli {
             return Err(ConfigError::value("simulation.measure_cycles", 0, "at least 1 cycle"));
         }
         let transit = self.transit_bound();
@@ -784,7 +842,7 @@ impl Config {
             ));
         }
         if s.measure_until_steady
-            && tr.mode == "bernoulli"
+            && tr.mode == TrafficMode::Bernoulli
             && s.max_cycles > 0
             && s.max_cycles < s.warmup_cycles + s.measure_cycles
         {
@@ -800,20 +858,32 @@ impl Config {
         if self.output.sample_cycles == 0 {
             return Err(ConfigError::value("output.sample_cycles", 0, "at least 1 cycle"));
         }
-        one_of("partition.method", &self.partition.method, &partitioning::Method::ALL.map(|m| m.name()))?;
         self.faults.validate()?;
-        let tolerant =
-            |name: &str| crate::routing::REGISTRY.iter().find(|e| e.name == name).is_none_or(|e| e.fault_tolerant);
-        if self.faults.any() && !tolerant(&ro.algorithm) {
+        // What each routing runs on comes from its registry entry, and so does the advice.
+        let kind = self.topology.kind();
+        let entry = crate::routing::entry(&ro.algorithm).expect("routing.algorithm was checked against the registry");
+        if !entry.runs_on(kind) {
             return Err(ConfigError::value(
                 "routing.algorithm",
                 format!("\"{}\"", ro.algorithm),
                 format!(
-                    "{} cannot route around a failed link (a packet whose only hop is dead fails the run); with \
-                     faults ({}) use one of: {}",
+                    "{} runs on topology.kind = {}; on a {kind} use one of: {}",
+                    ro.algorithm,
+                    entry.families.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(" or "),
+                    crate::routing::names_for(kind, false).join(", ")
+                ),
+            ));
+        }
+        if self.faults.any() && !entry.fault_tolerant {
+            return Err(ConfigError::value(
+                "routing.algorithm",
+                format!("\"{}\"", ro.algorithm),
+                format!(
+                    "{} cannot route around a failed link or switch (a packet whose only hop is dead fails the \
+                     run); with faults ({}) on a {kind} use one of: {}",
                     ro.algorithm,
                     self.faults.describe(),
-                    crate::routing::names().into_iter().filter(|a| tolerant(a)).collect::<Vec<_>>().join(", ")
+                    crate::routing::names_for(kind, true).join(", ")
                 ),
             ));
         }
@@ -843,7 +913,7 @@ impl Config {
         let ports = self.topology.router_ports();
         let vcs = vcs.map_or_else(|| self.vcs_estimate(), |v| v as u128);
         let state = crate::network::state_bytes(switches, ports, servers, vcs) / ranks.max(1) as u128;
-        let table = if self.faults.any() && self.topology.kind() != "hyperx" { switches * switches } else { 0 };
+        let table = if self.faults.any() && self.topology.faulty_distance_table() { switches * switches } else { 0 };
         let routes = self.routing_table_bytes();
         let total = (state + table + routes).min(u64::MAX as u128) as u64;
         let why = format!(
@@ -890,13 +960,13 @@ impl Config {
         ((buffered + queued) * crate::network::PACKET_BYTES).min(u64::MAX as u128) as u64
     }
 
-    /// Bytes of the all-pairs tables of the table-based routings (`dfsssp`, `lash`): a 2-byte port
-    /// per (switch, destination switch) and a VC byte per (source, destination) pair; 0 for the
-    /// others (SPDA's trees are `O(switches)` each).
+    /// Bytes of the all-pairs tables of the routings that keep them ([`crate::routing::Entry`]'s
+    /// `all_pairs_tables`: DFSSSP, LASH): a 2-byte port per (switch, destination switch) and a VC
+    /// byte per (source, destination) pair; 0 for the others (SPDA's trees are `O(switches)` each).
     pub fn routing_table_bytes(&self) -> u128 {
         let (switches, _) = self.topology.size();
-        match self.routing.algorithm.as_str() {
-            "dfsssp" | "lash" => 3 * switches * switches,
+        match crate::routing::entry(&self.routing.algorithm) {
+            Some(e) if e.all_pairs_tables => 3 * switches * switches,
             _ => 0,
         }
     }
@@ -938,6 +1008,44 @@ impl Config {
                 human_bytes(avail)
             ),
         ))
+    }
+
+    /// When the run measures and ends ([`Schedule`]).
+    pub fn schedule(&self) -> Schedule {
+        let s = &self.simulation;
+        let fixed = self.traffic.mode == TrafficMode::Fixed;
+        let until = s.warmup_cycles + s.measure_cycles;
+        Schedule {
+            fixed,
+            warmup: if fixed { 0 } else { s.warmup_cycles },
+            measure: s.measure_cycles,
+            end: match (fixed, s.max_cycles) {
+                (false, _) => until,
+                (true, 0) => u64::MAX,
+                (true, m) => m,
+            },
+            until_steady: (s.measure_until_steady && !fixed).then(|| match s.max_cycles {
+                0 => 8 * until,
+                m => m,
+            }),
+        }
+    }
+
+    /// What the routing reads when it is built: the `[routing]` section typed (`0` for "the
+    /// algorithm's default" becomes `None`), the packet size and the seed.
+    pub fn routing_params(&self) -> crate::routing::RoutingParams {
+        let r = &self.routing;
+        crate::routing::RoutingParams {
+            algorithm: r.algorithm.clone(),
+            vcs: (r.vcs != 0).then_some(r.vcs),
+            vc_policy: r.vc_policy.clone(),
+            escape_vcs: r.escape_vcs,
+            escape_root: r.escape_root,
+            max_deroutes: (r.max_deroutes != 0).then_some(r.max_deroutes),
+            extra_hops: r.extra_hops as u32,
+            packet_phits: self.packet.size_phits as u32,
+            seed: self.seed,
+        }
     }
 
     /// The config as TOML text (recorded in result files).

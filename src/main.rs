@@ -35,7 +35,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Log events to stderr: `RUST_LOG` when set, else warnings, or more with `-v`.
+/// Log events to stderr: `RUST_LOG` when set, else warnings, or more with `-v`; coloured only
+/// when stderr is a terminal (not in a Slurm log file or a pipe).
 fn init_logging(verbose: u8) {
     let level = match verbose {
         0 => "warn",
@@ -45,7 +46,8 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).try_init();
 }
 
 fn dispatch(cli: Cli) -> Result<u8> {
@@ -72,11 +74,17 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Command::Run { cfg, checkpoint, threads, json, quiet, out, json_out, max_memory, prefetch } => {
             // Checkpoint and restart: with --resume the config comes from the checkpoint, and so does the
             // thread count unless --threads is given (a checkpoint resumes with any).
-            let (config, threads) = hxsim::checkpoint::setup(&checkpoint, cfg.config.as_deref(), &cfg.set, threads)?;
+            let request = hxsim::checkpoint::Request {
+                checkpoint: checkpoint.checkpoint,
+                every: checkpoint.checkpoint_every,
+                resume: checkpoint.resume,
+            };
+            let (config, threads, checkpoint) =
+                hxsim::checkpoint::setup(&request, cfg.config.as_deref(), &cfg.set, threads)?;
             let ranks = hxsim::engine::launcher_ranks().map_or(1, |r| r.1);
             config.check_memory(ranks, max_memory, None)?;
             let outputs = RunOutputs { h5: out.path(&config.name, ""), json: json_out };
-            let opts = RunOptions { threads, max_memory, fetch_ahead: prefetch };
+            let opts = RunOptions { threads, max_memory, fetch_ahead: prefetch, checkpoint };
             commands::run::run(&config, &opts, json, quiet, &outputs)
         }
         Command::Sweep { config, set, jobs, quiet, out, max_memory } => {
@@ -87,8 +95,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
             };
             commands::sweep::run(&config, &set, jobs, quiet, output, max_memory)
         }
-        Command::Plot { file, output, figure, point, by } => {
-            commands::plot::run(&file, output.as_deref(), figure, point, by.as_deref())
+        Command::Plot { file, output, figure, point, by, width, font } => {
+            let size = hxsim::plot::PrintSize::parse(&width, &font)?;
+            commands::plot::run(&file, output.as_deref(), figure, point, by.as_deref(), size)
         }
         Command::Partition { cfg, parts, method, json } => {
             let config = commands::load_config(&cfg.config, &cfg.set)?;
@@ -114,5 +123,6 @@ fn dispatch(cli: Cli) -> Result<u8> {
             commands::check_deadlock::run(&config, json)
         }
         Command::Design(args) => commands::design::run(&args),
+        Command::Docs { page: hxsim::cli::DocsPage::Reference, output } => commands::docs::run(output.as_deref()),
     }
 }

@@ -249,7 +249,7 @@ pub fn merge_to_hdf5(files: &[PathBuf], out: &Path) -> Result<u8> {
     let keys = swept_keys(&inputs);
     let axes: Vec<Axis> = keys.iter().map(|k| Axis { key: k.clone(), values: axis_values(&inputs, k) }).collect();
 
-    crate::output::prepare_path(out)?;
+    crate::staged::prepare_path(out)?;
     let f = h5::create_file(out)?;
     let width = inputs.len().saturating_sub(1).to_string().len().max(3);
     let points = h5::new_group(&f, "points")?;

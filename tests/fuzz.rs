@@ -119,18 +119,8 @@ fn tiny_config() -> impl Strategy<Value = Vec<String>> {
     (
         prop::collection::vec(2usize..4, 1..3),
         1usize..3,
-        prop::sample::select(vec![
-            "minimal",
-            "valiant",
-            "dor",
-            "omniwar",
-            "polarized",
-            "surepath-omni",
-            "dal",
-            "clos-ad",
-            "sp",
-            "ecmp",
-        ]),
+        // Every routing that runs on a HyperX, from the registry.
+        prop::sample::select(hxsim::routing::names_for("hyperx", false)),
         prop::sample::select(vec!["uniform", "random-server-permutation", "transpose", "swap2", "bit-complement"]),
         prop_oneof![Just(1e-16), 0.01f64..=1.0],
         (1u64..4, prop::sample::select(vec![1usize, 4, 16]), 1u64..3, 1usize..4),
@@ -172,7 +162,7 @@ fn check_metrics(cfg: &Config, threads: usize) -> Result<(), TestCaseError> {
     let p = cfg.packet.size_phits as f64;
     let (l, x) = (cfg.link.latency as f64, cfg.router.crossbar_latency as f64);
     prop_assert!(s.accepted_load >= 0.0);
-    if cfg.traffic.mode == "bernoulli" {
+    if cfg.traffic.mode == hxsim::config::TrafficMode::Bernoulli {
         let (w, m) = (cfg.simulation.warmup_cycles as f64, cfg.simulation.measure_cycles as f64);
         // Exact: what is delivered in the window was generated before its end.
         prop_assert!(s.accepted_load * m * servers <= s.packets_generated as f64 * p + 1e-9, "{s:?}");

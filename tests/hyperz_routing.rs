@@ -74,6 +74,6 @@ fn shipped_configs_build_their_routing() {
         let cfg = load(path, &[]);
         let net = sim::build_network(&cfg).unwrap();
         assert_eq!(net.num_servers(), if path.contains("fattree") { 64 } else { 1024 });
-        hxsim::routing::build(&cfg, net).unwrap_or_else(|e| panic!("{path}: {e}"));
+        hxsim::routing::build(&cfg.routing_params(), net).unwrap_or_else(|e| panic!("{path}: {e}"));
     }
 }

@@ -165,6 +165,38 @@ fn run_file_holds_the_json_summary_and_consistent_details() {
 /// add up to the run's whole packets: exactly when the run sends nothing past its end (a drained
 /// fixed workload), and otherwise but for the phits of packets cut by the end (fewer than 16 per
 /// server each way).
+/// A fixed workload measures its whole run, cycles 0 to the last delivery: the summary's cycles,
+/// its completion cycle and the file's `measured_cycles` are one number, and the accepted load is
+/// the phits delivered over it (issue 31: they disagreed by a cycle).
+#[test]
+fn fixed_workload_summary_and_file_measure_the_same_cycles() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f.h5");
+    let out = hxsim(
+        &["run", QUICKSTART, "--json", "-q", "-o", path_str(&file)]
+            .into_iter()
+            .chain(["--set", "traffic.mode=fixed", "--set", "traffic.workload_phits=1600"])
+            .collect::<Vec<_>>(),
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cycles = json["cycles"].as_u64().unwrap();
+    assert_eq!(json["completion_cycles"].as_u64(), Some(cycles));
+    let f = h5::open_file(&file).unwrap();
+    for group in ["servers", "links", "vcs"] {
+        let measured: u64 = f.group(group).unwrap().attr("measured_cycles").unwrap().read_scalar().unwrap();
+        assert_eq!(measured, cycles, "/{group} measured_cycles");
+    }
+    // 64 servers (quickstart: 4x4 switches, 4 servers each), 16-phit packets, all delivered.
+    let delivered = json["packets_delivered"].as_u64().unwrap();
+    assert_eq!(delivered, 64 * 1600 / 16);
+    let load = (delivered * 16) as f64 / (cycles as f64 * 64.0);
+    assert_eq!(json["accepted_load"].as_f64().unwrap(), load);
+    let accepted: Vec<u64> = u64s(&f.group("servers").unwrap(), "accepted_phits");
+    assert_eq!(accepted.iter().sum::<u64>(), delivered * 16);
+}
+
 #[test]
 fn timeseries_rows_carry_at_most_one_phit_per_cycle_per_server() {
     let dir = tempfile::tempdir().unwrap();
@@ -486,7 +518,9 @@ fn plot_draws_png_and_svg_with_the_built_in_font() {
     let out = hxsim(&["plot", path_str(&file), "-o", path_str(&png_path)], dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let (w, h, px) = png_pixels(&png_path);
-    assert!(w > 3 * hxsim::plot::PANEL.0 && h == hxsim::plot::PANEL.1 + hxsim::plot::TITLE_H, "three panels, a legend");
+    // By default 7 in wide at 300 dpi; three panels a little wider than tall, a title and a legend.
+    assert_eq!(w, 2100);
+    assert!(h > 2100 / 3 * 3 / 4 && h < 2100 / 2, "{w} x {h}");
     // Curves in the first two palette colours, and text: dark pixels in the caption band.
     assert!(px.iter().filter(|p| **p == [31, 119, 180]).count() > 500, "first series drawn");
     assert!(px.iter().filter(|p| **p == [255, 127, 14]).count() > 500, "second series drawn");
@@ -511,5 +545,64 @@ fn plot_draws_png_and_svg_with_the_built_in_font() {
     let pdf = dir.path().join("x.pdf");
     let out = hxsim(&["plot", path_str(&file), "-o", path_str(&pdf)], dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(std::fs::read(&pdf).unwrap().starts_with(b"%PDF"));
+    let bytes = std::fs::read(&pdf).unwrap();
+    assert!(bytes.starts_with(b"%PDF"));
+    // The page is the printed size: 7 in = 504 pt wide.
+    assert!(String::from_utf8_lossy(&bytes).contains("/MediaBox [0 0 504 "), "page of 504 pt");
+
+    // --width and --font: half the width, a PNG half as wide; the text size is in the SVG.
+    let narrow = dir.path().join("n.png");
+    let out = hxsim(&["plot", path_str(&file), "-o", path_str(&narrow), "--width", "3.5in"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(png_pixels(&narrow).0, 1050);
+    let svg8 = dir.path().join("f8.svg");
+    let out =
+        hxsim(&["plot", path_str(&file), "-o", path_str(&svg8), "--font", "8pt", "--width", "17.78cm"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = std::fs::read_to_string(&svg8).unwrap();
+    // Drawn at 4 pixels per point: 8 pt text is 32 units in a drawing 504 pt (2016 units) wide.
+    assert!(s.contains("width=\"504.00pt\""), "{}", &s[..200]);
+    // plotters writes font-size as its size / 1.24, the em: 8 pt = 32 units.
+    assert!(s.contains("font-size=\"32\"") || s.contains("font-size=\"31.99"), "8 pt text");
+    for (flag, bad) in [("--width", "7 furlongs"), ("--width", "0.1in"), ("--font", "9px"), ("--font", "100pt")] {
+        let out = hxsim(&["plot", path_str(&file), "-o", path_str(&svg8), flag, bad], dir.path());
+        assert_eq!(out.status.code(), Some(2), "{flag} {bad}");
+        assert!(text(&out.stderr).contains(flag) && text(&out.stderr).contains(bad), "{}", text(&out.stderr));
+    }
+}
+
+/// Titles say what tells figures apart: a setting the sweep fixed with a one-value `--set` (not
+/// the windows' lengths), and a point's offered load.
+#[test]
+fn plot_titles_name_the_fixed_settings_and_the_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.h5");
+    let sweep = [
+        "sweep",
+        QUICKSTART,
+        "--set",
+        "traffic.load=0.2,0.4",
+        "--set",
+        "router.injection_throttle=window",
+        SMALL[0],
+        SMALL[1],
+        "--set",
+        "simulation.measure_cycles=500",
+        "-q",
+        "-o",
+        path_str(&file),
+    ];
+    let out = hxsim(&sweep, dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let svg = |args: &[&str], name: &str| {
+        let path = dir.path().join(name);
+        let out = hxsim(&[&["plot", path_str(&file), "-o", path_str(&path)], args].concat(), dir.path());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        std::fs::read_to_string(&path).unwrap()
+    };
+    let s = svg(&[], "all.svg");
+    assert!(s.contains("Uniform traffic") && s.contains("injection_throttle=window"), "title names the fixed setting");
+    assert!(!s.contains("warmup_cycles"), "not the windows");
+    let s = svg(&["--point", "1"], "p1.svg");
+    assert!(s.contains("Minimal \u{2014} offered load 0.4") && s.contains("injection_throttle=window"), "point title");
 }

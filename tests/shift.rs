@@ -45,9 +45,10 @@ fn a_full_exchange_sends_one_message_to_every_other_server() {
             assert_eq!(r.server_injected[v], (n - 1) * m * PLEN, "m {m}: server {v} sent");
             assert_eq!(r.server_accepted[v], (n - 1) * m * PLEN, "m {m}: server {v} received");
         }
-        // Fixed mode's accepted load is the exchange's rate: all phits over the completion time.
+        // Fixed mode's accepted load is the exchange's rate: all phits over the completion time,
+        // cycles 0 to the last delivery's (`completion_cycles` is the cycle after it).
         let done = s.completion_cycles.unwrap();
-        let rate = (n * (n - 1) * m * PLEN) as f64 / ((done - 1) as f64 * n as f64);
+        let rate = (n * (n - 1) * m * PLEN) as f64 / (done as f64 * n as f64);
         assert!((s.accepted_load - rate).abs() < 1e-12, "m {m}: {} vs {rate}", s.accepted_load);
         assert!(s.accepted_load <= 1.0, "a server link carries one phit per cycle");
     }

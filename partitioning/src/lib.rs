@@ -46,7 +46,8 @@ use std::fmt;
 use std::str::FromStr;
 
 /// How [`partition`] maps vertices onto parts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, schemars::JsonSchema)]
+#[schemars(rename_all = "kebab-case")]
 pub enum Method {
     /// Contiguous ranges of vertex ids, balanced so that part sizes differ by at most one vertex
     /// (by vertex weight instead when the weights are not all equal).

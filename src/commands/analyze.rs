@@ -98,7 +98,7 @@ pub fn run(cfg: &Config, json: bool) -> Result<u8> {
     // The routing gives the VC count of the memory figures, and table-based routings (Nue,
     // Up*/Down*, DFSSSP, LASH, SPDA) report what building their tables cost; a routing that cannot
     // be built here is left to `run` to report.
-    let built = sim::build_network(cfg).map(|net| crate::routing::build(cfg, net));
+    let built = sim::build_network(cfg).map(|net| crate::routing::build(&cfg.routing_params(), net));
     // Why the routing could not be built (the memory figures then count the fewest VCs).
     let routing_error = match &built {
         Ok(Err(e)) => Some(e.to_string()),
@@ -137,9 +137,9 @@ pub fn run(cfg: &Config, json: bool) -> Result<u8> {
         println!("  connected         {}", a.connected);
         println!(
             "  memory            {} up front ({}), plus up to {} of packets (every buffer and source queue full)",
-            crate::config::human_bytes(a.memory_bytes),
+            crate::memory::human_bytes(a.memory_bytes),
             cfg.memory_lower_bound(1, vcs).1,
-            crate::config::human_bytes(a.packet_bytes_max)
+            crate::memory::human_bytes(a.packet_bytes_max)
         );
         if let Some(e) = &routing_error {
             println!("  routing           {} cannot be built: {e} (`hxsim run` exits 2)", cfg.routing.algorithm);
@@ -159,7 +159,7 @@ pub fn table_line(t: &crate::routing::TableReport) -> String {
     let mut line = format!(
         "routing tables built in {:.3} s, {} in {} layer(s)",
         t.build_seconds,
-        crate::config::human_bytes(t.bytes),
+        crate::memory::human_bytes(t.bytes),
         t.layers
     );
     if !t.note.is_empty() {

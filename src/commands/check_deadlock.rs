@@ -10,7 +10,7 @@ use anyhow::Result;
 pub fn run(cfg: &Config, json: bool) -> Result<u8> {
     use crate::routing::deadlock::{self, Verdict};
     let net = sim::build_network(cfg)?;
-    let routing = crate::routing::build(cfg, net.clone())?;
+    let routing = crate::routing::build(&cfg.routing_params(), net.clone())?;
     let r = deadlock::check(&net, &*routing);
     if json {
         println!("{}", serde_json::to_string(&r)?);

@@ -4,9 +4,9 @@
 //! are in [`crate::design`].
 
 use crate::cli::{DesignArgs, DesignCommand, HyperxArgs};
-use crate::config::ConfigError;
 use crate::design::hyperx::{self, Design, Family, Problem};
 use crate::design::{figures, Ratio};
+use crate::error::ConfigError;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::Path;

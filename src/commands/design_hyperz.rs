@@ -4,9 +4,9 @@
 //! [`crate::design::hyperz`].
 
 use crate::cli::HyperzArgs;
-use crate::config::ConfigError;
 use crate::design::hyperz::*;
 use crate::design::Ratio;
+use crate::error::ConfigError;
 use serde::Serialize;
 
 impl HyperzArgs {

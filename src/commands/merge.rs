@@ -42,7 +42,7 @@ pub fn merge_table(
     };
     let files = expand_inputs(inputs)?;
     if let Some(o) = output {
-        if files.iter().chain(inputs).any(|f| crate::output::same_file(f, o)) {
+        if files.iter().chain(inputs).any(|f| crate::staged::same_file(f, o)) {
             return Err(MergeError::OutputIsInput { path: o.display().to_string() }.into());
         }
     }
@@ -55,7 +55,7 @@ pub fn merge_table(
                 std::fs::create_dir_all(dir)
                     .map_err(|source| MergeError::Output { path: p.display().to_string(), source })?;
             }
-            crate::output::write_atomic(p, &buf).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+            crate::staged::write_atomic(p, &buf).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
             note(&format!("{} rows, {} columns -> {}", table.rows.len(), table.columns.len(), p.display()));
         }
         None => {

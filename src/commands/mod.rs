@@ -11,6 +11,7 @@ pub mod check_deadlock;
 pub mod completions;
 pub mod design;
 pub mod design_hyperz;
+pub mod docs;
 pub mod faults;
 pub mod merge;
 pub mod partition;

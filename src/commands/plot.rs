@@ -1,10 +1,10 @@
 //! `hxsim plot`: draw the standard figures of a results file (see [`crate::plot`]) into SVG, PNG or
 //! PDF files, each replaced only by a whole new figure.
 
-use crate::config::ConfigError;
 use crate::console;
+use crate::error::ConfigError;
 use crate::output::hdf5 as h5;
-use crate::plot::{extension, render, sweep_figures, timeseries_figure, Figure, FORMATS};
+use crate::plot::{extension, render, sweep_figures, timeseries_figure, Figure, PrintSize, FORMATS};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -20,8 +20,16 @@ fn with_suffix(out: &Path, suffix: &str) -> PathBuf {
 }
 
 /// `hxsim plot`: draw `figure` from the results file `file` into `output` (default: `file` with the
-/// extension `.svg`; one file per value of `by` for a sweep that has several).
-pub fn run(file: &Path, output: Option<&Path>, figure: Figure, point: Option<usize>, by: Option<&str>) -> Result<u8> {
+/// extension `.svg`; one file per value of `by` for a sweep that has several), at the print size
+/// `size`.
+pub fn run(
+    file: &Path,
+    output: Option<&Path>,
+    figure: Figure,
+    point: Option<usize>,
+    by: Option<&str>,
+    size: PrintSize,
+) -> Result<u8> {
     let out = &output.map_or_else(|| file.with_extension("svg"), Path::to_path_buf);
     if !["svg", "png", "pdf"].contains(&extension(out).as_str()) {
         return Err(ConfigError::value("--output", out.display(), FORMATS).into());
@@ -62,7 +70,7 @@ pub fn run(file: &Path, output: Option<&Path>, figure: Figure, point: Option<usi
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("svg").to_string();
         let tmp =
             path.with_file_name(format!(".{}.partial.{ext}", path.file_name().unwrap_or_default().to_string_lossy()));
-        let drawn = render(&fig, &tmp).and_then(|()| std::fs::rename(&tmp, &path).map_err(anyhow::Error::from));
+        let drawn = render(&fig, &tmp, size).and_then(|()| std::fs::rename(&tmp, &path).map_err(anyhow::Error::from));
         if drawn.is_err() {
             let _ = std::fs::remove_file(&tmp);
         }

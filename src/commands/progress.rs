@@ -37,8 +37,9 @@ pub fn run_with_progress_on(
     progress: Arc<Progress>,
     samples: Option<crate::metrics::SampleSender>,
 ) -> Result<Option<RunResult>, SimError> {
-    let end =
-        if cfg.traffic.mode == "fixed" { 0 } else { cfg.simulation.warmup_cycles + cfg.simulation.measure_cycles };
+    // A fixed workload's end is not known: the bar counts cycles without a total.
+    let schedule = cfg.schedule();
+    let end = if schedule.fixed { 0 } else { schedule.end };
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watcher = (!quiet && world.is_root()).then(|| {
         let (progress, done) = (progress.clone(), done.clone());
@@ -87,7 +88,7 @@ pub fn steady_note(cfg: &Config, s: &Summary) -> Option<String> {
     );
     let pct = |x: f64| if x.is_nan() { "-".to_string() } else { format!("{:+.0}%", 100.0 * x) };
     let window = cfg.simulation.measure_cycles.min(s.cycles);
-    let until = cfg.simulation.measure_until_steady && cfg.traffic.mode == "bernoulli";
+    let until = cfg.schedule().until_steady.is_some();
     match (s.steady_state, until) {
         (true, true) => Some(format!("{what}: steady after {} cycles (measured the last {window})", s.cycles)),
         (true, false) => None,

@@ -2,7 +2,7 @@
 //! [`crate::output`] for its layout) and JSON record.
 //!
 //! The results file is created before the run starts and is readable while it runs; the time series
-//! is streamed into it. Files are written under [`crate::output::partial_path`] and moved into place at the
+//! is streamed into it. Files are written under [`crate::staged::partial_path`] and moved into place at the
 //! end, so an existing file is replaced only by a finished (or validly interrupted) one. SIGINT or
 //! SIGTERM stops the run at the next window boundary (see [`crate::signals`]); the results gathered
 //! so far are written, the file keeps `complete = false`, and the process exits with 128 + the
@@ -14,9 +14,10 @@ use crate::config::{Config, ConfigError};
 use crate::console::{note, out};
 use crate::engine::{Progress, World};
 use crate::metrics::Summary;
-use crate::output::{hdf5, json_record, same_file, Staged, FLUSH_EVERY};
+use crate::output::{hdf5, json_record, FLUSH_EVERY};
 use crate::signals::{exit_status, signal_name, StopOnSignal, STOP_IO_ERROR};
 use crate::sim::{self, Layout, RunOptions, SimError};
+use crate::staged::{same_file, Staged};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -33,7 +34,7 @@ pub struct RunOutputs {
 
 /// `hxsim run`: simulate, print the summary, and (unless `outputs.h5` is `None`) write the results
 /// file, streaming the time series while the run goes on. Files are written under
-/// [`crate::output::partial_path`] and moved into place at the end, so an existing file is replaced only by a
+/// [`crate::staged::partial_path`] and moved into place at the end, so an existing file is replaced only by a
 /// finished (or validly interrupted) one. Returns the exit code: 0 when complete, 128 + signal when
 /// stopped by a signal, 1 (with the summary printed anyway) when an output could not be written.
 /// `opts` holds `--threads`, `--max-memory` and `--prefetch`.
@@ -124,7 +125,7 @@ pub fn run(cfg: &Config, opts: &RunOptions, json: bool, quiet: bool, outputs: &R
     let status = status_of(&res, signals.caught());
     let writing = std::time::Instant::now();
     let written = streamed.with_context(|| format!("writing the time series to {}", path.display())).and_then(|()| {
-        hdf5::write_results(&file, cfg, &res, &mut ts, None)?;
+        hdf5::write_results(&file, &res, &mut ts)?;
         hdf5::finish(&file, res.complete, &status)?;
         file.flush()?;
         drop(ts);

@@ -6,9 +6,9 @@
 //! point, `/points/NNN`, with the layout of a run (see [`crate::output`]), and the table `/sweep`: one
 //! 1-D dataset per column along the dimension `point` (`point`, `group`, each swept key, each summary
 //! key as `f64` with NaN where a point has no value, `complete`, `error`), and the same values
-//! gridded over the swept keys in `/grid` (see [`crate::output::table`]). Points on the same network
-//! share the network's columns of `/links` (hard links, see [`h5::SharedLinks`]), and the file is
-//! flushed after a point at most every [`FLUSH_EVERY`].
+//! gridded over the swept keys in `/grid` (see [`crate::output::table`]). Every point's group is
+//! complete on its own (no dataset is shared between points, so netCDF-4 readers open the file),
+//! and the file is flushed after a point at most every [`FLUSH_EVERY`].
 //!
 //! A point that fails (deadlock, unroutable packet, bad derived value) records its error in its group
 //! and in the table, and the sweep goes on; the exit code is then 3. Bad `--set` syntax, or a value
@@ -20,9 +20,9 @@ use crate::config::{Config, ConfigError};
 use crate::console::{note, out};
 use crate::engine::Progress;
 use crate::output::hdf5 as h5;
-use crate::output::Staged;
 use crate::signals::{exit_status, signal_name, StopOnSignal, STOP_IO_ERROR};
 use crate::sim::{RunOptions, RunResult, SimError};
+use crate::staged::Staged;
 use crate::sweep::{expand, Axis, Point};
 use crate::timestamp::iso8601_utc;
 use anyhow::{Context, Result};
@@ -112,7 +112,6 @@ pub fn run(
     let mut write_error: Option<anyhow::Error> = None;
     let (beat, started) = (heartbeat_every(), std::time::Instant::now());
     let (mut beat_last, mut done) = (std::time::Instant::now(), 0usize);
-    let mut shared_links = h5::SharedLinks::default();
     let mut flushed = std::time::Instant::now();
     std::thread::scope(|s| {
         for _ in 0..jobs.min(n) {
@@ -141,18 +140,17 @@ pub fn run(
             if let (Some((f, g)), None) = (&file, &write_error) {
                 let meta = h5::RunMeta { threads: 1, ranks: 1, start_time: start, host: crate::output::hostname() };
                 let (writing, writing_cpu) = (std::time::Instant::now(), thread_cpu_seconds());
-                let written =
-                    write_point(g, &group_name(i), p, &axes, &meta, &outcome, &mut shared_links).and_then(|_| {
-                        // Flushing writes the metadata of every object changed since the last
-                        // flush: once for several points costs less than once per point. The
-                        // last point needs none: the table is written and the file closed (and
-                        // flushed) right after it.
-                        if done + 1 == n || flushed.elapsed() < FLUSH_EVERY {
-                            return Ok(());
-                        }
-                        flushed = std::time::Instant::now();
-                        f.flush().map_err(anyhow::Error::from)
-                    });
+                let written = write_point(g, &group_name(i), p, &axes, &meta, &outcome).and_then(|_| {
+                    // Flushing writes the metadata of every object changed since the last
+                    // flush: once for several points costs less than once per point. The
+                    // last point needs none: the table is written and the file closed (and
+                    // flushed) right after it.
+                    if done + 1 == n || flushed.elapsed() < FLUSH_EVERY {
+                        return Ok(());
+                    }
+                    flushed = std::time::Instant::now();
+                    f.flush().map_err(anyhow::Error::from)
+                });
                 if let Outcome::Done(r) = &outcome {
                     let w = writing.elapsed().as_secs_f64();
                     let wc = thread_cpu_seconds() - writing_cpu;
@@ -289,7 +287,6 @@ fn write_point(
     axes: &[Axis],
     meta: &h5::RunMeta,
     outcome: &Outcome,
-    shared_links: &mut h5::SharedLinks,
 ) -> Result<()> {
     // summary, timeseries, servers, latency, links, vcs; the attributes of `write_header`, `point`,
     // `swept`, `end_time` (or `error`).
@@ -300,7 +297,7 @@ fn write_point(
     match outcome {
         Outcome::Done(res) => {
             let mut ts = h5::Timeseries::create_once(&g, &p.config)?;
-            h5::write_results(&g, &p.config, res, &mut ts, Some(shared_links))?;
+            h5::write_results(&g, res, &mut ts)?;
             let status = if res.complete {
                 "complete".to_string()
             } else {

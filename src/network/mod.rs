@@ -121,9 +121,9 @@ pub trait RouterOption: Copy + 'static {
     }
 
     /// The value named `name`, or the error naming the key, the value and the names allowed.
-    fn parse(name: &str) -> Result<Self, crate::config::ConfigError> {
+    fn parse(name: &str) -> Result<Self, crate::error::ConfigError> {
         Self::from_name(name).ok_or_else(|| {
-            crate::config::ConfigError::value(
+            crate::error::ConfigError::value(
                 Self::KEY,
                 format!("\"{name}\""),
                 format!("allowed: {}", Self::names().join(", ")),

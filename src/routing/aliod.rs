@@ -19,7 +19,7 @@
 
 use super::hyperz_moves::{self, idle_only_penalty, Here, Move, Rule, FALLBACK_PENALTY};
 use super::{RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperZ};
 use std::sync::Arc;
 

@@ -16,7 +16,7 @@
 
 use super::hyperz_moves::{self, idle_only_penalty, Here, Move, Rule};
 use super::{RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperZ};
 use std::sync::Arc;
 

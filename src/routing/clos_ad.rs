@@ -40,7 +40,7 @@
 
 use super::dor::hyperx;
 use super::{Candidate, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::rng::{below, Rng};
 use crate::topology::{Fabric, HyperX, SwitchId};
 use std::sync::Arc;

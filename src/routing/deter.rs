@@ -14,7 +14,7 @@
 
 use super::hyperz_moves::{self, dmodk_down, dmodk_up, Here, Move, Rule};
 use super::{RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperZ};
 use std::sync::Arc;
 

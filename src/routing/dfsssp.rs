@@ -41,7 +41,7 @@
 
 use super::RoutingParams;
 use super::{Candidate, RouteState, Routing, TableReport};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, PortId, SwitchId};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -9,7 +9,7 @@
 
 use super::vc::VcPolicy;
 use super::{Candidate, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperX, SwitchId, View};
 use std::sync::Arc;
 
@@ -37,8 +37,8 @@ pub fn hyperx(net: &Fabric) -> Result<&HyperX, ConfigError> {
         _ => Err(ConfigError::value(
             "routing.algorithm",
             format!("a HyperX-only routing on {}", net.topology().name()),
-            "dor, dal, clos-ad, omniwar and surepath-omni need topology.kind = \"hyperx\"; on other topologies use \
-             minimal, valiant, polarized, surepath-polarized, sp, ecmp or allpath, or the family's own routings",
+            "topology.kind = \"hyperx\": the routing runs on a HyperX only (config validation names the routings \
+             of each family, from routing::REGISTRY)",
         )),
     }
 }

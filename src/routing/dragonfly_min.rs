@@ -16,7 +16,7 @@
 
 use super::vc::{Ladder, VcPolicy};
 use super::{Candidate, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Dragonfly, Fabric, PortId, SwitchId, View};
 use std::ops::Range;
 use std::sync::Arc;
@@ -28,8 +28,8 @@ pub fn dragonfly<'a>(net: &'a Fabric, routing: &str) -> Result<&'a Dragonfly, Co
         _ => Err(ConfigError::value(
             "routing.algorithm",
             format!("\"{routing}\" on {}", net.topology().name()),
-            "dragonfly-min, dragonfly-valiant and ugal need topology.kind = \"dragonfly\"; on other topologies use \
-             minimal, valiant, sp, ecmp or allpath, or the family's own routings",
+            "topology.kind = \"dragonfly\": the routing runs on a dragonfly only (config validation names the \
+             routings of each family, from routing::REGISTRY)",
         )),
     }
 }

@@ -10,7 +10,7 @@
 
 use super::dragonfly_min::{dragonfly, DragonflyVcs};
 use super::{Candidate, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::rng::{below, Rng};
 use crate::topology::{Dragonfly, Fabric, PortId, SwitchId};
 use std::sync::Arc;

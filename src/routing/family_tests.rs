@@ -17,7 +17,7 @@ fn config(topology: &str, sets: &[&str]) -> Config {
 fn routing(topology: &str, sets: &[&str]) -> (Arc<Fabric>, Box<dyn Routing>) {
     let cfg = config(topology, sets);
     let net = crate::sim::build_network(&cfg).unwrap();
-    let r = build(&cfg, net.clone()).unwrap_or_else(|e| panic!("{sets:?}: {e}"));
+    let r = build(&cfg.routing_params(), net.clone()).unwrap_or_else(|e| panic!("{sets:?}: {e}"));
     (net, r)
 }
 
@@ -159,16 +159,22 @@ fn torus_dor_with_dateline_vcs_is_deadlock_free_and_needs_them() {
 fn family_routings_refuse_other_topologies_and_schemes() {
     let hx = "sides = [4, 4]\nservers_per_switch = 1";
     for alg in ["dragonfly-min", "dragonfly-valiant", "ugal", "torus-dor"] {
-        let cfg = config(hx, &[&format!("routing.algorithm={alg}")]);
-        let e = build(&cfg, crate::sim::build_network(&cfg).unwrap()).err().unwrap();
-        assert!(e.to_string().contains("routing.algorithm") && e.to_string().contains(alg), "{e}");
+        let sets = [format!("routing.algorithm={alg}")];
+        let e = parse_str(&format!("[topology]\n{hx}\n"), "test", &sets).unwrap_err().to_string();
+        assert!(e.contains("routing.algorithm") && e.contains(alg), "{e}");
+        // The builder refuses too, for code that builds without validating a config.
+        let cfg = config(hx, &[]);
+        let mut params = cfg.routing_params();
+        params.algorithm = alg.to_string();
+        let e = build(&params, crate::sim::build_network(&cfg).unwrap()).err().unwrap().to_string();
+        assert!(e.contains("routing.algorithm"), "{e}");
     }
-    let cfg = config(DF, &["routing.algorithm=torus-dor"]);
-    assert!(build(&cfg, crate::sim::build_network(&cfg).unwrap()).is_err());
+    let e = parse_str(&format!("[topology]\n{DF}\n"), "test", &["routing.algorithm=torus-dor".into()]).unwrap_err();
+    assert!(e.to_string().contains("\"torus\""), "{e}");
     let cfg = config(hx, &["routing.algorithm=minimal", "routing.vc_policy=dally"]);
-    let e = build(&cfg, crate::sim::build_network(&cfg).unwrap()).err().unwrap();
+    let e = build(&cfg.routing_params(), crate::sim::build_network(&cfg).unwrap()).err().unwrap();
     assert!(e.to_string().contains("routing.vc_policy"), "{e}");
     let cfg = config(DF, &["routing.algorithm=dragonfly-valiant", "routing.vcs=2"]);
-    let e = build(&cfg, crate::sim::build_network(&cfg).unwrap()).err().unwrap();
+    let e = build(&cfg.routing_params(), crate::sim::build_network(&cfg).unwrap()).err().unwrap();
     assert!(e.to_string().contains("routing.vcs"), "{e}");
 }

@@ -45,7 +45,7 @@
 //! side hop and the down path are unique, so a failed link cannot be avoided.
 
 use super::{Candidate, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperZ, PortId, SwitchId, View};
 use std::sync::Arc;
 
@@ -213,7 +213,7 @@ pub fn hyperz<'a>(net: &'a Fabric, routing: &str) -> Result<&'a HyperZ, ConfigEr
         return Err(ConfigError::value(
             "routing.algorithm",
             format!("\"{routing}\" on {}", net.topology().name()),
-            "odim, cliod, aliod, deter, nca and dmodk need topology.kind = \"hyperz\" or \"fattree\"",
+            "topology.kind = \"hyperz\" or \"fattree\": the routing runs on those only",
         ));
     };
     if net.is_faulty() {

@@ -44,7 +44,7 @@ fn tree_config(z: &[usize], r: &[usize], g: &[usize], sets: &[&str]) -> Config {
 
 fn routing_for(cfg: &Config) -> (Arc<Fabric>, Box<dyn Routing>) {
     let net = sim::build_network(cfg).unwrap();
-    let r = build(cfg, net.clone()).unwrap();
+    let r = build(&cfg.routing_params(), net.clone()).unwrap();
     (net, r)
 }
 
@@ -349,18 +349,24 @@ fn dmodk_gives_every_destination_leaf_its_own_root() {
 
 #[test]
 fn errors_name_the_key() {
-    // Not a HyperZ.
+    // Not a HyperZ: refused while the config is read (the registry's families), and by the builder.
     let text = "[topology]\nsides = [3, 3]\nservers_per_switch = 2\n";
     for alg in HZ_ALGS.iter().chain(&TREE_ALGS) {
-        let cfg = parse_str(text, "t", &[format!("routing.algorithm={alg}")]).unwrap();
-        let net = sim::build_network(&cfg).unwrap();
-        let e = build(&cfg, net).err().unwrap().to_string();
+        let e = parse_str(text, "t", &[format!("routing.algorithm={alg}")]).unwrap_err().to_string();
+        assert!(e.contains("routing.algorithm") && e.contains("hyperz"), "{e}");
+        let mut params = parse_str(text, "t", &[]).unwrap().routing_params();
+        params.algorithm = alg.to_string();
+        let net = sim::build_network(&parse_str(text, "t", &[]).unwrap()).unwrap();
+        let e = build(&params, net).err().unwrap().to_string();
         assert!(e.contains("routing.algorithm") && e.contains("hyperz"), "{e}");
     }
-    // Faults.
-    let cfg = hz_config(CASES[2], &["routing.algorithm=aliod", "faults.random_links=2"]);
-    let e = build(&cfg, sim::build_network(&cfg).unwrap()).err().unwrap().to_string();
-    assert!(e.contains("routing.algorithm") && e.contains("failed links"), "{e}");
+    // Faults: refused while the config is read, with the routings that take them.
+    let (s, z, r, g) = CASES[2];
+    let text =
+        format!("[topology]\nkind = \"hyperz\"\nsides = {s:?}\nzones = {z:?}\nroots = {r:?}\ninternal_links = {g:?}\n");
+    let sets = ["routing.algorithm=aliod".to_string(), "faults.random_links=2".to_string()];
+    let e = parse_str(&text, "test", &sets).unwrap_err().to_string();
+    assert!(e.contains("routing.algorithm") && e.contains("failed link") && e.contains("minimal"), "{e}");
     // VC counts and policies.
     for (sets, key) in [
         (&["routing.algorithm=cliod", "routing.vcs=1"][..], "routing.vcs"),
@@ -368,7 +374,7 @@ fn errors_name_the_key() {
         (&["routing.algorithm=aliod", "routing.vc_policy=davc-n"], "routing.vc_policy"),
     ] {
         let cfg = hz_config(CASES[2], sets);
-        let e = build(&cfg, sim::build_network(&cfg).unwrap()).err().unwrap().to_string();
+        let e = build(&cfg.routing_params(), sim::build_network(&cfg).unwrap()).err().unwrap().to_string();
         assert!(e.contains(key), "{sets:?}: {e}");
     }
 }

@@ -31,7 +31,7 @@ use super::dfsssp::{own_vc_policy, too_many, LayeredTables, Routes, MAX_LAYERS, 
 use super::table::hashed_minimal_port;
 use super::Routing;
 use super::RoutingParams;
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::rng::mix64;
 use crate::topology::{Fabric, PortId, SwitchId};
 use std::sync::Arc;

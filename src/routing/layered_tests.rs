@@ -141,7 +141,10 @@ fn a_five_ring_needs_two_layers_and_one_vc_is_refused() {
         assert_eq!(r.tables().unwrap().layers, 2);
         assert_eq!(deadlock::check(&net, &*r).verdict, Verdict::Acyclic);
         let cfg = config(RING5, &[&format!("routing.algorithm={alg}"), "routing.vcs=1"]);
-        let e = build(&cfg, crate::sim::build_network(&cfg).unwrap()).err().expect("one VC is too few").to_string();
+        let e = build(&cfg.routing_params(), crate::sim::build_network(&cfg).unwrap())
+            .err()
+            .expect("one VC is too few")
+            .to_string();
         assert!(e.contains("routing.vcs") && e.contains("needs 2 virtual layers"), "{e}");
         // On one VC whatever the layers, the same routes close the cycle.
         let (net, r) = routing(RING5, &[&format!("routing.algorithm={alg}"), "routing.vcs=2"]);
@@ -149,7 +152,7 @@ fn a_five_ring_needs_two_layers_and_one_vc_is_refused() {
         assert!(matches!(deadlock::check(&net, &one).verdict, Verdict::Cycle { .. }), "{alg}");
     }
     let cfg = config(RING5, &["routing.algorithm=dfsssp", "routing.vc_policy=davc-n"]);
-    let e = build(&cfg, crate::sim::build_network(&cfg).unwrap()).err().unwrap().to_string();
+    let e = build(&cfg.routing_params(), crate::sim::build_network(&cfg).unwrap()).err().unwrap().to_string();
     assert!(e.contains("routing.vc_policy"), "{e}");
 }
 

@@ -20,7 +20,7 @@ use super::dal::ESCAPE_PENALTY;
 use super::dor::hyperx;
 use super::vc::VcPolicy;
 use super::{network_diameter, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperX, SwitchId};
 use std::sync::Arc;
 

@@ -56,7 +56,7 @@ mod nue_tests;
 #[cfg(test)]
 mod tests;
 
-use crate::config::{Config, ConfigError};
+use crate::error::ConfigError;
 use crate::rng::Rng;
 use crate::topology::{Fabric, PortId, SwitchId};
 use std::sync::Arc;
@@ -246,8 +246,8 @@ pub fn refuse_tables_beyond(
             format!(
                 "a routing whose tables fit in memory: {name} needs {} of tables for {switches} switches but the \
                  available memory is {}; use a routing computed from coordinates or a smaller network",
-                crate::config::human_bytes(bytes),
-                crate::config::human_bytes(avail)
+                crate::memory::human_bytes(bytes),
+                crate::memory::human_bytes(avail)
             ),
         )),
         _ => Ok(()),
@@ -264,8 +264,8 @@ pub fn step(st: &mut RouteState, c: &Candidate) {
     st.last_port = c.port;
 }
 
-/// What a routing reads from the config when it is built: the `[routing]` section, typed, and the
-/// two other values routings use. The network itself (topology, faults, distances) comes with the
+/// What a routing reads from the config when it is built (see `Config::routing_params`): the
+/// `[routing]` section, typed, and the two other values routings use. The network itself (topology, faults, distances) comes with the
 /// [`Fabric`]. Errors about these values still name their config keys (`routing.vcs`, ...), so each
 /// field says which key it comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -302,204 +302,268 @@ impl RoutingParams {
     }
 }
 
-impl From<&Config> for RoutingParams {
-    fn from(cfg: &Config) -> Self {
-        let r = &cfg.routing;
-        RoutingParams {
-            algorithm: r.algorithm.clone(),
-            vcs: (r.vcs != 0).then_some(r.vcs),
-            vc_policy: r.vc_policy.clone(),
-            escape_vcs: r.escape_vcs,
-            escape_root: r.escape_root,
-            max_deroutes: (r.max_deroutes != 0).then_some(r.max_deroutes),
-            extra_hops: r.extra_hops as u32,
-            packet_phits: cfg.packet.size_phits as u32,
-            seed: cfg.seed,
-        }
-    }
-}
-
 /// Builds a routing from its parameters over a fabric.
 pub type Builder = fn(&RoutingParams, Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError>;
 
-/// One routing algorithm: its `routing.algorithm` name, its builder, and a one-line description.
+/// One routing algorithm: its `routing.algorithm` name, its builder, what it runs on, and a
+/// one-line description.
 pub struct Entry {
     /// The config name.
     pub name: &'static str,
     /// Its builder.
     pub build: Builder,
+    /// The topology families (`topology.kind`) it runs on; empty: any. Configs naming it on another
+    /// family are refused before anything is built, with the routings that run there.
+    pub families: &'static [&'static str],
     /// Whether it routes around failed links and switches. DOR has one route per pair; OmniWAR
-    /// keeps a packet between two switches of one row in that row; Clos-AD's routes are DOR. (DAL
-    /// detours around failed links: HyperX paper section 6.) Configs with faults refuse the others.
+    /// keeps a packet between two switches of one row in that row; Clos-AD's routes are DOR; the
+    /// dragonfly and torus routings follow fixed l-g-l and dimension-order paths; the HyperZ and
+    /// fat-tree routings take no faults yet. (DAL detours around failed links: HyperX paper section
+    /// 6.) Configs with faults refuse the others before anything is built.
     pub fault_tolerant: bool,
+    /// Whether it keeps all-pairs tables (a 2-byte next port per switch and destination switch and
+    /// a VC byte per pair, `3 x switches^2` bytes), which the up-front memory check counts.
+    pub all_pairs_tables: bool,
     /// What it is, with the paper it comes from.
     pub doc: &'static str,
 }
 
-/// Every routing algorithm, one line each: the only list of names (config validation and
-/// construction both read it).
+/// The families of the HyperX routings.
+const HYPERX: &[&str] = &["hyperx"];
+/// The families of the HyperZ routings (a fat tree is a HyperZ without GHC dimensions).
+const HYPERZ: &[&str] = &["hyperz", "fattree"];
+/// The families of the dragonfly routings.
+const DRAGONFLY: &[&str] = &["dragonfly"];
+/// The families of torus dimension-order routing.
+const TORUS: &[&str] = &["torus", "mesh"];
+/// Any family.
+const ANY: &[&str] = &[];
+
+/// Every routing algorithm, one entry each: the only list of names (config validation, construction
+/// and the docs read it).
 pub const REGISTRY: &[Entry] = &[
     Entry {
         name: "dor",
+        families: HYPERX,
         build: |c, n| Ok(Box::new(dor::Dor::new(c, n)?)),
         fault_tolerant: false,
+        all_pairs_tables: false,
         doc: "dimension-order (HyperX)",
     },
     Entry {
         name: "minimal",
+        families: ANY,
         build: |c, n| Ok(Box::new(minimal::Minimal::new(c, n)?)),
         fault_tolerant: true,
+        all_pairs_tables: false,
         doc: "minimal adaptive",
     },
     Entry {
         name: "valiant",
+        families: ANY,
         build: |c, n| Ok(Box::new(valiant::Valiant::new(c, n)?)),
         fault_tolerant: true,
+        all_pairs_tables: false,
         doc: "Valiant, minimal phases",
     },
     Entry {
         name: "omniwar",
+        families: HYPERX,
         build: |c, n| Ok(Box::new(omnidimensional::OmniWar::new(c, n)?)),
         fault_tolerant: false,
+        all_pairs_tables: false,
         doc: "Omnidimensional (HyperX)",
     },
     Entry {
         name: "polarized",
+        families: ANY,
         build: |c, n| Ok(Box::new(polarized::Polarized::new(c, n)?)),
         fault_tolerant: true,
+        all_pairs_tables: false,
         doc: "Polarized routes",
     },
     Entry {
         name: "surepath-omni",
+        families: HYPERX,
         build: |c, n| Ok(Box::new(surepath::SurePath::omni(c, n)?)),
         fault_tolerant: true,
+        all_pairs_tables: false,
         doc: "SurePath with Omnidimensional routes (HyperX)",
     },
     Entry {
         name: "surepath-polarized",
+        families: ANY,
         build: |c, n| Ok(Box::new(surepath::SurePath::polarized(c, n)?)),
         fault_tolerant: true,
+        all_pairs_tables: false,
         doc: "SurePath with Polarized routes",
     },
     Entry {
         name: "dal",
+        families: HYPERX,
         build: |c, n| Ok(Box::new(dal::Dal::new(c, n)?)),
         fault_tolerant: true,
+        all_pairs_tables: false,
         doc: "dimensionally-adaptive load-balanced (HyperX)",
     },
     Entry {
         name: "clos-ad",
+        families: HYPERX,
         build: |c, n| Ok(Box::new(clos_ad::ClosAd::new(c, n)?)),
         fault_tolerant: false,
+        all_pairs_tables: false,
         doc: "Clos-AD (HyperX)",
     },
     Entry {
         name: "sp",
+        families: ANY,
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
         fault_tolerant: true,
+        all_pairs_tables: false,
         doc: "one shortest path (DAVC section 7.3)",
     },
     Entry {
         name: "ecmp",
+        families: ANY,
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
         fault_tolerant: true,
+        all_pairs_tables: false,
         doc: "equal-cost multipath, oblivious: a per-packet hash picks the minimal port (DAVC section 7.3)",
     },
     Entry {
         name: "ecmp-adaptive",
+        families: ANY,
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
         fault_tolerant: true,
+        all_pairs_tables: false,
         doc: "every minimal port a candidate, chosen by occupancy (hxsim's ecmp before issue 15)",
     },
     Entry {
         name: "allpath",
+        families: ANY,
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
         fault_tolerant: true,
+        all_pairs_tables: false,
         doc: "AllPath(k) (DAVC section 7.3)",
     },
     Entry {
         name: "odim",
+        families: HYPERZ,
         build: odim::build,
-        fault_tolerant: true,
+        fault_tolerant: false,
+        all_pairs_tables: false,
         doc: "ordered-dimension HyperZ routing (Adda 2023 section 4.1)",
     },
     Entry {
         name: "cliod",
+        families: HYPERZ,
         build: cliod::build,
-        fault_tolerant: true,
+        fault_tolerant: false,
+        all_pairs_tables: false,
         doc: "common-level idle offset dimension (HyperZ, Adda 2023 Table 1)",
     },
     Entry {
         name: "aliod",
+        families: HYPERZ,
         build: aliod::build,
-        fault_tolerant: true,
+        fault_tolerant: false,
+        all_pairs_tables: false,
         doc: "any-level idle offset dimension (HyperZ, Adda 2023 Table 1)",
     },
     Entry {
         name: "deter",
+        families: HYPERZ,
         build: deter::build,
-        fault_tolerant: true,
+        fault_tolerant: false,
+        all_pairs_tables: false,
         doc: "deterministic HyperZ routing, D-mod-K for DRR (SPEC 5.2)",
     },
     Entry {
         name: "nca",
+        families: HYPERZ,
         build: nca::build,
-        fault_tolerant: true,
+        fault_tolerant: false,
+        all_pairs_tables: false,
         doc: "nearest-common-ancestor up/down (fat trees; ODim on HyperZ)",
     },
-    Entry { name: "dmodk", build: dmodk::build, fault_tolerant: true, doc: "D-mod-K (fat trees; Deter on HyperZ)" },
+    Entry {
+        name: "dmodk",
+        families: HYPERZ,
+        build: dmodk::build,
+        fault_tolerant: false,
+        all_pairs_tables: false,
+        doc: "D-mod-K (fat trees; Deter on HyperZ)",
+    },
     Entry {
         name: "dragonfly-min",
+        families: DRAGONFLY,
         build: |c, n| Ok(Box::new(dragonfly_min::DragonflyMin::new(c, n)?)),
-        fault_tolerant: true,
+        fault_tolerant: false,
+        all_pairs_tables: false,
         doc: "dragonfly minimal l-g-l, Dally's VCs (Kim et al. 2008)",
     },
     Entry {
         name: "dragonfly-valiant",
+        families: DRAGONFLY,
         build: |c, n| Ok(Box::new(dragonfly_valiant::DragonflyValiant::new(c, n)?)),
-        fault_tolerant: true,
+        fault_tolerant: false,
+        all_pairs_tables: false,
         doc: "dragonfly Valiant via a random group, Dally's VCs (Kim et al. 2008)",
     },
     Entry {
         name: "ugal",
+        families: DRAGONFLY,
         build: |c, n| Ok(Box::new(ugal::Ugal::new(c, n)?)),
-        fault_tolerant: true,
+        fault_tolerant: false,
+        all_pairs_tables: false,
         doc: "dragonfly UGAL-L (Kim et al. 2008)",
     },
     Entry {
         name: "dfsssp",
+        families: ANY,
         build: dfsssp::build,
         fault_tolerant: true,
+        all_pairs_tables: true,
         doc: "deadlock-free SSSP: balanced shortest paths on virtual layers (Domke, Hoefler, Nagel 2011)",
     },
     Entry {
         name: "lash",
+        families: ANY,
         build: lash::build,
         fault_tolerant: true,
+        all_pairs_tables: true,
         doc: "layered shortest path (Skeie, Lysne, Theiss 2002)",
     },
     Entry {
         name: "spda",
+        families: ANY,
         build: spda::build,
         fault_tolerant: true,
+        all_pairs_tables: false,
         doc: "one BFS spanning tree per VC, random root (DAVC section 7.2)",
     },
     Entry {
         name: "torus-dor",
+        families: TORUS,
         build: |c, n| Ok(Box::new(torus_dor::TorusDor::new(c, n)?)),
-        fault_tolerant: true,
+        fault_tolerant: false,
+        all_pairs_tables: false,
         doc: "torus/mesh dimension order, dateline VCs (Dally and Seitz 1987)",
     },
     Entry {
         name: "updown",
+        families: ANY,
         build: updown_routing::build,
         fault_tolerant: true,
+        all_pairs_tables: false,
         doc: "Up*/Down* on a BFS spanning tree (Autonet)",
     },
     Entry {
         name: "nue",
+        families: ANY,
         build: nue::build,
         fault_tolerant: true,
+        all_pairs_tables: false,
         doc: "Nue, routing on the complete CDG (Domke et al. 2016)",
     },
 ];
@@ -509,13 +573,29 @@ pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|e| e.name).collect()
 }
 
-/// Build the routing named by `cfg.routing.algorithm` over `net`, from the config's
-/// [`RoutingParams`].
-pub fn build(cfg: &Config, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
-    let params = RoutingParams::from(cfg);
+/// The registry entry named `name`.
+pub fn entry(name: &str) -> Option<&'static Entry> {
+    REGISTRY.iter().find(|e| e.name == name)
+}
+
+impl Entry {
+    /// Whether it runs on topology family `kind`.
+    pub fn runs_on(&self, kind: &str) -> bool {
+        self.families.is_empty() || self.families.contains(&kind)
+    }
+}
+
+/// The names of the routings that run on topology family `kind` (and, with `faults`, route around
+/// faults), in registry order: the advice of errors that refuse a routing.
+pub fn names_for(kind: &str, faults: bool) -> Vec<&'static str> {
+    REGISTRY.iter().filter(|e| e.runs_on(kind) && (e.fault_tolerant || !faults)).map(|e| e.name).collect()
+}
+
+/// Build the routing named by `params.algorithm` over `net`.
+pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
     let name = params.algorithm.as_str();
     match REGISTRY.iter().find(|e| e.name == name) {
-        Some(e) => (e.build)(&params, net),
+        Some(e) => (e.build)(params, net),
         None => Err(ConfigError::value(
             "routing.algorithm",
             format!("\"{name}\""),

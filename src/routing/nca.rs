@@ -12,7 +12,7 @@
 
 use super::odim::Odim;
 use super::{hyperz_moves, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::Fabric;
 use std::sync::Arc;
 

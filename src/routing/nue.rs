@@ -54,7 +54,7 @@
 
 use super::cdg::{wiring, AcyclicCdg};
 use super::{Candidate, RouteState, Routing, RoutingParams, TableReport};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{bfs_hops, Fabric, PortId, SwitchId};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -124,7 +124,7 @@ pub fn build(cfg: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, 
             "nue assigns each destination's layer as its VC itself; leave routing.vc_policy at its default, \"ladder\"",
         ));
     }
-    Ok(Box::new(Nue::new(&net, cfg.vcs_or(1), crate::config::available_memory())?))
+    Ok(Box::new(Nue::new(&net, cfg.vcs_or(1), crate::memory::available_memory())?))
 }
 
 impl Nue {

@@ -193,7 +193,7 @@ fn updown_on_a_ring_goes_round_the_root_side() {
 fn bad_input_names_the_key() {
     let e = |sets: &[&str]| {
         let cfg = config(TORUS, sets);
-        build(&cfg, crate::sim::build_network(&cfg).unwrap()).err().expect("an error").to_string()
+        build(&cfg.routing_params(), crate::sim::build_network(&cfg).unwrap()).err().expect("an error").to_string()
     };
     let m = e(&["routing.algorithm=nue", "routing.vc_policy=davc-n"]);
     assert!(m.contains("routing.vc_policy"), "{m}");

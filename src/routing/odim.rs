@@ -11,7 +11,7 @@
 
 use super::hyperz_moves::{self, odim_moves, Here, Move, Rule};
 use super::{RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperZ};
 use std::sync::Arc;
 

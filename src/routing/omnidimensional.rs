@@ -24,7 +24,7 @@
 use super::dor::hyperx;
 use super::vc::VcPolicy;
 use super::{push_run, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperX, PortId, SwitchId};
 use std::sync::Arc;
 

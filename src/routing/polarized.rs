@@ -69,7 +69,7 @@
 use super::deadlock::{FxMap, FxSet};
 use super::vc::VcPolicy;
 use super::{network_diameter, push_run, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::distances::{SparseDistances, DEBUG_CHECK_SWITCHES};
 use crate::topology::fabric::UNREACHABLE;
 use crate::topology::{Fabric, HyperX, PortId, SwitchId};

@@ -28,7 +28,7 @@
 
 use super::dfsssp::own_vc_policy;
 use super::{Candidate, RouteState, Routing, RoutingParams, TableReport};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::rng::{below, stream, Purpose, Rng};
 use crate::topology::fabric::UNREACHABLE;
 use crate::topology::{Fabric, PortId, SwitchId};

@@ -27,7 +27,7 @@ use super::omnidimensional::Omnidimensional;
 use super::polarized::PolarizedRoutes;
 use super::updown::{LinkKind, UpDown};
 use super::{push_run, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, PortId, SwitchId};
 use std::sync::Arc;
 

@@ -28,7 +28,7 @@
 use super::omnidimensional::DEROUTE_PENALTY;
 use super::vc::VcPolicy;
 use super::{minimal_ports, network_diameter, Candidate, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::rng::{below, mix64, Rng};
 use crate::topology::{Fabric, PortId, SwitchId};
 use std::sync::Arc;

@@ -5,7 +5,7 @@ use super::dal::{DEROUTE_PENALTY as DAL_DEROUTE, ESCAPE_PENALTY as DAL_ESCAPE};
 use super::deadlock::{self, Verdict};
 use super::polarized::PolarizedRoutes;
 use super::updown::{LinkKind, UpDown, DOWN_PENALTY, UP_PENALTY};
-use super::{build, Candidate, RouteState, Routing, RoutingParams};
+use super::{build, Candidate, RouteState, Routing};
 use crate::config::{parse_str, Config};
 use crate::engine::Progress;
 use crate::sim::{self, RunOptions};
@@ -21,7 +21,7 @@ fn config(sides: &[usize], sets: &[&str]) -> Config {
 fn routing(sides: &[usize], sets: &[&str]) -> (Arc<Fabric>, Box<dyn Routing>) {
     let cfg = config(sides, sets);
     let net = sim::build_network(&cfg).unwrap();
-    let r = build(&cfg, net.clone()).unwrap();
+    let r = build(&cfg.routing_params(), net.clone()).unwrap();
     (net, r)
 }
 
@@ -36,7 +36,7 @@ pub(super) fn topology_config(topology: &str, sets: &[&str]) -> Config {
 pub(super) fn topology_routing(topology: &str, sets: &[&str]) -> (Arc<Fabric>, Box<dyn Routing>) {
     let cfg = topology_config(topology, sets);
     let net = crate::sim::build_network(&cfg).unwrap();
-    let r = super::build(&cfg, net.clone()).unwrap_or_else(|e| panic!("{topology} {sets:?}: {e}"));
+    let r = super::build(&cfg.routing_params(), net.clone()).unwrap_or_else(|e| panic!("{topology} {sets:?}: {e}"));
     (net, r)
 }
 
@@ -140,7 +140,7 @@ fn omniwar_uses_one_vc_per_hop_over_n_plus_m_steps() {
     let (_, r1) = routing(&[3, 3, 3], &["routing.algorithm=omniwar", "routing.max_deroutes=1"]);
     assert_eq!(r1.vcs(), 4);
     let e = build(
-        &config(&[3, 3, 3], &["routing.algorithm=omniwar", "routing.vcs=5"]),
+        &config(&[3, 3, 3], &["routing.algorithm=omniwar", "routing.vcs=5"]).routing_params(),
         sim::build_network(&config(&[3, 3, 3], &[])).unwrap(),
     )
     .err()
@@ -352,7 +352,7 @@ fn surepath_forces_escape_at_a_polarized_dead_end() {
     // only parent ((1,0) is at depth 3 now), so the one escape hop is Down to (0,1).
     let (h, net) = corner_network();
     let cfg = config(&[3, 3], &["routing.algorithm=surepath-polarized", "routing.vcs=2"]);
-    let r = build(&cfg, net.clone()).unwrap();
+    let r = build(&cfg.routing_params(), net.clone()).unwrap();
     let (s, t, o) = (at(&h, &[0, 1]), at(&h, &[1, 1]), at(&h, &[0, 0]));
     let st = RouteState { hops: 1, ..state(s, t) };
     assert_eq!(cands(&net, &*r, o, &st), vec![(s, 1, DOWN_PENALTY, true)]);
@@ -508,7 +508,10 @@ fn clos_ad_is_deadlock_free_on_one_set_of_two_vcs() {
         let longest = if sides[0] == 2 { 2 * sides.len() - 1 } else { 2 * sides.len() };
         assert_eq!(rep.longest_route as usize, longest, "{sides:?}");
     }
-    let e = build(&config(&[3, 3], &["routing.algorithm=clos-ad", "routing.vcs=3"]), routing(&[3, 3], &[]).0);
+    let e = build(
+        &config(&[3, 3], &["routing.algorithm=clos-ad", "routing.vcs=3"]).routing_params(),
+        routing(&[3, 3], &[]).0,
+    );
     assert!(e.is_err_and(|e| e.to_string().contains("routing.vcs")));
 }
 
@@ -566,7 +569,7 @@ fn davc_vcs_follow_the_allocation_functions_along_a_route() {
 fn too_few_vcs_is_a_config_error_naming_the_route_length() {
     let err = |sides: &[usize], sets: &[&str]| {
         let cfg = config(sides, sets);
-        build(&cfg, sim::build_network(&cfg).unwrap()).err().unwrap().to_string()
+        build(&cfg.routing_params(), sim::build_network(&cfg).unwrap()).err().unwrap().to_string()
     };
     let e = err(&[4, 4], &["routing.algorithm=sp", "routing.vc_policy=davc-n", "routing.vcs=1"]);
     assert!(e.contains("routing.vcs") && e.contains(": 1 ") && e.contains("diameter, 2 hops"), "{e}");
@@ -591,7 +594,7 @@ fn too_few_vcs_is_a_config_error_naming_the_route_length() {
     let cfg = config(&[4, 4], &["routing.algorithm=sp", "routing.vc_policy=davc-n", "faults.random_links=10"]);
     let net = sim::build_network(&cfg).unwrap();
     let diam = net.distance_stats().diameter;
-    let r = build(&cfg, net).unwrap();
+    let r = build(&cfg.routing_params(), net).unwrap();
     assert_eq!(r.vcs(), diam as usize);
 }
 
@@ -733,7 +736,7 @@ fn faulty_polarized_ladder_matches_the_longest_route() {
         let cfg = Config { seed, ..cfg };
         let net = sim::build_network(&cfg).unwrap();
         let pr = PolarizedRoutes::pruned(net.clone()).unwrap();
-        let r = build(&cfg, net.clone()).unwrap();
+        let r = build(&cfg.routing_params(), net.clone()).unwrap();
         let rep = deadlock::check(&net, &*r);
         assert_eq!(rep.verdict, Verdict::Acyclic, "{sides:?}");
         assert_eq!(rep.longest_route as usize, pr.max_hops(), "{sides:?}");
@@ -754,7 +757,7 @@ fn faulty_polarized_routes_networks_above_the_corner_table() {
     );
     let net = sim::build_network(&cfg).unwrap();
     let diam = super::network_diameter(&net) as usize;
-    let r = build(&cfg, net.clone()).unwrap();
+    let r = build(&cfg.routing_params(), net.clone()).unwrap();
     assert_eq!(PolarizedRoutes::pruned(net.clone()).unwrap().max_hops(), 4 * diam - 1);
     let n = net.num_switches() as u64;
     let mut rng = crate::rng::stream(5, 0, crate::rng::Purpose::Router);
@@ -922,7 +925,8 @@ fn dal_routes_around_faults() {
         sim::build_network(&config(&[4, 4], &["routing.algorithm=dal", "routing.vcs=2", "faults.random_links=3"]))
             .and_then(|net| {
                 crate::routing::build(
-                    &config(&[4, 4], &["routing.algorithm=dal", "routing.vcs=2", "faults.random_links=3"]),
+                    &config(&[4, 4], &["routing.algorithm=dal", "routing.vcs=2", "faults.random_links=3"])
+                        .routing_params(),
                     net,
                 )
                 .map(|_| ())
@@ -935,10 +939,10 @@ fn dal_routes_around_faults() {
 /// [`RoutingParams`]; the other keys are copied as they are.
 #[test]
 fn routing_params_from_config() {
-    let p = RoutingParams::from(&config(&[3, 3], &[]));
+    let p = config(&[3, 3], &[]).routing_params();
     assert_eq!((p.vcs, p.max_deroutes, p.vcs_or(6), p.escape_vcs), (None, None, 6, 1));
     let sets = ["routing.vcs=4", "routing.max_deroutes=1", "packet.size_phits=8", "seed=7", "routing.extra_hops=2"];
-    let p = RoutingParams::from(&config(&[3, 3], &sets));
+    let p = config(&[3, 3], &sets).routing_params();
     assert_eq!((p.vcs, p.max_deroutes, p.vcs_or(6)), (Some(4), Some(1), 4));
     assert_eq!((p.packet_phits, p.seed, p.extra_hops), (8, 7, 2));
 }

@@ -16,7 +16,7 @@
 
 use super::vc::{Ladder, VcPolicy};
 use super::{Candidate, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, PortId, SwitchId, Topology, Torus, View};
 use std::sync::Arc;
 
@@ -37,16 +37,16 @@ pub struct TorusDor {
 impl TorusDor {
     /// DOR over `net`, which must be a torus or mesh.
     pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
-        let torus =
-            match net.topology().view() {
-                View::Torus(t) => t.clone(),
-                _ => return Err(ConfigError::value(
+        let torus = match net.topology().view() {
+            View::Torus(t) => t.clone(),
+            _ => {
+                return Err(ConfigError::value(
                     "routing.algorithm",
                     format!("\"torus-dor\" on {}", net.topology().name()),
-                    "torus-dor needs topology.kind = \"torus\" or \"mesh\"; on other topologies use minimal, valiant, \
-                     sp, ecmp or allpath, or the family's own routings",
-                )),
-            };
+                    "topology.kind = \"torus\" or \"mesh\": torus-dor runs on those only",
+                ))
+            }
+        };
         let levels = if torus.wraps() { 2 } else { 1 };
         let diam = torus.diameter() as usize;
         let vcs = match params.vc_policy.as_str() {

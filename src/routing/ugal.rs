@@ -15,7 +15,7 @@
 use super::dragonfly_min::{dragonfly, DragonflyVcs};
 use super::dragonfly_valiant::{first_phase, port_to_group, TO_DESTINATION, TO_INTERMEDIATE};
 use super::{Candidate, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::rng::{below, Rng};
 use crate::topology::{Dragonfly, Fabric, SwitchId, Topology};
 use std::sync::Arc;

@@ -42,7 +42,7 @@
 //! per switch marks those whose depth and Up set are still the fault-free ones: between two such
 //! switches `ud` is the closed form, so escape hops need no merge for them.
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::distances::DEBUG_CHECK_SWITCHES;
 use crate::topology::fabric::UNREACHABLE;
 use crate::topology::{Fabric, HyperX, PortId, SwitchId};

@@ -34,7 +34,7 @@
 //! `routing.algorithm`) when they would not fit in the available memory.
 
 use super::{Candidate, RouteState, Routing, RoutingParams, TableReport};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{Fabric, PortId, SwitchId};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -79,7 +79,7 @@ impl UpDownRouting {
         let n = net.num_switches();
         let depth = super::updown::root_depths(&net, root, "updown's spanning tree")?;
         let bytes = 4 * (n as u64) * (n as u64);
-        super::refuse_tables_beyond(bytes, crate::config::available_memory(), "updown", n)?;
+        super::refuse_tables_beyond(bytes, crate::memory::available_memory(), "updown", n)?;
         // Rank by (depth, id); dead switches last (they have no links).
         let mut order: Vec<SwitchId> = (0..n as SwitchId).collect();
         order.sort_by_key(|&x| (depth[x as usize], x));

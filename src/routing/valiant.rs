@@ -9,7 +9,7 @@
 
 use super::vc::VcPolicy;
 use super::{network_diameter, Candidate, RouteState, Routing, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::rng::{below, Rng};
 use crate::topology::{Fabric, SwitchId};
 use std::sync::Arc;

@@ -19,7 +19,7 @@
 
 use super::davc::Davc;
 use super::{push_run, Candidate, CandidateRun, RouteState, RoutingParams};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 
 /// Every `routing.vc_policy` name with what it is: the only list of names (config validation and
 /// [`VcPolicy::from_params`] read it). Routings that manage their VCs themselves (SurePath, DAL,

@@ -36,12 +36,12 @@
 
 use super::registry::TopologySpec;
 use super::{PortId, SwitchId, Topology};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// `[topology] kind = "clos"`: a folded Clos `XGFT(h; down; 1, up)` cut to its first `servers`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClosConfig {
     /// Servers, the first of the full tree's `prod down` (all of them when 0).

@@ -28,7 +28,7 @@
 
 use super::registry::TopologySpec;
 use super::{PortId, SwitchId, Topology, View};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -36,7 +36,7 @@ use std::sync::Arc;
 pub const ARRANGEMENTS: &[&str] = &["palmtree", "absolute"];
 
 /// `[topology] kind = "dragonfly"`: `DF(p, a, h)` in Kim et al.'s notation.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DragonflyConfig {
     /// Servers per router, `p`.

@@ -7,14 +7,14 @@
 use super::hyperz::{check_size, config_error, counts, router_ports, HyperZ};
 use super::registry::TopologySpec;
 use super::Topology;
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// `[topology] kind = "fattree"`: a parallel-ports generalized fat tree `PGFT(h; z; w; g)` with
 /// `w_i = r_i / r_{i-1}`, i.e. a HyperZ without GHC dimensions (SPEC §2.1). A k-ary n-tree is
 /// `zones = [k, ..., k]`, `roots = [1, k, ..., k^(n-1)]`; an XGFT has every `internal_links` 1.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FatTreeConfig {
     /// Children per switch at each level, `z_1..z_h` (`z_1` = servers per leaf switch).

@@ -19,7 +19,7 @@
 
 use super::registry::TopologySpec;
 use super::{PortId, SwitchId, Topology};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -31,7 +31,7 @@ pub const MAX_SWITCHES: usize = 16384;
 const FAR: u8 = u8::MAX;
 
 /// `[topology] kind = "graph"`: switches and links from an edge-list file (see the module doc).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GraphConfig {
     /// Path of the edge-list file.

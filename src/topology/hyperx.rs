@@ -14,12 +14,12 @@
 
 use super::registry::TopologySpec;
 use super::{PortId, SwitchId, Topology, View};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// `[topology] kind = "hyperx"`: the keys of a HyperX (Ahn et al. section 3 notation).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HyperXConfig {
     /// Switches per dimension, `S_1..S_L`.
@@ -91,6 +91,10 @@ impl TopologySpec for HyperXConfig {
         let trunk = self.trunking();
         let per: u128 = self.sides.iter().zip(&trunk).map(|(&s, &k)| (s as u128).saturating_sub(1) * k as u128).sum();
         self.size().0 * (per + self.servers_per_switch as u128)
+    }
+    fn faulty_distance_table(&self) -> bool {
+        // Faults are sparse exceptions to the closed form (`topology::distances`).
+        false
     }
 }
 

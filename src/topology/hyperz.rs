@@ -33,14 +33,14 @@
 
 use super::registry::TopologySpec;
 use super::{PortId, SwitchId, Topology, View};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 use std::sync::Arc;
 
 /// Side-link multiplicities as a configuration writes them (Adda 2023, eq. 1: `q`, `q_k` or `Q_k`).
 /// Deserializes untagged from a TOML integer, a list of integers, or a list of lists.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum SideLinks {
     /// One `q` for every level and dimension.
@@ -989,7 +989,7 @@ pub(super) fn check_size(sides: &[usize], zones: &[usize], roots: &[usize]) -> R
 }
 
 /// `[topology] kind = "hyperz"`: the keys of a HyperZ `H_{d,h}(s; Q)(Z_h(z; r; g))` (Adda 2023, eq. 1).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HyperZConfig {
     /// Z-nodes per GHC dimension, `s_1..s_d`.

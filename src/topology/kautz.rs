@@ -18,12 +18,12 @@
 use super::graph::{check_servers, GraphTopology, MAX_SWITCHES};
 use super::registry::TopologySpec;
 use super::{SwitchId, Topology};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// `[topology] kind = "kautz"`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KautzConfig {
     /// Out-degree `d` (alphabet of `d + 1` symbols).

@@ -3,7 +3,7 @@
 //! once and both validation and construction read it.
 
 use super::Topology;
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -19,6 +19,13 @@ pub trait TopologySpec {
     /// Router ports (servers plus switch-to-switch ports) summed over all switches, computed
     /// without building (for the memory estimate).
     fn router_ports(&self) -> u128;
+    /// Whether a faulty network of this family keeps an all-pairs distance table (one byte per
+    /// switch pair, counted by the up-front memory check): the default, for families without a
+    /// closed form of faulty distances. A family whose [`crate::topology::Fabric`] keeps sparse
+    /// exceptions to its closed form instead (HyperX) says `false`.
+    fn faulty_distance_table(&self) -> bool {
+        true
+    }
 }
 
 macro_rules! registry {
@@ -59,6 +66,25 @@ macro_rules! registry {
                 match self {
                     $(TopologyConfig::$variant(_) => $name,)*
                 }
+            }
+            /// The keys of each family, `(topology.kind, schema of its keys)`, in registry order: the
+            /// generated configuration reference lists them.
+            pub fn family_schemas(
+                generator: &mut schemars::SchemaGenerator,
+            ) -> Vec<(&'static str, schemars::Schema)> {
+                vec![$(($name, generator.root_schema_for::<$spec>()),)*]
+            }
+        }
+
+        impl schemars::JsonSchema for TopologyConfig {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                "TopologyConfig".into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "description": "The network: `kind` names a family (one of the topology registry's), and the family's keys follow (see below).",
+                    "type": "object"
+                })
             }
         }
     };
@@ -115,5 +141,9 @@ impl TopologyConfig {
     /// See [`TopologySpec::router_ports`].
     pub fn router_ports(&self) -> u128 {
         self.spec().router_ports()
+    }
+    /// See [`TopologySpec::faulty_distance_table`].
+    pub fn faulty_distance_table(&self) -> bool {
+        self.spec().faulty_distance_table()
     }
 }

@@ -17,7 +17,7 @@
 use super::graph::{check_servers, GraphTopology, MAX_SWITCHES};
 use super::registry::TopologySpec;
 use super::{SwitchId, Topology};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::rng::{below, stream, Purpose, Rng};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -28,7 +28,7 @@ pub const ATTEMPTS: usize = 100;
 const STREAM: u64 = 0x7272_6700;
 
 /// `[topology] kind = "rrg"`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RrgConfig {
     /// Number of switches `N`.

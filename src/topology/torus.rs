@@ -15,12 +15,12 @@
 
 use super::registry::TopologySpec;
 use super::{PortId, SwitchId, Topology, View};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// `[topology] kind = "torus"` (`WRAP = true`) or `"mesh"`: sides and servers per switch.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CubeConfig<const WRAP: bool> {
     /// Switches per dimension, `k_0..k_{n-1}`.

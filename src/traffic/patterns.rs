@@ -29,7 +29,8 @@ use std::str::FromStr;
 use crate::rng::{below, shuffle, stream, Purpose, Rng};
 
 /// The traffic patterns known to the simulator; the configuration names them in kebab-case (`traffic.pattern`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, schemars::JsonSchema)]
+#[schemars(rename_all = "kebab-case")]
 pub enum PatternKind {
     /// SurePath section 4, "Uniform": each packet goes to a server chosen uniformly among the other `N-1`.
     Uniform,

@@ -6,7 +6,7 @@
 //! ports (`0..switch_ports`), as in `faults.links`.
 
 use super::{check_link, check_switch, FaultSet};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::Topology;
 use serde::Deserialize;
 

@@ -18,13 +18,13 @@
 //! simulates the machine year by year, and `hxsim faults` prints the steps.
 
 use super::{Components, FaultSet, LiveGraph};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::rng::{self, Purpose};
 use crate::topology::{fabric::all_links, SwitchId, Topology};
 use serde::{Deserialize, Serialize};
 
 /// `[faults.lifetime]` (defaults from Nue section 2: 1% a year for links and switches, 8 years).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LifetimeConfig {
     /// Annual failure rate of a link, in [0, 1).

@@ -27,7 +27,7 @@ pub mod lifetime;
 pub mod shapes;
 
 use super::{PortId, SwitchId, Topology};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::rng::{self, Purpose};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -49,21 +49,25 @@ fn is_error(s: &String) -> bool {
 }
 
 /// `[faults]`: failed links and switches applied before the run (see the module doc).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct FaultConfig {
     /// Number of switch-to-switch links removed: the first `N` of the fault seed's link sequence.
     #[serde(skip_serializing_if = "is_zero")]
+    #[schemars(extend("default" = 0))]
     pub random_links: usize,
     /// Number of switches removed (with their links and servers): the first `N` of the fault seed's
     /// switch sequence.
     #[serde(skip_serializing_if = "is_zero")]
+    #[schemars(extend("default" = 0))]
     pub random_switches: usize,
     /// Failed links as `[switch, port]` (either end).
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("default" = []))]
     pub links: Vec<Vec<u64>>,
     /// Failed switches.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("default" = []))]
     pub switches: Vec<u64>,
     /// A JSON (`{"links": [[s, p], ...], "switches": [...]}`) or CSV (`link,s,p` / `switch,s` lines)
     /// file of failed links and switches: relative to the working directory once loaded (a config
@@ -75,10 +79,12 @@ pub struct FaultConfig {
     pub seed: Option<u64>,
     /// Structured shapes ([`shapes`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("default" = []))]
     pub shapes: Vec<ShapeConfig>,
     /// What a network split by faults does: `"error"` (exit 2 naming the unreachable pairs) or
     /// `"drop"` (traffic to unreachable destinations is not generated; the pairs are reported).
     #[serde(skip_serializing_if = "is_error")]
+    #[schemars(extend("default" = "error"))]
     pub unreachable: String,
     /// Failures over a machine's lifetime ([`lifetime`]).
     #[serde(skip_serializing_if = "Option::is_none")]

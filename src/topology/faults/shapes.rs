@@ -25,7 +25,7 @@
 //! 0..R_level, default 0): the side links of one GHC plane of that level fail.
 
 use super::FaultSet;
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::topology::{HyperX, HyperZ, PortId, SwitchId, Topology, View};
 use serde::{Deserialize, Serialize};
 
@@ -35,7 +35,7 @@ pub const HYPERX_KINDS: &[&str] = &["row", "subplane", "subcube", "cross", "star
 pub const HYPERZ_KINDS: &[&str] = &["znode", "plane"];
 
 /// One entry of `faults.shapes` (see the module doc for the keys of each kind).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShapeConfig {
     /// `row`, `subplane`, `subcube`, `cross`, `star` (HyperX); `znode`, `plane` (HyperZ).

@@ -1,0 +1,44 @@
+//! The error every layer may raise about its input: [`ConfigError`], a problem with the experiment
+//! description that names the key, the value and what is allowed. The command line maps it to exit
+//! code 2. It lives in this leaf module so that the model (topologies, routings, the network) can
+//! report bad parameters without importing the config schema that sits above it.
+
+use thiserror::Error;
+
+/// A problem with the experiment description. Always the user's input, hence exit code 2.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Io {
+        /// Path given by the user.
+        path: String,
+        /// Underlying I/O error.
+        source: std::io::Error,
+    },
+    /// TOML syntax error, unknown key or wrong type (serde's message names the key).
+    #[error("invalid config {origin}: {message}")]
+    Parse {
+        /// File name or `--set`.
+        origin: String,
+        /// What the parser said.
+        message: String,
+    },
+    /// A key has a value outside what is allowed.
+    #[error("invalid value for `{key}`: {value} ({allowed})")]
+    Value {
+        /// Dotted key, e.g. `traffic.load`.
+        key: String,
+        /// The value found.
+        value: String,
+        /// What is allowed.
+        allowed: String,
+    },
+}
+
+impl ConfigError {
+    /// Shorthand for a [`ConfigError::Value`].
+    pub fn value(key: &str, value: impl std::fmt::Display, allowed: impl Into<String>) -> Self {
+        ConfigError::Value { key: key.to_string(), value: value.to_string(), allowed: allowed.into() }
+    }
+}
