@@ -165,8 +165,8 @@ fn hyperx_only_routings_and_patterns_say_so_elsewhere() {
 }
 
 /// Issue 32: on a HyperZ and a fat tree with every fault kind, the HyperZ routings (their detours,
-/// Adda 2023 section 5.4) deliver a fixed workload whole, and the results do not depend on the
-/// thread count.
+/// Adda 2023 section 5.4) and the escape compositions deliver a fixed workload whole, and the
+/// results do not depend on the thread count.
 #[test]
 fn faulty_hyperz_and_fat_tree_fixed_workloads_drain() {
     let hz = hyperz("[3,3]", "[4,2]", "[1,2]", "[1,1]");
@@ -181,8 +181,8 @@ fn faulty_hyperz_and_fat_tree_fixed_workloads_drain() {
     ];
     let ft_faults: [&[&str]; 2] =
         [&["faults.random_links=8"], &["faults.lifetime={link_rate=0.02, switch_rate=0.01, years=4.0, steps=4}"]];
-    let hz_algs = ["aliod", "cliod", "odim", "deter"];
-    let ft_algs = ["nca", "dmodk", "aliod"];
+    let hz_algs = ["aliod", "cliod", "odim", "deter", "surepath-aliod", "surepath-minimal"];
+    let ft_algs = ["nca", "dmodk", "aliod", "surepath-minimal"];
     for (text, faults, algs) in [(hz.as_str(), &hz_faults[..], &hz_algs[..]), (ft, &ft_faults[..], &ft_algs[..])] {
         for f in faults {
             for alg in algs {

@@ -298,3 +298,21 @@ fn far_faults_leave_the_rule_unchanged() {
         }
     }
 }
+
+#[test]
+fn escape_compositions_are_deadlock_free_by_duato() {
+    // SurePath's rule over ALIOD's live moves or minimal routes: Duato's condition with the Up*/Down*
+    // escape, with and without faults, and no state without a candidate.
+    let text = hz_text(&[3, 3], &[2, 2], &[1, 2], &[1, 1]);
+    let mut kinds = hz_fault_kinds();
+    kinds.push(vec![]);
+    for faults in kinds {
+        for alg in ["surepath-aliod", "surepath-minimal"] {
+            let a = format!("routing.algorithm={alg}");
+            let sets: Vec<&str> = faults.iter().copied().chain([a.as_str(), "routing.vcs=3"]).collect();
+            let (net, r) = routing_for(&config(&text, &sets));
+            let rep = deadlock::check(&net, &*r);
+            assert!(matches!(rep.verdict, Verdict::Duato { .. }), "{alg} {faults:?}: {:?}", rep.verdict);
+        }
+    }
+}

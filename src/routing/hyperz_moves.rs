@@ -397,6 +397,18 @@ thread_local! {
     static MOVES: std::cell::RefCell<Vec<Move>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// Calls `f` with the moves `rule` makes for a packet in state `st` at `at` on the fault-free
+/// HyperZ `hz` (the rule alone: no VC, no detour), through a per-thread buffer (no allocation).
+/// What a composition that brings its own escape (SurePath's, [`super::surepath`]) reads.
+#[inline]
+pub fn with_moves<R: Rule, T>(rule: &R, hz: &HyperZ, at: SwitchId, st: &RouteState, f: impl FnOnce(&[Move]) -> T) -> T {
+    MOVES.with_borrow_mut(|moves| {
+        moves.clear();
+        rule.moves(hz, &Here::new(hz, at, st.dst), st, moves);
+        f(moves)
+    })
+}
+
 impl<R: Rule> Routing for HyperZRouting<R> {
     fn name(&self) -> &'static str {
         self.name

@@ -393,6 +393,22 @@ pub const REGISTRY: &[Entry] = &[
         doc: "SurePath with Polarized routes",
     },
     Entry {
+        name: "surepath-aliod",
+        families: HYPERZ,
+        build: |c, n| Ok(Box::new(surepath::SurePath::aliod(c, n)?)),
+        fault_tolerant: true,
+        all_pairs_tables: false,
+        doc: "SurePath's Up*/Down* escape with ALIOD's moves (HyperZ)",
+    },
+    Entry {
+        name: "surepath-minimal",
+        families: ANY,
+        build: |c, n| Ok(Box::new(surepath::SurePath::minimal(c, n)?)),
+        fault_tolerant: true,
+        all_pairs_tables: false,
+        doc: "SurePath's Up*/Down* escape with minimal routes",
+    },
+    Entry {
         name: "dal",
         families: HYPERX,
         build: |c, n| Ok(Box::new(dal::Dal::new(c, n)?)),
