@@ -801,11 +801,7 @@ fn every_algorithm_delivers_at_moderate_load() {
     // Family-only routings run in their own tests: HyperZ and fat trees in tests/hyperz_routing.rs,
     // dragonflies and tori in tests/families.rs. SPDA (one spanning tree by default) saturates far
     // below 0.3 at the links near the root (DAVC Fig. 8); tests/table_routings.rs runs it.
-    let family_only = ["dragonfly-min", "dragonfly-valiant", "ugal", "torus-dor", "spda"];
-    for alg in super::names().into_iter().filter(|a| !family_only.contains(a)) {
-        if super::hyperz_moves::NAMES.contains(&alg) {
-            continue;
-        }
+    for alg in super::names().into_iter().filter(|&a| a != "spda" && super::entry(a).unwrap().runs_on("hyperx")) {
         let s = simulate(&[4, 4], &[&format!("routing.algorithm={alg}"), "traffic.load=0.3"]);
         // Below saturation everything offered is accepted (up to the Bernoulli noise of 400 cycles).
         assert!((s.accepted_load - 0.3).abs() < 0.05, "{alg}: accepted {}", s.accepted_load);
