@@ -47,7 +47,7 @@
 //! scheme B extended by the deroutes. Side links are needed at every level (as without faults).
 
 use super::hyperz_faults::{self, Detours, Mode, Step};
-use super::{Candidate, RouteState, Routing, RoutingParams};
+use super::{runs_of, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
 use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperZ, PortId, SwitchId, View};
 use std::sync::Arc;
@@ -395,6 +395,7 @@ impl<R: Rule> HyperZRouting<R> {
 
 thread_local! {
     static MOVES: std::cell::RefCell<Vec<Move>> = const { std::cell::RefCell::new(Vec::new()) };
+    static CANDIDATES: std::cell::RefCell<Vec<Candidate>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Calls `f` with the moves `rule` makes for a packet in state `st` at `at` on the fault-free
@@ -456,6 +457,20 @@ impl<R: Rule> Routing for HyperZRouting<R> {
                 }
             }
         });
+    }
+    fn candidate_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>) -> bool {
+        // On a faulty network candidates cost a feasibility search: written as runs, so that the
+        // router keeps a waiting head's (`cache_candidates`) instead of searching every cycle.
+        let Some(d) = &self.detours else { return false };
+        CANDIDATES.with_borrow_mut(|cands| {
+            cands.clear();
+            self.faulty_candidates(d, at, st, cands);
+            runs_of(cands, out);
+        });
+        true
+    }
+    fn cache_candidates(&self) -> bool {
+        self.detours.is_some()
     }
     fn advance(&self, st: &mut RouteState, at: SwitchId, _next: SwitchId, c: &Candidate) {
         if self.detours.is_some() {
