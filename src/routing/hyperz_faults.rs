@@ -44,7 +44,9 @@
 //! arrives. This is the recoil of \[21\] and OpenSM's ftree rule made adaptive: an up port is offered
 //! only if some switch above it has a live down path to `t`, and likewise a side link only if the
 //! route can be completed from its far end. Where a fault set leaves some pair of live leaves without
-//! such a route, [`Detours::check`] refuses it when the routing is built (exit 2), naming the pair.
+//! such a route, [`Detours::check`] refuses it when the routing is built (exit 2), naming the pair
+//! (every pair is searched up to [`PAIR_CHECK_LIMIT`] pairs; beyond, an unroutable pair shows when
+//! one of its packets is injected, as the router's "no route" error, exit 3).
 //! The search runs per hop with a per-thread mark array (no allocation, no hashing): in a region
 //! without faults its first branch succeeds within the route's remaining hops.
 //!
@@ -291,22 +293,27 @@ impl Detours {
             })
             .min();
         match first {
-            Some((s, t)) => Err(unroutable(name, faults, s, t)),
+            Some((s, t)) => Err(unroutable(name, faults, s, t, hz.dims() > 0)),
             None => Ok(true),
         }
     }
 }
 
-/// The error of a fault set the rule cannot route.
-fn unroutable(name: &str, faults: &str, s: SwitchId, t: SwitchId) -> ConfigError {
+/// The error of a fault set the rule cannot route (`sides`: the network has GHC dimensions).
+fn unroutable(name: &str, faults: &str, s: SwitchId, t: SwitchId, sides: bool) -> ConfigError {
+    let moves = if sides {
+        "up*-then-down* inside each Z-node towards live down paths, side hops at any level, at most \
+         routing.max_deroutes deroutes"
+    } else {
+        "up* then down* towards live down paths"
+    };
     ConfigError::value(
         "faults",
         if faults.is_empty() { "the configured faults".to_string() } else { faults.to_string() },
         format!(
             "a fault set {name} can route around: with it, leaf switch {s} has no route to leaf switch {t} by {name}'s \
-             moves (up*-then-down* inside each Z-node towards live down paths, side hops at any level, at most the \
-             allowed deroutes, routing.max_deroutes); use fewer faults, another faults.seed, or a routing that \
-             takes any path (minimal, surepath-aliod, surepath-minimal, updown, nue)"
+             moves ({moves}); use fewer faults, another faults.seed, or a routing that takes any path (minimal, \
+             surepath-aliod, surepath-minimal, updown, nue)"
         ),
     )
 }
