@@ -1045,6 +1045,7 @@ impl Config {
             extra_hops: r.extra_hops as u32,
             packet_phits: self.packet.size_phits as u32,
             seed: self.seed,
+            faults: self.faults.describe(),
         }
     }
 

@@ -25,6 +25,7 @@ pub mod dmodk;
 pub mod dor;
 pub mod dragonfly_min;
 pub mod dragonfly_valiant;
+pub mod hyperz_faults;
 pub mod hyperz_moves;
 pub mod lash;
 pub mod minimal;
@@ -47,6 +48,8 @@ pub mod vc;
 mod deadlock_tests;
 #[cfg(test)]
 mod family_tests;
+#[cfg(test)]
+mod hyperz_fault_tests;
 #[cfg(test)]
 mod hyperz_tests;
 #[cfg(test)]
@@ -293,6 +296,9 @@ pub struct RoutingParams {
     pub packet_phits: u32,
     /// `seed`: the run's seed, which DAL names in its errors about a fault set it cannot route.
     pub seed: u64,
+    /// The `[faults]` keys in force, as `faults.random_links = 6, faults.random_switches = 1`
+    /// (empty without faults): what a routing's error about a fault set it cannot route names.
+    pub faults: String,
 }
 
 impl RoutingParams {
@@ -317,9 +323,10 @@ pub struct Entry {
     pub families: &'static [&'static str],
     /// Whether it routes around failed links and switches. DOR has one route per pair; OmniWAR
     /// keeps a packet between two switches of one row in that row; Clos-AD's routes are DOR; the
-    /// dragonfly and torus routings follow fixed l-g-l and dimension-order paths; the HyperZ and
-    /// fat-tree routings take no faults yet. (DAL detours around failed links: HyperX paper section
-    /// 6.) Configs with faults refuse the others before anything is built.
+    /// dragonfly and torus routings follow fixed l-g-l and dimension-order paths. (DAL detours
+    /// around failed links: HyperX paper section 6; the HyperZ and fat-tree routings take up then
+    /// down detours and side deroutes, Adda 2023 section 5.4, see [`hyperz_faults`].) Configs with
+    /// faults refuse the others before anything is built.
     pub fault_tolerant: bool,
     /// Whether it keeps all-pairs tables (a 2-byte next port per switch and destination switch and
     /// a VC byte per pair, `3 x switches^2` bytes), which the up-front memory check counts.
@@ -399,6 +406,22 @@ pub const REGISTRY: &[Entry] = &[
         doc: "SurePath with Polarized routes",
     },
     Entry {
+        name: "surepath-aliod",
+        families: HYPERZ,
+        build: |c, n| Ok(Box::new(surepath::SurePath::aliod(c, n)?)),
+        fault_tolerant: true,
+        all_pairs_tables: false,
+        doc: "SurePath's Up*/Down* escape with ALIOD's moves (HyperZ)",
+    },
+    Entry {
+        name: "surepath-minimal",
+        families: ANY,
+        build: |c, n| Ok(Box::new(surepath::SurePath::minimal(c, n)?)),
+        fault_tolerant: true,
+        all_pairs_tables: false,
+        doc: "SurePath's Up*/Down* escape with minimal routes",
+    },
+    Entry {
         name: "dal",
         families: HYPERX,
         build: |c, n| Ok(Box::new(dal::Dal::new(c, n)?)),
@@ -450,7 +473,7 @@ pub const REGISTRY: &[Entry] = &[
         name: "odim",
         families: HYPERZ,
         build: odim::build,
-        fault_tolerant: false,
+        fault_tolerant: true,
         all_pairs_tables: false,
         doc: "ordered-dimension HyperZ routing (Adda 2023 section 4.1)",
     },
@@ -458,7 +481,7 @@ pub const REGISTRY: &[Entry] = &[
         name: "cliod",
         families: HYPERZ,
         build: cliod::build,
-        fault_tolerant: false,
+        fault_tolerant: true,
         all_pairs_tables: false,
         doc: "common-level idle offset dimension (HyperZ, Adda 2023 Table 1)",
     },
@@ -466,7 +489,7 @@ pub const REGISTRY: &[Entry] = &[
         name: "aliod",
         families: HYPERZ,
         build: aliod::build,
-        fault_tolerant: false,
+        fault_tolerant: true,
         all_pairs_tables: false,
         doc: "any-level idle offset dimension (HyperZ, Adda 2023 Table 1)",
     },
@@ -474,7 +497,7 @@ pub const REGISTRY: &[Entry] = &[
         name: "deter",
         families: HYPERZ,
         build: deter::build,
-        fault_tolerant: false,
+        fault_tolerant: true,
         all_pairs_tables: false,
         doc: "deterministic HyperZ routing, D-mod-K for DRR (SPEC 5.2)",
     },
@@ -482,7 +505,7 @@ pub const REGISTRY: &[Entry] = &[
         name: "nca",
         families: HYPERZ,
         build: nca::build,
-        fault_tolerant: false,
+        fault_tolerant: true,
         all_pairs_tables: false,
         doc: "nearest-common-ancestor up/down (fat trees; ODim on HyperZ)",
     },
@@ -490,7 +513,7 @@ pub const REGISTRY: &[Entry] = &[
         name: "dmodk",
         families: HYPERZ,
         build: dmodk::build,
-        fault_tolerant: false,
+        fault_tolerant: true,
         all_pairs_tables: false,
         doc: "D-mod-K (fat trees; Deter on HyperZ)",
     },
