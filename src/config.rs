@@ -8,7 +8,7 @@ use crate::network::{Allocation, Allocator, EjectionVcs, InjectionVcs, RouterOpt
 pub use crate::topology::registry::TopologyConfig;
 use crate::traffic::PatternKind;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use crate::error::ConfigError;
 pub use crate::memory::{available_memory, human_bytes, parse_bytes};
@@ -707,6 +707,17 @@ fn one_of(key: &str, value: &str, allowed: &[&str]) -> Result<(), ConfigError> {
 }
 
 impl Config {
+    /// The files the config names and a run reads, with their keys: `faults.file` and, for
+    /// `kind = "graph"`, `topology.file` (an output must not name them).
+    pub fn input_files(&self) -> Vec<(&'static str, PathBuf)> {
+        let mut v: Vec<(&'static str, PathBuf)> =
+            self.faults.file.iter().map(|f| ("faults.file", PathBuf::from(f))).collect();
+        if let TopologyConfig::Graph(g) = &self.topology {
+            v.push(("topology.file", PathBuf::from(&g.file)));
+        }
+        v
+    }
+
     /// Check every value range and cross-key constraint that does not need the built topology.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.topology.validate()?;

@@ -42,3 +42,14 @@ impl ConfigError {
         ConfigError::Value { key: key.to_string(), value: value.to_string(), allowed: allowed.into() }
     }
 }
+
+/// An OS error's text without Rust's ` (os error N)` suffix, for messages that name the path and
+/// the key already. Errors carry it as text, not as a `source`: a source is printed again by the
+/// error chain (`error: cannot read x: No such file or directory: No such file or directory`).
+pub fn os_error(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}

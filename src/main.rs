@@ -79,9 +79,15 @@ fn dispatch(cli: Cli) -> Result<u8> {
             };
             let (config, threads, checkpoint) =
                 hxsim::checkpoint::setup(&request, cfg.config.as_deref(), &cfg.set, threads)?;
+            let outputs = RunOutputs { h5: out.path(&config.name, ""), json: json_out };
+            let paths = commands::run::RunPaths {
+                config: cfg.config.as_deref(),
+                resume: request.resume.as_deref(),
+                checkpoint: checkpoint.as_ref().map(|c| c.path()),
+            };
+            commands::run::check_paths(&config, paths, &outputs)?;
             let ranks = hxsim::engine::launcher_ranks().map_or(1, |r| r.1);
             config.check_memory(ranks, max_memory, None)?;
-            let outputs = RunOutputs { h5: out.path(&config.name, ""), json: json_out };
             let opts = RunOptions { threads, max_memory, fetch_ahead: prefetch, checkpoint };
             commands::run::run(&config, &opts, json, quiet, &outputs)
         }

@@ -19,7 +19,7 @@ use crate::signals::{exit_status, signal_name, StopOnSignal, STOP_IO_ERROR};
 use crate::sim::{self, Layout, RunOptions, SimError};
 use crate::staged::{same_file, Staged};
 use anyhow::{Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -50,17 +50,9 @@ pub fn run(cfg: &Config, opts: &RunOptions, json: bool, quiet: bool, outputs: &R
     if root {
         warn_threads(threads);
     }
-    // Checked before anything runs: a path that cannot be written is bad input.
-    let staged_json = match outputs.json.as_deref().filter(|_| root) {
-        Some(p) => {
-            let s = Staged::new(p)?;
-            if outputs.h5.as_deref().is_some_and(|h| same_file(h, p)) {
-                return Err(ConfigError::value("--json-out", p.display(), "a different file than --output").into());
-            }
-            Some(s)
-        }
-        None => None,
-    };
+    // Checked before anything runs: a path that cannot be written, or that another run is
+    // writing, is bad input (see `check_paths` for the paths' relations).
+    let staged_json = outputs.json.as_deref().filter(|_| root).map(|p| Staged::new(p, "--json-out")).transpose()?;
     let Some(path) = outputs.h5.as_deref().filter(|_| root) else {
         let res = match run_with_progress_on(&world, cfg, opts, quiet, progress, None) {
             Ok(Some(res)) => res,
@@ -74,7 +66,7 @@ pub fn run(cfg: &Config, opts: &RunOptions, json: bool, quiet: bool, outputs: &R
         print_summary_with(cfg, &res.summary, layout, json)?;
         return finish_code(io, exit_status(res.complete, signals.caught()));
     };
-    let staged = Staged::new(path)?;
+    let staged = Staged::new(path, "--output")?;
     signals.discard_on_exit(Some(staged.tmp()));
     let file = hdf5::create_file(staged.tmp())?;
     hdf5::write_header(&file, cfg, &hdf5::RunMeta { ranks, ..hdf5::RunMeta::now(threads) })?;
@@ -164,12 +156,66 @@ fn commit_json(s: Staged, cfg: &Config, res: &crate::sim::RunResult, status: &st
     use std::io::Write;
     let dest = s.dest().to_path_buf();
     (|| {
-        let mut f = std::fs::File::create(s.tmp())?;
+        let mut f = s.file();
         f.write_all(json_record(cfg, &res.summary, res.complete, status).as_bytes())?;
         f.sync_all()?;
         s.commit()
     })()
     .with_context(|| format!("writing the JSON summary to {}", dest.display()))
+}
+
+/// The files `hxsim run` reads and writes, checked against each other before anything runs.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RunPaths<'a> {
+    /// The config file (none with `--resume`).
+    pub config: Option<&'a Path>,
+    /// `--resume`: the checkpoint the run continues.
+    pub resume: Option<&'a Path>,
+    /// Where checkpoints go (`--checkpoint`, or the resumed file).
+    pub checkpoint: Option<&'a Path>,
+}
+
+/// Refuse (bad input, exit 2, naming the option) outputs that would destroy something before the
+/// run starts rather than after it ends: two outputs on one file (`--output`, `--json-out`,
+/// `--checkpoint`: each would overwrite the other, and the checkpoint the run says to resume
+/// from would be gone), and an output on one of the run's inputs (the config, `faults.file`,
+/// `topology.file`, the checkpoint resumed from; checkpoints may go on to the file resumed from).
+pub fn check_paths(cfg: &Config, paths: RunPaths<'_>, outputs: &RunOutputs) -> Result<(), ConfigError> {
+    let outs: Vec<(&str, &Path)> = [
+        ("--output", outputs.h5.as_deref()),
+        ("--json-out", outputs.json.as_deref()),
+        ("--checkpoint", paths.checkpoint),
+    ]
+    .into_iter()
+    .filter_map(|(k, p)| Some((k, p?)))
+    .collect();
+    let mut ins: Vec<(String, &Path)> = Vec::new();
+    if let Some(c) = paths.config {
+        ins.push(("the config file".into(), c));
+    }
+    if let Some(r) = paths.resume {
+        ins.push(("the checkpoint resumed from (--resume)".into(), r));
+    }
+    let files = cfg.input_files();
+    for (key, f) in &files {
+        ins.push((format!("{key} of the config"), f.as_path()));
+    }
+    for (i, &(key, p)) in outs.iter().enumerate() {
+        if let Some((other, _)) = outs[..i].iter().find(|(_, q)| same_file(p, q)) {
+            return Err(ConfigError::value(key, p.display(), format!("a different file than {other}")));
+        }
+        for (what, q) in &ins {
+            let resumed_checkpoint = key == "--checkpoint" && paths.resume == Some(*q);
+            if !resumed_checkpoint && same_file(p, q) {
+                return Err(ConfigError::value(
+                    key,
+                    p.display(),
+                    format!("a file that is not one of the run's inputs (this is {what})"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Exit code 1 with the I/O error reported (after the summary was printed), else `code`.

@@ -186,6 +186,15 @@ pub fn run_on(
     }
 }
 
+/// The checks of bad input that need the model, without running it: build the network with its
+/// faults, the routing and the pattern as a run does (with the preflight checks, e.g. a network
+/// that faults split) and the memory check with the routing's VC count, then drop them. `hxsim
+/// sweep` makes them for every point before any point runs.
+pub fn validate(cfg: &Config, max_memory: Option<u64>) -> Result<(), ConfigError> {
+    let params = build_params(cfg, build_network(cfg)?, &cfg.schedule())?;
+    cfg.check_memory(1, max_memory, Some(params.routing.vcs()))
+}
+
 /// How many partitions send each interval to the `samples` of [`run_on`] with `layout`: every
 /// partition with one rank, and rank 0's relay alone with several.
 pub fn sample_senders(layout: Layout) -> u32 {

@@ -1,0 +1,242 @@
+//! Issue 37, reliability: no file clobbered, no late failure, no summary that says more than the
+//! run measured. Each test reproduces one defect through the binary; what it expects follows from
+//! what must hold (a file that must not change, an exit code from the README's table, counts that
+//! must agree between two runs), not from hxsim's own output.
+
+use hxsim::output::hdf5 as h5;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const QUICKSTART: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/quickstart.toml");
+const SHORT: [&str; 4] = ["--set", "simulation.warmup_cycles=100", "--set", "simulation.measure_cycles=300"];
+
+fn hxsim(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hxsim")).args(args).current_dir(cwd).output().expect("running hxsim")
+}
+
+fn spawn(args: &[&str], cwd: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_hxsim"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting hxsim")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let f = dir.join(name);
+    std::fs::write(&f, body).unwrap();
+    f
+}
+
+/// Bad input: exit 2, no panic, and the message names `key`.
+fn refused(out: &Output, key: &str) {
+    let err = text(&out.stderr);
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "panic: {err}");
+    assert_eq!(out.status.code(), Some(2), "expected exit 2 naming {key}: {err}");
+    assert!(err.contains(key), "the message does not name {key}: {err}");
+}
+
+fn wait_for(path: &Path) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(start.elapsed() < Duration::from_secs(60), "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn sigterm(child: &Child) {
+    // SAFETY: signalling our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+}
+
+/// Output safety: a second run given the `-o` of a run still writing it exits 2 before it
+/// simulates anything, and the first run's file stays whole (it was a corrupt file, or the
+/// second run's alone, with exit 0 twice). A partial file left by a run that died is taken over.
+#[test]
+fn two_runs_on_one_output_do_not_share_its_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("same.h5");
+    let long = ["run", QUICKSTART, "-q", "-o", "same.h5", "--set", "simulation.measure_cycles=100000000"];
+    let first = spawn(&long, dir.path());
+    let partial = dir.path().join("same.h5.partial");
+    wait_for(&partial);
+    let second = hxsim(&["run", QUICKSTART, "-q", "-o", "same.h5", SHORT[0], SHORT[1], SHORT[2], SHORT[3]], dir.path());
+    refused(&second, "--output");
+    assert!(text(&second.stderr).contains("same.h5.partial"), "{}", text(&second.stderr));
+    // The first run's time series grows in its file meanwhile; stopped, it leaves a whole file.
+    std::thread::sleep(Duration::from_millis(300));
+    sigterm(&first);
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(143), "{}", text(&first.stderr));
+    let f = h5::open_file(&out).unwrap();
+    assert!(h5::str_attr(&f, "status").unwrap().starts_with("interrupted by SIGTERM"));
+    assert!(f.dataset("summary/accepted_load").is_ok());
+    assert!(!partial.exists());
+
+    // A partial file whose writer is gone (killed outright) does not block the path.
+    write(dir.path(), "same.h5.partial", "left by a killed run");
+    let again = hxsim(&["run", QUICKSTART, "-q", "-o", "same.h5", SHORT[0], SHORT[1], SHORT[2], SHORT[3]], dir.path());
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert!(!partial.exists());
+    assert!(h5::open_file(&out).is_ok());
+}
+
+/// Output safety: an output that names one of the run's inputs, or another output, is refused up
+/// front (exit 2, naming the option), and the input is left as it was: the config (`-o`,
+/// `--json-out`), a fault list, the checkpoint resumed from; `--checkpoint` on the `--json-out` or
+/// `-o` file (the record overwrote the checkpoint it said to resume from; the results were lost
+/// at the end with exit 1).
+#[test]
+fn outputs_that_name_inputs_or_each_other_are_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = std::fs::read_to_string(QUICKSTART).unwrap();
+    let c = write(dir.path(), "c.toml", &config);
+    let faults = write(dir.path(), "f.csv", "link,0,0\n");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["-o", "c.toml"], "--output"),
+        (vec!["--no-output", "--json-out", "c.toml"], "--json-out"),
+        (vec!["--set", "faults.file=f.csv", "-o", "f.csv"], "--output"),
+        (vec!["--no-output", "--checkpoint", "j.json", "--json-out", "j.json"], "--checkpoint"),
+        (vec!["--checkpoint", "new.h5", "-o", "new.h5"], "--checkpoint"),
+        (vec!["-o", "r.json", "--json-out", "r.json"], "--json-out"),
+    ];
+    for (args, key) in cases {
+        let out = hxsim(&[&["run", "c.toml", "-q"][..], &args, &SHORT].concat(), dir.path());
+        refused(&out, key);
+        assert_eq!(std::fs::read_to_string(&c).unwrap(), config, "{args:?}");
+        assert_eq!(std::fs::read_to_string(&faults).unwrap(), "link,0,0\n", "{args:?}");
+        for f in ["j.json", "new.h5", "r.json"] {
+            assert!(!dir.path().join(f).exists(), "{args:?} wrote {f}");
+        }
+    }
+    // A checkpoint resumed from may take further checkpoints, not the results.
+    let ck = dir.path().join("run.ckpt");
+    let mut child = spawn(
+        &[
+            "run",
+            "c.toml",
+            "-q",
+            "--no-output",
+            "--checkpoint",
+            "run.ckpt",
+            "--set",
+            "simulation.measure_cycles=100000000",
+        ],
+        dir.path(),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    sigterm(&child);
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert!(ck.exists());
+    let before = std::fs::read(&ck).unwrap();
+    refused(&hxsim(&["run", "--resume", "run.ckpt", "-q", "-o", "run.ckpt"], dir.path()), "--output");
+    assert_eq!(std::fs::read(&ck).unwrap(), before);
+    child = spawn(&["run", "--resume", "run.ckpt", "-q", "--no-output"], dir.path());
+    std::thread::sleep(Duration::from_millis(300));
+    sigterm(&child);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
+}
+
+/// Output safety: `-o` and `--json-out` never replace what is not a regular file with one: a FIFO
+/// gets the bytes (its reader reads the whole file), a link still points to its target, which holds
+/// the new file, and `--json-out /dev/stdout` writes to the standard output (it was refused naming
+/// `--output` as a normal user, and replaced `/dev/stdout` as root).
+#[test]
+fn outputs_that_are_not_regular_files_are_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let c = std::ffi::CString::new(p(&fifo)).unwrap();
+    // SAFETY: mkfifo with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let out =
+        hxsim(&[&["run", QUICKSTART, "-q", "-o", "pipe", "--json-out", "r.json"][..], &SHORT].concat(), dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // (Checked before joining the reader, which waits for ever on a FIFO nobody opened.)
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+    let bytes = reader.join().unwrap();
+    assert_eq!(&bytes[..8], b"\x89HDF\r\n\x1a\n", "the reader got an HDF5 file");
+    // Through a link: the link stays, its target is the new file.
+    std::os::unix::fs::symlink("sub/target.h5", dir.path().join("link.h5")).unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    write(dir.path(), "sub/target.h5", "old");
+    let out = hxsim(&[&["run", QUICKSTART, "-q", "-o", "link.h5"][..], &SHORT].concat(), dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::symlink_metadata(dir.path().join("link.h5")).unwrap().file_type().is_symlink());
+    assert!(h5::open_file(&dir.path().join("sub/target.h5")).is_ok());
+    // The standard output, as a pipe.
+    let out = hxsim(
+        &[&["run", QUICKSTART, "-q", "--no-output", "--json-out", "/dev/stdout"][..], &SHORT].concat(),
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let record: serde_json::Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(record["name"], "quickstart");
+    assert!(stdout.contains("accepted load"), "the table follows the record: {stdout}");
+}
+
+/// Output safety: `merge` refuses an HDF5 output that is one of its inputs (it did so only for
+/// JSON inputs) and a file given twice, and a directory merged into a file inside it twice gets
+/// the same sweep file the second time (it read its own output as a point).
+#[test]
+fn merge_never_reads_its_output_or_a_file_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("pts");
+    std::fs::create_dir(&d).unwrap();
+    for i in 0..2 {
+        let out =
+            hxsim(&[&["run", QUICKSTART, "-q", "-o", &format!("pts/point-{i}.h5")][..], &SHORT].concat(), dir.path());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let run = std::fs::read(d.join("point-0.h5")).unwrap();
+    refused(&hxsim(&["merge", "pts/point-0.h5", "-o", "pts/point-0.h5"], dir.path()), "--output");
+    assert_eq!(std::fs::read(d.join("point-0.h5")).unwrap(), run);
+    refused(&hxsim(&["merge", "pts/point-0.h5", "pts/point-0.h5", "-o", "m.h5"], dir.path()), "twice");
+    refused(&hxsim(&["merge", "pts", "pts/point-1.h5", "-o", "m.h5"], dir.path()), "twice");
+    let js = write(dir.path(), "a.json", "{\"complete\": true, \"status\": \"complete\", \"x\": 1}\n");
+    refused(&hxsim(&["merge", p(&js), p(&js)], dir.path()), "twice");
+    let points = |out: &Output| {
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let f = h5::open_file(&d.join("all.h5")).unwrap();
+        f.attr("points").unwrap().read_scalar::<u64>().unwrap()
+    };
+    assert_eq!(points(&hxsim(&["merge", "pts", "-o", "pts/all.h5"], dir.path())), 2);
+    assert_eq!(points(&hxsim(&["merge", "pts", "-o", "pts/all.h5"], dir.path())), 2);
+}
+
+/// Output safety: a sweep with one point whose model is bad input (faults that split its network)
+/// exits 2 before anything runs, and leaves an existing results file as it was (it ran the other
+/// points, exited 3 and replaced the file).
+#[test]
+fn sweep_validates_every_point_before_running_any() {
+    let dir = tempfile::tempdir().unwrap();
+    let keep = write(dir.path(), "s.h5", "earlier results");
+    // 40 failed links of the 48 of a 4x4 HyperX leave 8, too few to connect 16 switches.
+    let out = hxsim(
+        &[&["sweep", QUICKSTART, "-q", "-o", "s.h5", "--set", "faults.random_links=0,40"][..], &SHORT].concat(),
+        dir.path(),
+    );
+    refused(&out, "faults.random_links");
+    assert!(text(&out.stderr).contains("sweep point"), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).is_empty(), "nothing ran: {}", text(&out.stdout));
+    assert_eq!(std::fs::read_to_string(&keep).unwrap(), "earlier results");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, vec!["s.h5"]);
+}
