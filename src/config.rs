@@ -564,9 +564,15 @@ fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
 
 /// Read, override and validate a config file.
 pub fn load(path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
-    let text =
-        std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
+    let text = read_config_text(path)?;
     parse_file_str(&text, path, overrides)
+}
+
+/// The text of the config file `path`, read with the bounds of [`crate::input`] (so that
+/// `/dev/zero` is refused at once).
+pub fn read_config_text(path: &Path) -> Result<String, ConfigError> {
+    crate::input::read_text(path, crate::input::CONFIG_MAX_BYTES)
+        .map_err(|why| ConfigError::Io { path: path.display().to_string(), why })
 }
 
 /// Apply one `key.path=value` override; the value is read as a TOML literal, else as a string.

@@ -198,8 +198,8 @@ pub fn merge(files: &[PathBuf]) -> Result<Table, MergeError> {
     let mut rows = Vec::new();
     for f in files {
         let path = f.display().to_string();
-        let text = std::fs::read_to_string(f)
-            .map_err(|e| MergeError::Io { path: path.clone(), why: crate::error::os_error(&e) })?;
+        let text = crate::input::read_text(f, crate::input::DATA_MAX_BYTES)
+            .map_err(|why| MergeError::Io { path: path.clone(), why })?;
         let mut count = 0;
         for value in serde_json::Deserializer::from_str(&text).into_iter::<Value>() {
             let value = value.map_err(|e| MergeError::Json { path: path.clone(), message: e.to_string() })?;

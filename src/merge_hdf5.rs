@@ -142,7 +142,7 @@ fn read_h5(path: &Path) -> Input {
 }
 
 fn read_json(path: &Path) -> Vec<Input> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::input::read_text(path, crate::input::DATA_MAX_BYTES) {
         Ok(t) => t,
         Err(e) => return vec![Input::failed(path, format!("cannot read: {e}"))],
     };

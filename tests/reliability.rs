@@ -240,3 +240,27 @@ fn sweep_validates_every_point_before_running_any() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left, vec!["s.h5"]);
 }
+
+/// Refuse up front: `/dev/zero` or `/dev/urandom` as the config, `faults.file` or
+/// `topology.file` is refused at once (exit 2 naming the key); it was read without bound (5 GB
+/// after 30 s).
+#[test]
+fn endless_input_files_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph =
+        write(dir.path(), "g.toml", "[topology]\nkind = \"graph\"\nfile = \"/dev/urandom\"\nservers_per_switch = 1\n");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["run", "/dev/zero", "-q", "--no-output"], "/dev/zero"),
+        (vec!["run", "/dev/urandom", "-q", "--no-output"], "/dev/urandom"),
+        (vec!["run", QUICKSTART, "-q", "--no-output", "--set", "faults.file=\"/dev/zero\""], "faults.file"),
+        (vec!["run", QUICKSTART, "-q", "--no-output", "--set", "faults.file=\"/dev/urandom\""], "faults.file"),
+        (vec!["run", p(&graph), "-q", "--no-output"], "topology.file"),
+        (vec!["analyze", "/dev/zero"], "/dev/zero"),
+        (vec!["sweep", "/dev/zero", "-q", "--no-output", "--set", "traffic.load=0.1,0.2"], "/dev/zero"),
+    ];
+    for (args, key) in cases {
+        let start = Instant::now();
+        refused(&hxsim(&args, dir.path()), key);
+        assert!(start.elapsed() < Duration::from_secs(10), "{args:?} took {:?}", start.elapsed());
+    }
+}

@@ -51,13 +51,14 @@ pub(super) fn check_servers(servers: usize) -> Result<(), ConfigError> {
 impl GraphConfig {
     /// Read and check the file: `(switches, links)`.
     pub fn read(&self) -> Result<(usize, Links), ConfigError> {
-        let text = std::fs::read_to_string(&self.file).map_err(|e| {
-            ConfigError::value(
-                "topology.file",
-                format!("\"{}\"", self.file),
-                format!("a readable edge-list file ({e})"),
-            )
-        })?;
+        let text =
+            crate::input::read_text(std::path::Path::new(&self.file), crate::input::DATA_MAX_BYTES).map_err(|why| {
+                ConfigError::value(
+                    "topology.file",
+                    format!("\"{}\"", self.file),
+                    format!("a readable edge-list file: {why}"),
+                )
+            })?;
         parse_edge_list(&text)
             .map_err(|(line, why)| ConfigError::value("topology.file", format!("{}:{line}", self.file), why))
     }
