@@ -991,12 +991,11 @@ impl Config {
     }
 
     /// Refuse (bad input, exit code 2) a config whose [`Config::memory_lower_bound`] exceeds `limit`
-    /// (`--max-memory`) or, without one, the memory available to this process (`MemAvailable` of
-    /// `/proc/meminfo`, and the cgroup's limit): such a run would allocate for a long time and
-    /// then abort. `vcs` as in [`Config::memory_lower_bound`].
+    /// (`--max-memory`) or, without one, the memory this process may still use
+    /// ([`crate::memory::memory_limit`]: `MemAvailable`, `ulimit -v` and `-d`, its own cgroup's
+    /// limit): such a run would allocate for a long time and then abort. `vcs` as in [`Config::memory_lower_bound`].
     pub fn check_memory(&self, ranks: usize, limit: Option<u64>, vcs: Option<usize>) -> Result<(), ConfigError> {
-        let Some((avail, source)) =
-            limit.map(|l| (l, "--max-memory")).or_else(|| available_memory().map(|a| (a, "available memory")))
+        let Some((avail, source)) = limit.map(|l| (l, "--max-memory".to_string())).or_else(crate::memory::memory_limit)
         else {
             return Ok(());
         };

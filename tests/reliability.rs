@@ -264,3 +264,42 @@ fn endless_input_files_are_refused_at_once() {
         assert!(start.elapsed() < Duration::from_secs(10), "{args:?} took {:?}", start.elapsed());
     }
 }
+
+/// `cmd` with its address space limited to `bytes` (`ulimit -v`).
+fn with_address_space(cmd: &mut Command, bytes: u64) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe; the closure allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            let r = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
+            if libc::setrlimit(libc::RLIMIT_AS, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Refuse up front: under `ulimit -v 4G` a `[256, 256]` HyperX (4.3 GiB of router state with its
+/// 4 VCs) passed the memory check, which read only `MemAvailable`, allocated for 19 s and aborted
+/// (exit 134, a stack backtrace). Now the address-space limit is one of the limits: exit 2 naming
+/// it, before anything is built. And an allocation that fails anyway (`--max-memory` lifts the
+/// check) ends with one line and exit 2, never a backtrace, even with `RUST_BACKTRACE=1`.
+#[test]
+fn the_address_space_limit_is_checked_and_out_of_memory_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = ["--set", "topology.sides=[256,256]", "--set", "faults.random_links=1", "--set", "routing.vcs=4"];
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hxsim"));
+    cmd.args([&["run", QUICKSTART, "-q", "--no-output"][..], &big, &SHORT].concat()).current_dir(dir.path());
+    let start = Instant::now();
+    let out = with_address_space(&mut cmd, 4 << 30).env("RUST_BACKTRACE", "1").output().unwrap();
+    refused(&out, "ulimit -v");
+    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+    // 1 GiB of address space, the check lifted: the router state's allocation fails.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hxsim"));
+    cmd.args([&["run", QUICKSTART, "-q", "--no-output", "--max-memory", "1T"][..], &big[..2], &SHORT].concat());
+    let out = with_address_space(&mut cmd, 1 << 30).env("RUST_BACKTRACE", "1").output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("out of memory") && !err.contains("backtrace") && err.lines().count() == 1, "{err}");
+}
