@@ -423,6 +423,10 @@ impl Schedule {
     }
 }
 
+/// Bytes a run keeps per time-series row, at least: a [`crate::metrics::Sample`] in a partition's
+/// statistics, in its rank's result and in the merged result.
+pub const TIMESERIES_ROW_BYTES: u128 = 3 * std::mem::size_of::<crate::metrics::Sample>() as u128;
+
 /// Output options.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -934,9 +938,10 @@ impl Config {
         let state = crate::network::state_bytes(switches, ports, servers, vcs) / ranks.max(1) as u128;
         let table = if self.faults.any() && self.topology.faulty_distance_table() { switches * switches } else { 0 };
         let routes = self.routing_table_bytes();
-        let total = (state + table + routes).min(u64::MAX as u128) as u64;
+        let series = self.timeseries_bytes();
+        let total = (state + table + routes + series).min(u64::MAX as u128) as u64;
         let why = format!(
-            "{switches} switches with {ports} router ports x {vcs} VCs of router state{}{}",
+            "{switches} switches with {ports} router ports x {vcs} VCs of router state{}{}{}",
             if table > 0 {
                 format!(", plus a {switches} x {switches} distance table because [faults] has faults")
             } else {
@@ -949,9 +954,32 @@ impl Config {
                 )
             } else {
                 String::new()
+            },
+            if series > 0 {
+                format!(
+                    ", plus a time series of {} rows (output.sample_cycles = {}) held three times",
+                    series / TIMESERIES_ROW_BYTES,
+                    self.output.sample_cycles
+                )
+            } else {
+                String::new()
             }
         );
         (total, why)
+    }
+
+    /// Bytes of the time series a run keeps in memory until it ends: one row per
+    /// `output.sample_cycles` interval of the longest run the schedule allows, held by each
+    /// partition, by the rank's result and by the merged result ([`TIMESERIES_ROW_BYTES`] for the
+    /// three). 0 for a fixed workload without `simulation.max_cycles` (its end is not known).
+    /// `output.sample_cycles = 1` over a million cycles is 168 MB.
+    pub fn timeseries_bytes(&self) -> u128 {
+        let schedule = self.schedule();
+        let end = schedule.until_steady.unwrap_or(schedule.end);
+        if end == u64::MAX {
+            return 0;
+        }
+        end.div_ceil(self.output.sample_cycles.max(1)) as u128 * TIMESERIES_ROW_BYTES
     }
 
     /// VCs per port for the memory estimates before the routing is built: `routing.vcs`, or 2 when
@@ -1002,6 +1030,19 @@ impl Config {
         let (need, why) = self.memory_lower_bound(ranks, vcs);
         if need <= avail {
             return Ok(());
+        }
+        let series = self.timeseries_bytes().min(u64::MAX as u128) as u64;
+        if series > 0 && need.saturating_sub(series) <= avail {
+            return Err(ConfigError::value(
+                "output.sample_cycles",
+                self.output.sample_cycles,
+                format!(
+                    "a sampling interval whose time series fits in memory: with it the run needs at least {} ({why}) \
+                     but {source} is {}; sample less often, or run fewer cycles",
+                    human_bytes(need),
+                    human_bytes(avail)
+                ),
+            ));
         }
         let routes = self.routing_table_bytes().min(u64::MAX as u128) as u64;
         if routes > 0 && need - routes <= avail {

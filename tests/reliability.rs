@@ -303,3 +303,36 @@ fn the_address_space_limit_is_checked_and_out_of_memory_is_one_line() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("out of memory") && !err.contains("backtrace") && err.lines().count() == 1, "{err}");
 }
+
+/// Refuse up front: an RRG of 16,384 switches of degree 1,000 (it generated for minutes with no
+/// progress line) and `output.sample_cycles = 1` over 10^9 cycles (about 190 MB of time series
+/// per million cycles, kept until the end) exit 2 at once, naming the key.
+#[test]
+fn setups_that_cannot_end_well_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let rrg = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/rrg-876-23-17.toml");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["run", rrg, "-q", "--no-output", "--set", "topology.switches=16384", "--set", "topology.degree=1000"],
+            "topology.degree",
+        ),
+        (
+            vec![
+                "run",
+                QUICKSTART,
+                "-q",
+                "--no-output",
+                "--set",
+                "output.sample_cycles=1",
+                "--set",
+                "simulation.measure_cycles=1000000000",
+            ],
+            "output.sample_cycles",
+        ),
+    ];
+    for (args, key) in cases {
+        let start = Instant::now();
+        refused(&hxsim(&args, dir.path()), key);
+        assert!(start.elapsed() < Duration::from_secs(10), "{args:?} took {:?}", start.elapsed());
+    }
+}
