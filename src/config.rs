@@ -21,7 +21,7 @@ pub struct Config {
     #[serde(default = "default_name")]
     pub name: String,
     /// Master seed; every random stream is derived from it and the owner's id.
-    #[serde(default = "default_seed")]
+    #[serde(default = "default_seed", with = "crate::rng::seed_format")]
     pub seed: u64,
     /// The network: a family (`kind`) and its keys.
     pub topology: TopologyConfig,
@@ -545,9 +545,11 @@ fn override_covers(ov: &str, key: &str) -> bool {
     key == k || key.starts_with(&format!("{k}."))
 }
 
-/// One line: the parser's message plus the offending `key = value` line.
+/// One line: the parser's message plus the offending `key = value` line, each clipped
+/// ([`crate::error::clip`]: a value of 100,000 characters is echoed by its start; the line starts
+/// with its key, which stays).
 fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
-    let mut msg = e.message().trim().to_string();
+    let mut msg = crate::error::clip(e.message().trim());
     if let Some(span) = e.span() {
         let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
         let line_end = text[span.start..].find('\n').map_or(text.len(), |i| span.start + i);
@@ -557,7 +559,7 @@ fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
             .rev()
             .find(|l| l.trim_start().starts_with('['))
             .map(|l| l.trim().trim_matches(|c| c == '[' || c == ']').to_string());
-        let line = text[line_start..line_end].trim();
+        let line = crate::error::clip(text[line_start..line_end].trim());
         match section {
             Some(s) if !s.is_empty() => msg = format!("{msg} at `[{s}] {line}`"),
             _ => msg = format!("{msg} at `{line}`"),
@@ -859,7 +861,9 @@ impl Config {
                 "simulation.watchdog_cycles",
                 s.watchdog_cycles,
                 format!(
-                    "at least {} cycles: 100, and 2 x (link.latency + packet.size_phits + router.crossbar_latency) =                      {transit}, the longest a packet may go without moving in a network that is not deadlocked                      (a link transit, then the credit for it)",
+                    "at least {} cycles: 100, and 2 x (link.latency + packet.size_phits + router.crossbar_latency) = \
+                     {transit}, the longest a packet may go without moving in a network that is not deadlocked (a \
+                     link transit, then the credit for it)",
                     transit.max(100)
                 ),
             ));

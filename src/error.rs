@@ -17,7 +17,7 @@ pub enum ConfigError {
         why: String,
     },
     /// TOML syntax error, unknown key or wrong type (serde's message names the key).
-    #[error("invalid config {origin}: {message}")]
+    #[error("invalid config {}: {}", clip(.origin), clip_lines(.message, 5 * ECHO_MAX_CHARS))]
     Parse {
         /// File name or `--set`.
         origin: String,
@@ -25,7 +25,7 @@ pub enum ConfigError {
         message: String,
     },
     /// A key has a value outside what is allowed.
-    #[error("invalid value for `{key}`: {value} ({allowed})")]
+    #[error("invalid value for `{key}`: {value} ({})", clip_to(.allowed, 5 * ECHO_MAX_CHARS))]
     Value {
         /// Dotted key, e.g. `traffic.load`.
         key: String,
@@ -50,12 +50,23 @@ pub const ECHO_MAX_CHARS: usize = 200;
 /// `s` as an error message echoes it: whole up to [`ECHO_MAX_CHARS`] characters, else its start
 /// and how long it is (a `--set` of a 100,000-entry list would otherwise fill the terminal).
 pub fn clip(s: &str) -> String {
+    clip_to(s, ECHO_MAX_CHARS)
+}
+
+/// [`clip`] to `max` characters (what is allowed may be longer than a value: a list of names).
+pub fn clip_to(s: &str, max: usize) -> String {
     let n = s.chars().count();
-    if n <= ECHO_MAX_CHARS {
+    if n <= max {
         return s.to_string();
     }
-    let head: String = s.chars().take(ECHO_MAX_CHARS - 40).collect();
+    let head: String = s.chars().take(max.saturating_sub(40)).collect();
     format!("{head}... ({n} characters in all)")
+}
+
+/// [`clip_to`] applied to each line (a parser's message quotes the offending line, and marks the
+/// column under it).
+pub fn clip_lines(s: &str, max: usize) -> String {
+    s.split('\n').map(|l| clip_to(l, max)).collect::<Vec<_>>().join("\n")
 }
 
 /// An OS error's text without Rust's ` (os error N)` suffix, for messages that name the path and

@@ -108,7 +108,8 @@ proptest! {
         for spec in [format!("{key}={a}:{b}:{s}"), format!("{key}={f}:{g}:{h}"), format!("{key}={a},{f},{a}")] {
             match hxsim::sweep::parse_set(&spec) {
                 Ok(axis) => prop_assert!(!axis.values.is_empty() && axis.values.len() <= hxsim::sweep::MAX_POINTS),
-                Err(e) => prop_assert!(e.to_string().contains(&spec), "{spec}: {e}"),
+                // Named by its start: errors clip what they echo (hxsim::error::clip).
+                Err(e) => prop_assert!(e.to_string().contains(&spec[..spec.len().min(100)]), "{spec}: {e}"),
             }
         }
     }

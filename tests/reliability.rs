@@ -336,3 +336,144 @@ fn setups_that_cannot_end_well_are_refused_at_once() {
         assert!(start.elapsed() < Duration::from_secs(10), "{args:?} took {:?}", start.elapsed());
     }
 }
+
+/// Refuse up front: torus-dor, dragonfly-min, dragonfly-valiant and ugal with one failed link or
+/// switch exit 2 at validation (they failed at cycle 64 with exit 3 "no route"), naming
+/// `routing.algorithm`; and every routing the advice lists runs on that faulty network (the advice
+/// for `dor` listed routings that refuse faults; Valiant and Polarized were refused on a faulty
+/// dragonfly blaming `routing.vcs`, which the user never set).
+#[test]
+fn fault_intolerant_routings_are_refused_with_advice_that_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let torus = write(
+        dir.path(),
+        "t.toml",
+        "[topology]\nkind = \"torus\"\nsides = [4, 4]\nservers_per_switch = 2\n[simulation]\nwarmup_cycles = 50\nmeasure_cycles = 150\n",
+    );
+    let dragonfly = write(
+        dir.path(),
+        "d.toml",
+        "[topology]\nkind = \"dragonfly\"\np = 2\na = 4\nh = 2\n[simulation]\nwarmup_cycles = 50\nmeasure_cycles = 150\n",
+    );
+    for (cfg, routings) in
+        [(&torus, &["torus-dor"][..]), (&dragonfly, &["dragonfly-min", "dragonfly-valiant", "ugal"][..])]
+    {
+        for routing in routings {
+            for fault in ["faults.random_links=1", "faults.random_switches=1"] {
+                let out = hxsim(
+                    &[
+                        "run",
+                        p(cfg),
+                        "-q",
+                        "--no-output",
+                        "--set",
+                        &format!("routing.algorithm={routing}"),
+                        "--set",
+                        fault,
+                    ],
+                    dir.path(),
+                );
+                refused(&out, "routing.algorithm");
+                let err = text(&out.stderr);
+                assert!(err.contains("cannot route around"), "{err}");
+                let advised: Vec<String> = err
+                    .rsplit("use one of: ")
+                    .next()
+                    .unwrap()
+                    .trim_end()
+                    .trim_end_matches(')')
+                    .split(", ")
+                    .map(str::to_string)
+                    .collect();
+                assert!(advised.len() > 3, "{err}");
+                for alg in &advised {
+                    let ok = hxsim(
+                        &[
+                            "run",
+                            p(cfg),
+                            "-q",
+                            "--no-output",
+                            "--set",
+                            &format!("routing.algorithm={alg}"),
+                            "--set",
+                            fault,
+                        ],
+                        dir.path(),
+                    );
+                    assert!(
+                        ok.status.success(),
+                        "{routing} advises {alg}, which fails with {fault}: {}",
+                        text(&ok.stderr)
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Messages: each names the key the user set, once, briefly. The watchdog refusal had two runs of
+/// 22 spaces; a disconnected edge-list file was blamed on `faults` (none set); HyperZ
+/// `sides = [0, 2]` on `topology.zones`; a 300 KB value was echoed whole; an OS error was printed
+/// twice ("No such file or directory (os error 2): No such file or directory (os error 2)").
+#[test]
+fn messages_name_the_key_once_and_briefly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hxsim(&["run", QUICKSTART, "-q", "--no-output", "--set", "simulation.watchdog_cycles=5"], dir.path());
+    refused(&out, "simulation.watchdog_cycles");
+    assert!(!text(&out.stderr).contains("   "), "{:?}", text(&out.stderr));
+    write(dir.path(), "split.txt", "0 1\n2 3\n");
+    let g = write(dir.path(), "g.toml", "[topology]\nkind = \"graph\"\nfile = \"split.txt\"\nservers_per_switch = 1\n");
+    let out = hxsim(&["run", p(&g), "-q", "--no-output"], dir.path());
+    refused(&out, "topology.file");
+    assert!(!text(&out.stderr).contains("`faults`"), "{}", text(&out.stderr));
+    let hz = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/hyperz-1024-h1.toml");
+    let out = hxsim(&["run", hz, "-q", "--no-output", "--set", "topology.sides=[0,2]"], dir.path());
+    refused(&out, "topology.sides");
+    let config = std::fs::read_to_string(QUICKSTART).unwrap();
+    let many =
+        write(dir.path(), "many.toml", &format!("{config}\n[faults]\nswitches = [{}]\n", vec!["x"; 50_000].join(",")));
+    let out = hxsim(&["run", p(&many), "-q", "--no-output"], dir.path());
+    refused(&out, "many.toml");
+    assert!(out.stderr.len() < 1000, "{} bytes of stderr", out.stderr.len());
+    let long = format!("traffic.pattern={}", "x".repeat(100_000));
+    let out = hxsim(&["run", QUICKSTART, "-q", "--no-output", "--set", &long], dir.path());
+    refused(&out, "traffic.pattern");
+    assert!(out.stderr.len() < 1000, "{} bytes of stderr", out.stderr.len());
+    let out = hxsim(&["run", "missing.toml", "-q", "--no-output"], dir.path());
+    refused(&out, "missing.toml");
+    let err = text(&out.stderr);
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    assert!(!err.contains("os error"), "{err}");
+}
+
+/// Messages: seeds above 2^63 - 1 (TOML integers stop there) are written as strings of digits and
+/// read back: `--set seed=18446744073709551615` runs, and its results file's config and JSON record
+/// hold the seed (it could not be written).
+#[test]
+fn seeds_above_two_to_the_63_can_be_written_and_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = "18446744073709551615";
+    let out = hxsim(
+        &[
+            &["run", QUICKSTART, "-q", "-o", "s.h5", "--json-out", "s.json", "--set", &format!("seed={big}")][..],
+            &["--set", "faults.random_links=1", "--set", "faults.seed=9223372036854775808"],
+            &SHORT,
+        ]
+        .concat(),
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let record: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap();
+    assert_eq!(record["seed"].as_u64(), Some(u64::MAX));
+    let f = h5::open_file(&dir.path().join("s.h5")).unwrap();
+    let config = h5::str_attr(&f, "config").unwrap();
+    let cfg = hxsim::config::parse_str(&config, "file", &[]).unwrap();
+    assert_eq!((cfg.seed, cfg.faults.seed), (u64::MAX, Some(1 << 63)));
+    // The same seed written in the file, run again, gives the same summary.
+    let c = write(dir.path(), "again.toml", &config);
+    let again = hxsim(&[&["run", p(&c), "-q", "--no-output", "--json-out", "a.json"][..]].concat(), dir.path());
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    let a: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("a.json")).unwrap()).unwrap();
+    assert_eq!(a["packets_delivered"], record["packets_delivered"]);
+    assert_eq!(a["accepted_load"], record["accepted_load"]);
+}

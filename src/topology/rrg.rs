@@ -38,7 +38,7 @@ pub struct RrgConfig {
     /// Servers per switch, `k - r`.
     pub servers_per_switch: usize,
     /// Seed of the graph (default: the run's `seed`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::rng::seed_format::option")]
     pub seed: Option<u64>,
 }
 
