@@ -477,3 +477,21 @@ fn seeds_above_two_to_the_63_can_be_written_and_read() {
     assert_eq!(a["packets_delivered"], record["packets_delivered"]);
     assert_eq!(a["accepted_load"], record["accepted_load"]);
 }
+
+/// Exit codes as the README's table says: `check-deadlock` on a network that faults split and
+/// `plot` on an input that is not a results file are bad input, 2 (they exited 1).
+#[test]
+fn check_deadlock_on_a_split_network_and_plot_of_an_unreadable_file_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    // 40 of the 48 links of a 4x4 HyperX fail: 8 cannot connect 16 switches.
+    let out = hxsim(&["check-deadlock", QUICKSTART, "--set", "faults.random_links=40"], dir.path());
+    refused(&out, "faults");
+    write(dir.path(), "bad.h5", "not an HDF5 file");
+    refused(&hxsim(&["plot", "bad.h5", "-o", "f.svg"], dir.path()), "bad.h5");
+    // An HDF5 file that hxsim did not write.
+    let f = ::hdf5::File::create(dir.path().join("other.h5")).unwrap();
+    f.new_dataset::<u8>().create("x").unwrap();
+    drop(f);
+    refused(&hxsim(&["plot", "other.h5", "-o", "f.svg"], dir.path()), "other.h5");
+    assert!(!dir.path().join("f.svg").exists());
+}
