@@ -180,10 +180,18 @@ fn read_json(path: &Path) -> Vec<Input> {
             _ => None,
         };
         input.summary = summary.map(|s| s.into_iter().filter(|(_, x)| x.is_number()).collect());
-        input.error = match (&input.summary, v.get("error")) {
-            (_, Some(e)) => e.as_str().map_or_else(|| e.to_string(), str::to_string),
-            (None, None) => "no summary".into(),
-            (Some(_), None) => String::new(),
+        // A record or summary of a run that stopped says so (`complete`, `status`, as `hxsim run
+        // --json` and `--json-out` write them, outside or inside `summary`).
+        let stopped = [Some(&v), input.summary.as_ref().and(summary_obj(&v))]
+            .into_iter()
+            .flatten()
+            .find(|o| o.get("complete") == Some(&Value::Bool(false)))
+            .map(|o| o.get("status").and_then(Value::as_str).unwrap_or("incomplete").to_string());
+        input.error = match (&input.summary, v.get("error"), stopped) {
+            (_, Some(e), _) => e.as_str().map_or_else(|| e.to_string(), str::to_string),
+            (_, None, Some(status)) => status,
+            (None, None, None) => "no summary".into(),
+            (Some(_), None, None) => String::new(),
         };
         input.complete = input.error.is_empty();
         out.push(input);
@@ -192,6 +200,11 @@ fn read_json(path: &Path) -> Vec<Input> {
         out.push(Input::failed(path, "no JSON object in the file".into()));
     }
     out
+}
+
+/// The `summary` object of a record, if it has one.
+fn summary_obj(v: &serde_json::Map<String, Value>) -> Option<&serde_json::Map<String, Value>> {
+    v.get("summary").and_then(Value::as_object)
 }
 
 /// Swept keys: every `set` key, then the config keys whose values differ between inputs.

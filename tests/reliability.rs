@@ -495,3 +495,139 @@ fn check_deadlock_on_a_split_network_and_plot_of_an_unreadable_file_exit_2() {
     refused(&hxsim(&["plot", "other.h5", "-o", "f.svg"], dir.path()), "other.h5");
     assert!(!dir.path().join("f.svg").exists());
 }
+
+/// Honest summaries: a run stopped at cycle C (a signal) counts what a complete run of C cycles
+/// counts: deliveries are recorded when a packet leaves its last switch, and those whose tail had
+/// not arrived by C were counted (+0.13% packets), with their latencies, hops, per-server phits
+/// and time-series rows. Checked with the stop at the first window end (one partition) and at a
+/// later one set from another thread (two partitions), against the complete run with
+/// `warmup + measure = C`; everything but `complete` must agree.
+#[test]
+fn a_stopped_run_counts_as_a_complete_run_of_its_cycles() {
+    use hxsim::engine::Progress;
+    use hxsim::sim::{self, RunOptions};
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+    let base = std::fs::read_to_string(QUICKSTART).unwrap();
+    let cfg = |extra: &[String]| hxsim::config::parse_str(&base, "q", extra).unwrap();
+    for (threads, stop_after) in [(1usize, 0u64), (2, 700)] {
+        let long = cfg(&["simulation.warmup_cycles=200".into(), "simulation.measure_cycles=1000000".into()]);
+        let progress = Arc::new(Progress::default());
+        if stop_after == 0 {
+            progress.stop.store(1, Ordering::SeqCst);
+        }
+        let watcher = {
+            let progress = progress.clone();
+            std::thread::spawn(move || {
+                while stop_after > 0 && progress.cycle.load(Ordering::SeqCst) < stop_after {
+                    std::thread::yield_now();
+                }
+                progress.stop.store(1, Ordering::SeqCst);
+            })
+        };
+        let opts = RunOptions { threads, ..Default::default() };
+        let stopped = sim::run(&long, &opts, &progress).unwrap();
+        watcher.join().unwrap();
+        assert!(!stopped.complete);
+        let c = stopped.summary.cycles;
+        assert!(c > 0 && c < 1_000_000, "stopped at {c}");
+        let (warmup, measure) = if c > 200 { (200, c - 200) } else { (0, c) };
+        let whole =
+            cfg(&[format!("simulation.warmup_cycles={warmup}"), format!("simulation.measure_cycles={measure}")]);
+        let stopped = if c > 200 {
+            stopped
+        } else {
+            // A stop within the warmup: the same run with no warmup, stopped at the same place.
+            let progress = Progress::default();
+            progress.stop.store(1, Ordering::SeqCst);
+            let w0 = cfg(&["simulation.warmup_cycles=0".into(), "simulation.measure_cycles=1000000".into()]);
+            let r = sim::run(&w0, &opts, &progress).unwrap();
+            assert_eq!(r.summary.cycles, c);
+            r
+        };
+        let complete =
+            sim::run(&whole, &RunOptions { threads: 1, ..Default::default() }, &Progress::default()).unwrap();
+        assert!(complete.complete);
+        let (a, b) = (stopped.summary.clone().without_timings(), complete.summary.clone().without_timings());
+        assert_eq!(a.packets_delivered, b.packets_delivered, "{threads} threads, stopped at {c}");
+        // As JSON, where NaN (no data) is null and equals null.
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(&b).unwrap(),
+            "{threads} threads, stopped at {c}"
+        );
+        assert_eq!(stopped.server_accepted, complete.server_accepted);
+        assert_eq!(stopped.stats.latency_hist, complete.stats.latency_hist);
+        // The time series up to C: the rows before C agree (the interval C falls in ends there).
+        let rows = (c / whole.output.sample_cycles) as usize;
+        for k in 0..rows {
+            let (x, y) = (stopped.stats.samples[k], complete.stats.samples[k]);
+            assert_eq!(
+                (x.delivered_packets, x.accepted_phits, x.latency_sum),
+                (y.delivered_packets, y.accepted_phits, y.latency_sum),
+                "row {k}"
+            );
+        }
+    }
+}
+
+/// Honest summaries: a figure with no data is `null`, never a number that looks measured. Nothing
+/// delivered: `latency_p99` and `steady_state` were 0 and `true`; now null in JSON and NaN in the
+/// results file. A fixed workload printed an `offered_load` that has no effect on it; now the key
+/// is absent and the table has no such row.
+#[test]
+fn figures_without_data_are_null_or_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hxsim(
+        &[&["run", QUICKSTART, "-q", "--json", "-o", "e.h5", "--set", "traffic.load=1e-16"][..], &SHORT].concat(),
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["packets_delivered"], 0);
+    assert!(v["latency_p99"].is_null() && v["steady_state"].is_null(), "{v}");
+    let f = h5::open_file(&dir.path().join("e.h5")).unwrap();
+    for key in ["latency_p99", "steady_state"] {
+        assert!(f.dataset(&format!("summary/{key}")).unwrap().read_scalar::<f64>().unwrap().is_nan(), "{key}");
+    }
+    let fixed = ["--set", "traffic.mode=fixed", "--set", "traffic.workload_phits=64"];
+    let out = hxsim(&[&["run", QUICKSTART, "-q", "--json", "--no-output"][..], &fixed].concat(), dir.path());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.get("offered_load").is_none() && v["completion_cycles"].as_u64().is_some(), "{v}");
+    let out = hxsim(&[&["run", QUICKSTART, "-q", "--no-output"][..], &fixed].concat(), dir.path());
+    assert!(!text(&out.stdout).contains("offered load"), "{}", text(&out.stdout));
+}
+
+/// Honest summaries: a stopped run says so where its figures are read: `complete` and `status` in
+/// `--json`, and a note line in the table (neither said it was incomplete).
+#[test]
+fn a_stopped_run_says_so_in_its_json_and_its_table() {
+    let dir = tempfile::tempdir().unwrap();
+    for json in [true, false] {
+        let mut args = vec!["run", QUICKSTART, "-q", "--no-output", "--set", "simulation.measure_cycles=100000000"];
+        if json {
+            args.push("--json");
+        }
+        let child = spawn(&args, dir.path());
+        std::thread::sleep(Duration::from_millis(500));
+        sigterm(&child);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        if json {
+            let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(v["complete"], false);
+            let cycles = v["cycles"].as_u64().unwrap();
+            assert_eq!(v["status"], format!("interrupted by SIGTERM at cycle {cycles}"));
+            // Merged, it is an incomplete point (merge into HDF5 took any summary as complete).
+            write(dir.path(), "p.json", &stdout);
+            let m = hxsim(&["merge", "p.json", "-o", "m.h5"], dir.path());
+            assert_eq!(m.status.code(), Some(3), "{}", text(&m.stderr));
+            let t = h5::open_file(&dir.path().join("m.h5")).unwrap();
+            let e = t.dataset("sweep/error").unwrap().read_raw::<::hdf5::types::VarLenUnicode>().unwrap();
+            assert!(e[0].as_str().starts_with("interrupted by SIGTERM"), "{}", e[0]);
+        } else {
+            assert!(stdout.contains("note: the run did not complete (interrupted by SIGTERM at cycle"), "{stdout}");
+        }
+    }
+}

@@ -90,9 +90,10 @@ pub fn steady_note(cfg: &Config, s: &Summary) -> Option<String> {
     let window = cfg.simulation.measure_cycles.min(s.cycles);
     let until = cfg.schedule().until_steady.is_some();
     match (s.steady_state, until) {
-        (true, true) => Some(format!("{what}: steady after {} cycles (measured the last {window})", s.cycles)),
-        (true, false) => None,
-        (false, until) => Some(format!(
+        (Some(true), true) => Some(format!("{what}: steady after {} cycles (measured the last {window})", s.cycles)),
+        (Some(true) | None, false) => None,
+        (None, true) => Some(format!("{what}: nothing delivered in the window, steadiness not judged")),
+        (Some(false), until) => Some(format!(
             "warning: {what}: the measured window did not reach a steady state (accepted load {} and packets in \
              flight {} across it); {}",
             pct(s.accepted_trend),

@@ -63,7 +63,7 @@ pub fn run(cfg: &Config, opts: &RunOptions, json: bool, quiet: bool, outputs: &R
         };
         let status = status_of(&res, signals.caught());
         let io = staged_json.map(|s| commit_json(s, cfg, &res, &status)).transpose().err();
-        print_summary_with(cfg, &res.summary, layout, json)?;
+        print_summary_with(cfg, &res.summary, &status, layout, json)?;
         return finish_code(io, exit_status(res.complete, signals.caught()));
     };
     let staged = Staged::new(path, "--output")?;
@@ -133,7 +133,7 @@ pub fn run(cfg: &Config, opts: &RunOptions, json: bool, quiet: bool, outputs: &R
         res.summary.wall_seconds
     );
     let io = written.err().or_else(|| staged_json.map(|s| commit_json(s, cfg, &res, &status)).transpose().err());
-    print_summary_with(cfg, &res.summary, layout, json)?;
+    print_summary_with(cfg, &res.summary, &status, layout, json)?;
     if io.is_none() {
         if json {
             note(&format!("results: {}", path.display()));
@@ -230,23 +230,27 @@ fn finish_code(io: Option<anyhow::Error>, code: u8) -> Result<u8> {
     }
 }
 
-/// Print a summary as JSON or as a table (one process).
+/// Print the summary of a complete run as JSON or as a table (one process).
 pub fn print_summary(cfg: &Config, s: &Summary, threads: usize, json: bool) -> Result<()> {
-    print_summary_with(cfg, s, Layout { ranks: 1, threads }, json)
+    print_summary_with(cfg, s, "complete", Layout { ranks: 1, threads }, json)
 }
 
-/// Print a summary as JSON or as a table. The JSON object holds only [`Summary`], identical for any
-/// `layout` apart from the timing keys (`wall_seconds`, `hops_per_second`, `peak_memory_bytes`);
-/// the table also shows the layout and the memory per endpoint.
-pub fn print_summary_with(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Result<()> {
-    out(&summary_text(cfg, s, layout, json)?)
+/// Print a summary as JSON or as a table. `status` is `complete` or how the run stopped
+/// (`interrupted by SIGTERM at cycle N`). The JSON object holds `complete`, `status` and the
+/// [`Summary`] ([`Summary::to_json`]), identical for any `layout` apart from the timing keys
+/// (`wall_seconds`, `hops_per_second`, `peak_memory_bytes`); the table also shows the layout and
+/// the memory per endpoint, and a note when the run did not complete.
+pub fn print_summary_with(cfg: &Config, s: &Summary, status: &str, layout: Layout, json: bool) -> Result<()> {
+    out(&summary_text(cfg, s, status, layout, json)?)
 }
 
 /// What [`print_summary_with`] prints.
-pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Result<String> {
+pub fn summary_text(cfg: &Config, s: &Summary, status: &str, layout: Layout, json: bool) -> Result<String> {
     use std::fmt::Write;
+    let complete = status == "complete";
     if json {
-        return Ok(serde_json::to_string(s).context("serialising the summary")? + "\n");
+        let v = serde_json::Value::Object(s.to_json(complete, status));
+        return Ok(serde_json::to_string(&v).context("serialising the summary")? + "\n");
     }
     let mut t = String::new();
     let endpoints = cfg.topology.size().1 as u64;
@@ -260,11 +264,10 @@ pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Re
         layout.ranks,
         layout.threads
     )?;
-    let rows: Vec<(&str, String, &str)> = vec![
-        ("offered load", format!("{:.4}", s.offered_load), "phits/cycle/server"),
+    let mut rows: Vec<(&str, String, &str)> = vec![
         ("accepted load", format!("{:.4}", s.accepted_load), "phits/cycle/server"),
         ("average latency", format!("{:.2}", s.average_latency), "cycles"),
-        ("latency p99", format!("{}", s.latency_p99), "cycles"),
+        ("latency p99", s.latency_p99.map_or("NaN".into(), |p| p.to_string()), "cycles"),
         ("average hops", format!("{:.3}", s.average_hops), "switch traversals/packet"),
         ("Jain index", format!("{:.4}", s.jain_index), "(injected load)"),
         ("packets delivered", format!("{}", s.packets_delivered), "in the measured window"),
@@ -276,6 +279,10 @@ pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Re
         ("peak memory", format!("{:.1}", s.peak_memory_bytes as f64 / 1048576.0), "MiB (sum over ranks)"),
         ("memory/endpoint", format!("{:.0}", s.peak_memory_bytes as f64 / endpoints as f64), "bytes per server"),
     ];
+    // A fixed workload's `traffic.load` has no effect: no offered-load row.
+    if let Some(o) = s.offered_load {
+        rows.insert(0, ("offered load", format!("{o:.4}"), "phits/cycle/server"));
+    }
     for (k, v, u) in rows {
         writeln!(t, "  {k:<18} {v:>14}  {u}")?;
     }
@@ -310,10 +317,19 @@ pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Re
             s.unreachable_pairs, s.packets_dropped
         )?;
     }
+    if !complete {
+        writeln!(
+            t,
+            "  note: the run did not complete ({status}): the figures are over the {} cycles it simulated{}",
+            s.cycles,
+            if cfg.schedule().fixed { ", and the workload was not all delivered" } else { "" }
+        )?;
+    }
     if s.packets_delivered == 0 {
         writeln!(
             t,
-            "  note: no packet was delivered in the measured window: latency, hops and Jain's index have no data (NaN)"
+            "  note: no packet was delivered in the measured window: latency, hops, Jain's index and the steady state \
+             have no data (NaN)"
         )?;
     }
     if s.packets_suppressed > 0 {

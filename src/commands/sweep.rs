@@ -381,9 +381,13 @@ fn table_text(axes: &[Axis], points: &[Point], outcomes: &[Outcome]) -> String {
                     "{label:<label_w$}  {:>9.4}  {:>10.2}  {:>6}  {:>7.4}  {:>6}  {}",
                     s.accepted_load,
                     s.average_latency,
-                    s.latency_p99,
+                    s.latency_p99.map_or("-".into(), |p| p.to_string()),
                     s.jain_index,
-                    if s.steady_state { "yes" } else { "NO" },
+                    match s.steady_state {
+                        Some(true) => "yes",
+                        Some(false) => "NO",
+                        None => "-",
+                    },
                     if r.complete { "ok" } else { "interrupted" }
                 )
             }

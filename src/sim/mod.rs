@@ -173,7 +173,8 @@ pub fn run_on(
         };
         let res = run::run_once(world, cfg, schedule.ending_at(end), opts, progress, tx)?;
         // Only rank 0 has the result: all ranks take its decision.
-        let again = res.as_ref().is_some_and(|r| r.complete && !r.summary.steady_state) && 2 * end <= bound;
+        let again =
+            res.as_ref().is_some_and(|r| r.complete && r.summary.steady_state == Some(false)) && 2 * end <= bound;
         if world.min_all(if world.is_root() { again as u64 } else { u64::MAX }) == 0 {
             if let (Some(out), Some(rx)) = (&samples, rx) {
                 for m in rx.try_iter() {
