@@ -243,6 +243,16 @@ impl Staged {
         Ok(Staged { dest: target, tmp, delivery, file: Some(file), keep: false })
     }
 
+    /// [`Staged::new`] with the partial file `.NAME.partial.EXT` (hidden, and keeping the extension:
+    /// figure writers choose the format by it).
+    pub fn keeping_extension(dest: &Path, key: &str) -> Result<Self, ConfigError> {
+        Self::with_partial(dest, key, |p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            let ext = p.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+            p.with_file_name(format!(".{name}.partial.{ext}"))
+        })
+    }
+
     /// Where to write now (the claimed partial file).
     pub fn tmp(&self) -> &Path {
         &self.tmp

@@ -72,10 +72,7 @@ pub fn run(file: &Path, output: Option<&Path>, figure: Figure, point: Option<usi
         }
         // Drawn under a partial name that keeps the extension (it picks the format) and put in
         // place whole (see `crate::staged`).
-        let staged = Staged::with_partial(&path, "--output", |p| {
-            let ext = extension(p);
-            p.with_file_name(format!(".{}.partial.{ext}", p.file_name().unwrap_or_default().to_string_lossy()))
-        })?;
+        let staged = Staged::keeping_extension(&path, "--output")?;
         render(&fig, staged.tmp())
             .and_then(|()| staged.commit().map_err(anyhow::Error::from))
             .with_context(|| format!("writing the figure {}", path.display()))?;

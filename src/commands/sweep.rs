@@ -91,6 +91,21 @@ pub fn run(
         Output::Default => Some(crate::output::default_path(&base.name, "-sweep")),
         Output::Path(p) => Some(p),
     };
+    // The results file must not be one of the sweep's inputs: the config, or a file a point reads.
+    if let Some(out) = &path {
+        let inputs = std::iter::once(("the config file".to_string(), config_path.to_path_buf()))
+            .chain(points.iter().flat_map(|p| p.config.input_files()).map(|(k, f)| (format!("{k} of a point"), f)));
+        for (what, f) in inputs {
+            if crate::staged::same_file(out, &f) {
+                return Err(ConfigError::value(
+                    "--output",
+                    out.display(),
+                    format!("a file that is not one of the sweep's inputs (this is {what})"),
+                )
+                .into());
+            }
+        }
+    }
     let progress = Arc::new(Progress::default());
     let signals = StopOnSignal::install(progress.clone())?;
     let staged = path.as_deref().map(|p| Staged::new(p, "--output")).transpose()?;
