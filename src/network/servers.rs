@@ -31,9 +31,11 @@ impl NetPartition {
     }
 
     /// Take back out of the statistics the deliveries whose tail had not arrived by `stop`, the
-    /// window end a run was stopped at (see [`super::LateDelivery`]): what [`Self::deliver_to_server`]
-    /// counted for them, in the window counters and in the time series (their delivery and the
-    /// phits that arrive from `stop` on). Called once, after the run, never on a run that goes on.
+    /// window end a run was stopped at: the statistics count a packet when it leaves its last
+    /// switch, at its tail's cycle, which may lie beyond the end of the last window; a stopped run
+    /// counts what a complete run of the same cycles counts. What was counted for them is taken
+    /// out of the window counters and the time series (their delivery and the phits that arrive
+    /// from `stop` on). Called once, after the run, never on a run that goes on.
     pub fn uncount_late(&mut self, stop: Cycle) {
         let (plen, sc, limit) = (self.p.packet_phits, self.p.sample_cycles, self.p.window.1);
         for d in std::mem::take(&mut self.late) {
