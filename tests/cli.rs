@@ -56,6 +56,8 @@ fn run_json_has_the_documented_keys() {
     let (_d, cfg) = write_config("c.toml", SMALL);
     let v = json(&hxsim(&["run", cfg.to_str().unwrap(), "--json", "--quiet"]));
     for key in [
+        "complete",
+        "status",
         "offered_load",
         "accepted_load",
         "average_latency",
@@ -71,6 +73,7 @@ fn run_json_has_the_documented_keys() {
     }
     assert_eq!(v["cycles"], 900);
     assert_eq!(v["offered_load"], 0.4);
+    assert_eq!((&v["complete"], &v["status"]), (&true.into(), &"complete".into()));
 }
 
 #[test]

@@ -781,8 +781,12 @@ impl Polarized {
             )
         } else if net.is_faulty() {
             format!("polarized routes on this faulty network (diameter {diam}) are up to {} hops", routes.max_hops())
-        } else {
+        } else if routes.max_hops() == 2 * diam {
             format!("polarized routes are up to 2 x diameter {diam} = {} hops", 2 * diam)
+        } else {
+            // Longer than twice the diameter where the polarized weight climbs away first (a
+            // dragonfly's or an RRG's corners): the message gives the bound the ladder uses.
+            format!("polarized routes on this network (diameter {diam}) are up to {} hops", routes.max_hops())
         };
         let policy = VcPolicy::from_params(params, 2 * net.topology().diameter() as usize, routes.max_hops(), &why)?;
         Ok(Polarized { routes, net, policy })
