@@ -463,9 +463,10 @@ pub fn parse_file_str(text: &str, path: &Path, overrides: &[String]) -> Result<C
 
 /// [`parse_str`], with the relative paths of a file in folder `dir` resolved against it.
 fn parse_in(text: &str, origin: &str, dir: Option<&Path>, overrides: &[String]) -> Result<Config, ConfigError> {
-    let mut value: toml::Value = text
-        .parse()
-        .map_err(|e: toml::de::Error| ConfigError::Parse { origin: origin.into(), message: e.to_string() })?;
+    let mut value: toml::Value = text.parse().map_err(|e: toml::de::Error| ConfigError::Parse {
+        origin: origin.into(),
+        message: describe_toml_error(text, &e, true),
+    })?;
     if let Some(dir) = dir {
         resolve_paths(&mut value, dir);
     }
@@ -485,7 +486,7 @@ fn parse_in(text: &str, origin: &str, dir: Option<&Path>, overrides: &[String]) 
             }
             None => origin.to_string(),
         },
-        message: describe_toml_error(&merged, &e),
+        message: describe_toml_error(&merged, &e, false),
     })?;
     // What an absent workload means depends on the pattern, which a field default cannot see: fill
     // it in, so that the config a result file or checkpoint stores says which workload was run.
@@ -527,8 +528,10 @@ fn override_covers(ov: &str, key: &str) -> bool {
 /// One line: the parser's message plus the offending `key = value` line, each clipped
 /// ([`crate::error::clip`]: a value of 100,000 characters is echoed by its start; the line starts
 /// with its key, which stays).
-fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
-    let mut msg = crate::error::clip(e.message().trim());
+/// `numbered`: say the line's number (in the user's own text, not in a merged re-rendering).
+fn describe_toml_error(text: &str, e: &toml::de::Error, numbered: bool) -> String {
+    // toml's own rendering quotes the whole line (a 100 KB list in one line): the message alone.
+    let mut msg = crate::error::clip(&e.message().trim().replace('\n', "; "));
     if let Some(span) = e.span() {
         let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
         let line_end = text[span.start..].find('\n').map_or(text.len(), |i| span.start + i);
@@ -539,9 +542,11 @@ fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
             .find(|l| l.trim_start().starts_with('['))
             .map(|l| l.trim().trim_matches(|c| c == '[' || c == ']').to_string());
         let line = crate::error::clip(text[line_start..line_end].trim());
+        let at =
+            if numbered { format!("line {}, ", text[..line_start].matches('\n').count() + 1) } else { String::new() };
         match section {
-            Some(s) if !s.is_empty() => msg = format!("{msg} at `[{s}] {line}`"),
-            _ => msg = format!("{msg} at `{line}`"),
+            Some(s) if !s.is_empty() => msg = format!("{msg} at {at}`[{s}] {line}`"),
+            _ => msg = format!("{msg} at {at}`{line}`"),
         }
     }
     msg
