@@ -48,7 +48,7 @@
 //! factor and brings that factor one step closer to the root's projection, so the Up-reachable set
 //! of `x` is the product `A_T(x_T) x A_H(x_H)`, and `b(x,t) = b_T(x_T,t_T) + b_H(x_H,t_H)`:
 //! `b_H` is HyperX's `#{k: x_k = t_k != r_k}` and `b_T` a table over one Z-node's switches
-//! ([`ZTree`], at most [`ZTREE_MAX`] of them, one byte per pair). Nothing per switch is stored
+//! (`ZTree`, at most [`ZTREE_MAX`] of them, one byte per pair). Nothing per switch is stored
 //! beyond the depths, and escape hops read neighbours from the HyperZ's port layout (debug builds
 //! compare both with the Up-set merge on small networks).
 
@@ -66,7 +66,7 @@ pub const DOWN_PENALTY: u32 = 96;
 /// Penalties of shortcuts reducing the Up/Down distance by 1, 2, and 3 or more.
 pub const SHORTCUT_PENALTIES: [u32; 3] = [80, 64, 48];
 
-/// Most switches in one Z-node (the whole network, on a fat tree) for the [`ZTree`] closed form.
+/// Most switches in one Z-node (the whole network, on a fat tree) for the `ZTree` closed form.
 pub const ZTREE_MAX: usize = 512;
 
 /// The Z-node factor of the Up/Down structure on a fault-free HyperZ (see the module doc): per
