@@ -8,8 +8,9 @@ Markdown: every relative link or image must name a file that exists, and a `#fra
 (or an explicit `id`/`name`) of the page it points to, with the anchors mdBook and GitHub give
 headings. A book page (docs/) may only link inside docs/ and only to files, since the built book
 holds nothing else: a source file or a folder is named in code (`src/routing/nue.rs`) instead. Every
-page under docs/ must be listed in docs/SUMMARY.md (mdBook renders nothing else), and every
-`{{#include}}` must name a file.
+page under docs/ must be listed in docs/SUMMARY.md (mdBook renders nothing else), every
+`{{#include}}` must name a file, and every experiment script of configs/ must be in both indexes of
+the reproductions (configs/README.md and docs/reproductions.md).
 
 HTML: every relative href and src of every built page must name a file of the build, and a
 fragment an id of that page.
@@ -132,6 +133,7 @@ def check_markdown():
             for inc in INCLUDE.findall(line):
                 if not (page.parent / inc).is_file():
                     errors.append(f"{rel}:{no}: {{{{#include {inc}}}}}: no such file")
+    errors += check_reproduction_indexes()
     return errors
 
 
@@ -152,6 +154,25 @@ def check_target(page, target, in_book):
         if frag not in anchors(dest):
             return f"no heading or id '{frag}' in {dest.relative_to(ROOT)}"
     return None
+
+
+def check_reproduction_indexes():
+    """Every experiment script (a configs/*.sh with a #! line) is in both indexes."""
+    errors = []
+    scripts = sorted(
+        p.name
+        for p in (ROOT / "configs").glob("*.sh")
+        if p.read_text(encoding="utf-8").startswith("#!")
+    )
+    for index in (ROOT / "configs" / "README.md", DOCS / "reproductions.md"):
+        if not index.exists():
+            errors.append(f"{index.relative_to(ROOT)}: missing (the index of the reproductions)")
+            continue
+        text = index.read_text(encoding="utf-8")
+        for s in scripts:
+            if s not in text:
+                errors.append(f"{index.relative_to(ROOT)}: configs/{s} is not indexed")
+    return errors
 
 
 class Page(html.parser.HTMLParser):
