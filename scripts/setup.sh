@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install what building and testing hxsim needs, only what is missing (safe to run again):
 #   - the HDF5 C library and tools (libhdf5-dev, hdf5-tools) and pkg-config, from Debian/Ubuntu apt;
-#   - h5py, numpy, pandas, xarray and h5netcdf for the python3 on PATH (tests/python, README examples), from apt when
-#     that python3 is the system one, else with pip.
+#   - h5py, numpy, pandas, xarray and h5netcdf for the python3 on PATH (tests/python, the examples of
+#     docs/output.md), from apt when that python3 is the system one, else with pip.
 # Runs as root, or through sudo when not root. PNG plots need no system fonts (one is built in).
 set -euo pipefail
 
