@@ -1,10 +1,11 @@
 # Two commands on a fresh machine:
 #   make run    install what is missing, then simulate configs/quickstart.toml (release build)
 #   make test   install what is missing, then the lint gates (rustfmt, clippy with warnings as errors),
-#               cargo test, the API docs (no broken links),
-#               the manual's links, the Python reading test and the MPI test
+#               cargo test, the API docs (no broken links), the manual's links, the Python tests (reading,
+#               netCDF tools, the python/ package) and the MPI test
 #   make docs   the manual (mdBook, docs/) into target/book, with no broken link
-# scripts/setup.sh installs only what is missing (HDF5 C library and tools, h5py and pandas).
+# scripts/setup.sh installs only what is missing (HDF5 C library and tools, ncdump, h5py, pandas, xarray, netCDF4,
+# matplotlib, and setuptools and wheel, which `pip install ./python` builds with).
 
 CARGO ?= cargo
 PYTHON ?= python3
@@ -55,6 +56,8 @@ test-links:
 test-python:
 	$(CARGO) build --profile test --bin hxsim
 	HXSIM_BIN=$(TARGET_DIR)/debug/hxsim $(PYTHON) tests/python/test_hdf5.py
+	HXSIM_BIN=$(TARGET_DIR)/debug/hxsim $(PYTHON) tests/python/test_netcdf.py
+	HXSIM_BIN=$(TARGET_DIR)/debug/hxsim $(PYTHON) python/tests/test_hxsim_results.py
 
 # mpirun -np 2/3/4 against the single-process result (installs Open MPI when missing).
 test-mpi:

@@ -3,7 +3,10 @@
 # fail-in-place network over the machine's lifetime. The lifetime model of section 2 (1% of the
 # links and 1% of the switches fail per year, failures accumulate over eight years, critical ones
 # are repaired; `[faults.lifetime]`, `hxsim faults`) is stepped year by year on a fat tree and a
-# torus, and at every step the script simulates Nue, Up*/Down* and DFSSSP.
+# torus, and at every step the script simulates Nue, Up*/Down* and DFSSSP, and on the fat tree also
+# its own routings, NCA and D-mod-K (issue 32: up ports chosen to avoid failed down paths,
+# src/routing/hyperz_faults.rs; `-` on the torus, `refused` where a fault set leaves a pair without
+# an up*/down* route).
 #
 # Traffic (TRAFFIC): `shift` (default), the paper's all-to-all shift exchange (Fig. 2a's right
 # panels, its reference [36]): `traffic.pattern = "all-to-all-shift"` in `fixed` mode, one full
@@ -87,7 +90,8 @@ life() { # step -> lifetime sets
 
 faults() { # net step -> "failed_links failed_switches servers_lost"
     # shellcheck disable=SC2046
-    "$HXSIM" faults $(net_args "$1") $(life "$2") --json |
+    # The fault set does not depend on the routing; the config's own (nca, torus-dor) takes no faults.
+    "$HXSIM" faults $(net_args "$1") $(life "$2") --set routing.algorithm=updown --json |
         python3 -c 'import json,sys; d=[json.loads(l) for l in sys.stdin if l.strip()]; d=[x for x in d if x["step"] == int(sys.argv[1])][0]; print(d["failed_links"], d["failed_switches"], d["servers_lost"])' "$2"
 }
 
@@ -108,7 +112,7 @@ print("%.4f %d %s %d %.3f %d" % (d["accepted_load"], d.get("routing_layers", 0),
 
 header=$(printf "%-8s %5s %6s %8s %6s |" network years links switches lost)
 for k in $NUE_VCS; do header+=$(printf " %8s" "Nue k=$k"); done
-header+=$(printf " %8s %8s %7s | %s" "Up*/Dn*" "DFSSSP" "DF VCs" "paper (section 2, Fig. 2a)")
+header+=$(printf " %8s %8s %7s %8s %8s | %s" "Up*/Dn*" "DFSSSP" "DF VCs" "NCA" "D-mod-K" "paper (section 2, Fig. 2a)")
 echo "$header"
 for net in $NETS; do
     for step in $STEPS; do
@@ -130,7 +134,21 @@ for net in $NETS; do
         else
             paper="agnostic (DF)SSSP degrades least; Up*/Down* more with many failures"
         fi
-        echo "$row $(printf "%7s | %s" "$layers" "$paper")"
+        row+=$(printf " %7s" "$layers")
+        # The fat tree's own routings (one VC each, their default).
+        for r in nca dmodk; do
+            if [ "$net" != fattree ]; then
+                row+=$(printf " %8s" -)
+            elif read -r a l ok bytes secs cyc < <(run "$net" "$step" "$r" - 2>/dev/null) && [ -n "$a" ]; then
+                [ "$ok" = yes ] || a="$a*"
+                row+=$(printf " %8s" "$a")
+                printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$net" "$step" "$fl" "$fs" "$r" - "${a%\*}" "$l" \
+                    "$ok" "$bytes" "$secs" "$cyc" >>"$RAW"
+            else
+                row+=$(printf " %8s" refused)
+            fi
+        done
+        echo "$row $(printf "| %s" "$paper")"
     done
 done
 echo "# torus ${TORUS}x${TORUS}x${TORUS}, fault seed $SEED, $what; * = $([ "$TRAFFIC" = shift ] && echo "exchange not finished" || echo "not steady"); $(($(date +%s) - start)) s in all"

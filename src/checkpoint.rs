@@ -210,7 +210,8 @@ pub fn setup(
         }
     };
     let (path, every) = match (&args.checkpoint, &resume) {
-        (Some(p), _) => (Some(p.clone()), args.every.unwrap_or(0)),
+        // A link is followed: the checkpoint replaces the file it points to, not the link.
+        (Some(p), _) => (Some(crate::staged::resolve_links(p)), args.every.unwrap_or(0)),
         // The file resumed from, not the path stored in it: that may be relative to another
         // directory.
         (None, Some((_, h))) => (args.resume.clone(), h.every),
@@ -270,6 +271,13 @@ pub fn prepare(world: &World, plan: &Plan, parts: &mut [NetPartition], spec: &mu
     }
     spec.pause_at = next_pause(spec.start, plan.every);
     Ok(())
+}
+
+impl Plan {
+    /// Where checkpoints are written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
 }
 
 /// First checkpoint cycle after `now`: the next multiple of `every` (0: never).
@@ -344,6 +352,8 @@ struct Sink {
     tmp: PathBuf,
     error: Option<anyhow::Error>,
     bytes: u64,
+    /// Whether this rank created (claimed) `tmp`.
+    claimed: bool,
 }
 
 impl Sink {
@@ -392,7 +402,7 @@ fn write(
     }
     let local = parts.iter().map(|p| p.switches().len() as u64).sum::<u64>();
     let switches = world.sum_to_root(&[local]).map_or(0, |s| s[0]);
-    let mut sink = Sink { out: None, tmp: crate::staged::partial_path(path), error: None, bytes: 0 };
+    let mut sink = Sink { out: None, tmp: crate::staged::partial_path(path), error: None, bytes: 0, claimed: false };
     let mut buf = Vec::new();
     if root {
         let config = serde_json::to_string(cfg).context("encoding the config")?;
@@ -407,9 +417,19 @@ fn write(
             path: path.to_path_buf(),
             every,
         };
-        match File::create(&sink.tmp) {
-            Ok(f) => sink.out = Some(Summed { inner: BufWriter::with_capacity(1 << 20, f), sum: Checksum::new() }),
-            Err(e) => sink.error = Some(anyhow::Error::new(e).context(format!("creating {}", sink.tmp.display()))),
+        // Claimed exclusively (see `crate::staged::claim`): two runs given one checkpoint path
+        // must not write into one partial file.
+        match crate::staged::claim(&sink.tmp) {
+            Ok(f) => {
+                sink.claimed = true;
+                sink.out = Some(Summed { inner: BufWriter::with_capacity(1 << 20, f), sum: Checksum::new() })
+            }
+            Err(crate::staged::ClaimError::Busy) => {
+                sink.error = Some(anyhow::anyhow!("{} is being written by another running hxsim", sink.tmp.display()))
+            }
+            Err(crate::staged::ClaimError::Io(e)) => {
+                sink.error = Some(anyhow::Error::new(e).context(format!("creating {}", sink.tmp.display())))
+            }
         }
         let version = binary_version();
         if let Some(w) = &mut sink.out {
@@ -468,11 +488,13 @@ fn write(
         f.write_all(&sum.to_le_bytes())?;
         let f = f.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
-        drop(f);
+        // Renamed while the claim (the open file) is held.
         std::fs::rename(&sink.tmp, path)?;
+        drop(f);
         Ok(sink.bytes + 8)
     })();
-    if finished.is_err() {
+    // Only this run's own partial file (not one another run holds).
+    if finished.is_err() && sink.claimed {
         let _ = std::fs::remove_file(&sink.tmp);
     }
     finished.with_context(|| format!("writing the checkpoint {}", path.display()))

@@ -2,7 +2,9 @@
 //! parsing lives here; what each subcommand does is in [`crate::commands`], and `main.rs` joins the
 //! two.
 
+use crate::config::Named;
 use crate::network::FetchAhead;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use std::path::PathBuf;
 
 /// Parallel discrete-event simulator for HyperX/HyperZ interconnection networks.
@@ -113,7 +115,7 @@ pub enum Command {
         /// Fetch the next switches' records into the cache ahead of use: `auto` (where a
         /// partition's router state is more than twice the core's level-2 cache), `on` or `off`.
         /// A matter of speed only: results are identical.
-        #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_fetch_ahead)]
+        #[arg(long, value_name = "MODE", default_value = "auto", value_parser = fetch_ahead_parser())]
         prefetch: FetchAhead,
     },
     /// Run a config at every point of a grid of values into one HDF5 file.
@@ -161,6 +163,13 @@ pub enum Command {
         /// the files are named PATH-VALUE.EXT.
         #[arg(long, value_name = "KEY")]
         by: Option<String>,
+        /// Printed width of the whole figure (in, cm, mm or pt); the default is a two-column
+        /// paper's text width. PNGs are drawn at 300 dpi for it, SVGs and PDFs sized in points.
+        #[arg(long, value_name = "LENGTH", default_value = crate::plot::DEFAULT_WIDTH)]
+        width: String,
+        /// Size of the text when the figure is printed at --width (pt).
+        #[arg(long, value_name = "SIZE", default_value = crate::plot::DEFAULT_FONT)]
+        font: String,
     },
     /// How well the switches split into parts (cut links, balance, lookahead), without running.
     Partition {
@@ -170,8 +179,8 @@ pub enum Command {
         /// Number of parts (ranks x threads of a run).
         #[arg(long)]
         parts: usize,
-        /// block, round-robin or multilevel; all three side by side when omitted.
-        #[arg(long)]
+        /// How to split the switches; every method side by side when omitted.
+        #[arg(long, value_parser = PossibleValuesParser::new(partitioning::Method::names()))]
         method: Option<String>,
         /// Print as one JSON object.
         #[arg(long)]
@@ -189,8 +198,8 @@ pub enum Command {
         /// Write here instead of standard output.
         #[arg(long, short)]
         output: Option<PathBuf>,
-        /// `csv` or `jsonl`; default: `csv` when the output file name ends in `.csv`, else `jsonl`.
-        #[arg(long)]
+        /// Table format; default: `csv` when the output file name ends in `.csv`, else `jsonl`.
+        #[arg(long, value_parser = ["csv", "jsonl"])]
         format: Option<String>,
         /// The inputs are points 0..N-1 (a `point` field, or the number in the file name, e.g.
         /// `point-7.json`): report the ones missing (exit 3).
@@ -266,9 +275,12 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     crate::memory::parse_bytes(s)
 }
 
-/// Parses `--prefetch` (one of [`FetchAhead::NAMES`]).
-pub fn parse_fetch_ahead(s: &str) -> Result<FetchAhead, String> {
-    FetchAhead::from_name(s).ok_or_else(|| format!("`{s}` is not a mode (allowed: {})", FetchAhead::NAMES.join(", ")))
+/// Parses `--prefetch` (one of [`FetchAhead::NAMES`], which `--help` lists).
+fn fetch_ahead_parser() -> impl TypedValueParser<Value = FetchAhead> {
+    PossibleValuesParser::new(FetchAhead::NAMES).try_map(|s| {
+        FetchAhead::from_name(&s)
+            .ok_or_else(|| format!("`{s}` is not a mode (allowed: {})", FetchAhead::NAMES.join(", ")))
+    })
 }
 
 /// `hxsim design`.

@@ -9,7 +9,7 @@ pub use crate::topology::registry::TopologyConfig;
 use crate::traffic::PatternKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use crate::error::ConfigError;
 pub use crate::memory::{available_memory, human_bytes, parse_bytes};
@@ -22,7 +22,7 @@ pub struct Config {
     #[serde(default = "default_name")]
     pub name: String,
     /// Master seed; every random stream is derived from it and the owner's id.
-    #[serde(default = "default_seed")]
+    #[serde(default = "default_seed", with = "crate::rng::seed_format")]
     pub seed: u64,
     /// The network: a family (`kind`) and its keys.
     pub topology: TopologyConfig,
@@ -395,6 +395,10 @@ impl Schedule {
     }
 }
 
+/// Bytes a run keeps per time-series row, at least: a [`crate::metrics::Sample`] in a partition's
+/// statistics, in its rank's result and in the merged result.
+pub const TIMESERIES_ROW_BYTES: u128 = 3 * std::mem::size_of::<crate::metrics::Sample>() as u128;
+
 /// Output options.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -470,7 +474,7 @@ fn parse_in(text: &str, origin: &str, dir: Option<&Path>, overrides: &[String]) 
     // Round-trip through text so that type errors point at the offending key and line.
     let merged =
         toml::to_string(&value).map_err(|e| ConfigError::Parse { origin: origin.into(), message: e.to_string() })?;
-    let cfg: Config = toml::from_str(&merged).map_err(|e: toml::de::Error| ConfigError::Parse {
+    let mut cfg: Config = toml::from_str(&merged).map_err(|e: toml::de::Error| ConfigError::Parse {
         // A wrong type or unknown key that a `--set` put there is the `--set`'s fault, not the file's.
         origin: match error_key(&merged, &e).and_then(|k| overrides.iter().rev().find(|ov| override_covers(ov, &k))) {
             Some(ov) => format!("--set {ov}"),
@@ -482,6 +486,11 @@ fn parse_in(text: &str, origin: &str, dir: Option<&Path>, overrides: &[String]) 
         },
         message: describe_toml_error(&merged, &e),
     })?;
+    // What an absent workload means depends on the pattern, which a field default cannot see: fill
+    // it in, so that the config a result file or checkpoint stores says which workload was run.
+    if cfg.traffic.workload_phits.is_none() && cfg.traffic.pattern != PatternKind::AllToAllShift {
+        cfg.traffic.workload_phits = Some(DEFAULT_WORKLOAD_PHITS);
+    }
     cfg.validate()?;
     Ok(cfg)
 }
@@ -514,9 +523,11 @@ fn override_covers(ov: &str, key: &str) -> bool {
     key == k || key.starts_with(&format!("{k}."))
 }
 
-/// One line: the parser's message plus the offending `key = value` line.
+/// One line: the parser's message plus the offending `key = value` line, each clipped
+/// ([`crate::error::clip`]: a value of 100,000 characters is echoed by its start; the line starts
+/// with its key, which stays).
 fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
-    let mut msg = e.message().trim().to_string();
+    let mut msg = crate::error::clip(e.message().trim());
     if let Some(span) = e.span() {
         let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
         let line_end = text[span.start..].find('\n').map_or(text.len(), |i| span.start + i);
@@ -526,7 +537,7 @@ fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
             .rev()
             .find(|l| l.trim_start().starts_with('['))
             .map(|l| l.trim().trim_matches(|c| c == '[' || c == ']').to_string());
-        let line = text[line_start..line_end].trim();
+        let line = crate::error::clip(text[line_start..line_end].trim());
         match section {
             Some(s) if !s.is_empty() => msg = format!("{msg} at `[{s}] {line}`"),
             _ => msg = format!("{msg} at `{line}`"),
@@ -537,9 +548,15 @@ fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
 
 /// Read, override and validate a config file.
 pub fn load(path: &Path, overrides: &[String]) -> Result<Config, ConfigError> {
-    let text =
-        std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
+    let text = read_config_text(path)?;
     parse_file_str(&text, path, overrides)
+}
+
+/// The text of the config file `path`, read with the bounds of [`crate::input`] (so that
+/// `/dev/zero` is refused at once).
+pub fn read_config_text(path: &Path) -> Result<String, ConfigError> {
+    crate::input::read_text(path, crate::input::CONFIG_MAX_BYTES)
+        .map_err(|why| ConfigError::Io { path: path.display().to_string(), why })
 }
 
 /// Apply one `key.path=value` override; the value is read as a TOML literal, else as a string.
@@ -700,6 +717,17 @@ fn one_of(key: &str, value: &str, allowed: &[&str]) -> Result<(), ConfigError> {
 }
 
 impl Config {
+    /// The files the config names and a run reads, with their keys: `faults.file` and, for
+    /// `kind = "graph"`, `topology.file` (an output must not name them).
+    pub fn input_files(&self) -> Vec<(&'static str, PathBuf)> {
+        let mut v: Vec<(&'static str, PathBuf)> =
+            self.faults.file.iter().map(|f| ("faults.file", PathBuf::from(f))).collect();
+        if let TopologyConfig::Graph(g) = &self.topology {
+            v.push(("topology.file", PathBuf::from(&g.file)));
+        }
+        v
+    }
+
     /// Check every value range and cross-key constraint that does not need the built topology.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.topology.validate()?;
@@ -831,7 +859,9 @@ impl Config {
                 "simulation.watchdog_cycles",
                 s.watchdog_cycles,
                 format!(
-                    "at least {} cycles: 100, and 2 x (link.latency + packet.size_phits + router.crossbar_latency) =                      {transit}, the longest a packet may go without moving in a network that is not deadlocked                      (a link transit, then the credit for it)",
+                    "at least {} cycles: 100, and 2 x (link.latency + packet.size_phits + router.crossbar_latency) = \
+                     {transit}, the longest a packet may go without moving in a network that is not deadlocked (a \
+                     link transit, then the credit for it)",
                     transit.max(100)
                 ),
             ));
@@ -910,9 +940,10 @@ impl Config {
         let state = crate::network::state_bytes(switches, ports, servers, vcs) / ranks.max(1) as u128;
         let table = if self.faults.any() && self.topology.faulty_distance_table() { switches * switches } else { 0 };
         let routes = self.routing_table_bytes();
-        let total = (state + table + routes).min(u64::MAX as u128) as u64;
+        let series = self.timeseries_bytes();
+        let total = (state + table + routes + series).min(u64::MAX as u128) as u64;
         let why = format!(
-            "{switches} switches with {ports} router ports x {vcs} VCs of router state{}{}",
+            "{switches} switches with {ports} router ports x {vcs} VCs of router state{}{}{}",
             if table > 0 {
                 format!(", plus a {switches} x {switches} distance table because [faults] has faults")
             } else {
@@ -925,9 +956,32 @@ impl Config {
                 )
             } else {
                 String::new()
+            },
+            if series > 0 {
+                format!(
+                    ", plus a time series of {} rows (output.sample_cycles = {}) held three times",
+                    series / TIMESERIES_ROW_BYTES,
+                    self.output.sample_cycles
+                )
+            } else {
+                String::new()
             }
         );
         (total, why)
+    }
+
+    /// Bytes of the time series a run keeps in memory until it ends: one row per
+    /// `output.sample_cycles` interval of the longest run the schedule allows, held by each
+    /// partition, by the rank's result and by the merged result ([`TIMESERIES_ROW_BYTES`] for the
+    /// three). 0 for a fixed workload without `simulation.max_cycles` (its end is not known).
+    /// `output.sample_cycles = 1` over a million cycles is 168 MB.
+    pub fn timeseries_bytes(&self) -> u128 {
+        let schedule = self.schedule();
+        let end = schedule.until_steady.unwrap_or(schedule.end);
+        if end == u64::MAX {
+            return 0;
+        }
+        end.div_ceil(self.output.sample_cycles.max(1)) as u128 * TIMESERIES_ROW_BYTES
     }
 
     /// VCs per port for the memory estimates before the routing is built: `routing.vcs`, or 2 when
@@ -967,18 +1021,30 @@ impl Config {
     }
 
     /// Refuse (bad input, exit code 2) a config whose [`Config::memory_lower_bound`] exceeds `limit`
-    /// (`--max-memory`) or, without one, the memory available to this process (`MemAvailable` of
-    /// `/proc/meminfo`, and the cgroup's limit): such a run would allocate for a long time and
-    /// then abort. `vcs` as in [`Config::memory_lower_bound`].
+    /// (`--max-memory`) or, without one, the memory this process may still use
+    /// ([`crate::memory::memory_limit`]: `MemAvailable`, `ulimit -v` and `-d`, its own cgroup's
+    /// limit): such a run would allocate for a long time and then abort. `vcs` as in [`Config::memory_lower_bound`].
     pub fn check_memory(&self, ranks: usize, limit: Option<u64>, vcs: Option<usize>) -> Result<(), ConfigError> {
-        let Some((avail, source)) =
-            limit.map(|l| (l, "--max-memory")).or_else(|| available_memory().map(|a| (a, "available memory")))
+        let Some((avail, source)) = limit.map(|l| (l, "--max-memory".to_string())).or_else(crate::memory::memory_limit)
         else {
             return Ok(());
         };
         let (need, why) = self.memory_lower_bound(ranks, vcs);
         if need <= avail {
             return Ok(());
+        }
+        let series = self.timeseries_bytes().min(u64::MAX as u128) as u64;
+        if series > 0 && need.saturating_sub(series) <= avail {
+            return Err(ConfigError::value(
+                "output.sample_cycles",
+                self.output.sample_cycles,
+                format!(
+                    "a sampling interval whose time series fits in memory: with it the run needs at least {} ({why}) \
+                     but {source} is {}; sample less often, or run fewer cycles",
+                    human_bytes(need),
+                    human_bytes(avail)
+                ),
+            ));
         }
         let routes = self.routing_table_bytes().min(u64::MAX as u128) as u64;
         if routes > 0 && need - routes <= avail {
@@ -1040,6 +1106,7 @@ impl Config {
             extra_hops: r.extra_hops as u32,
             packet_phits: self.packet.size_phits as u32,
             seed: self.seed,
+            faults: self.faults.describe(),
         }
     }
 

@@ -5,7 +5,8 @@
 //! Layers, from the bottom. The modules are declared below in this order, and a module imports
 //! only from modules declared before it (`tests/layers.rs` checks it; unit tests are exempt):
 //! - leaves every layer may use: [`error`] ([`error::ConfigError`], bad input), [`memory`] (sizes and
-//!   available memory), [`rng`] (random streams), [`timestamp`], [`build_info`], [`console`]
+//!   available memory), [`input`] (bounded reads of the files a user names), [`rng`] (random
+//!   streams), [`timestamp`], [`build_info`], [`console`]
 //!   (stdout and stderr), [`staged`] (files written under a partial name, then moved into place);
 //! - [`engine`]: the PDES kernel (partitions, windows, exchange, threads, MPI). Knows nothing of
 //!   networks; [`signals`] (SIGINT/SIGTERM stop the engine's progress);
@@ -26,6 +27,7 @@
 
 pub mod error;
 pub mod memory;
+pub mod input;
 pub mod rng;
 pub mod timestamp;
 pub mod build_info;

@@ -9,6 +9,72 @@ use hxsim::console::note;
 use hxsim::sim::RunOptions;
 use std::process::ExitCode;
 
+/// The system allocator, except that an allocation that fails ends the process with one line on
+/// stderr and exit code 2 (a model that does not fit in memory), not Rust's abort: exit 134, a
+/// core dump, and a stack backtrace when `RUST_BACKTRACE` is set. The memory check before a run
+/// ([`hxsim::config::Config::check_memory`]) refuses what is known not to fit; this catches the
+/// rest (packets beyond the estimate, limits that changed meanwhile). Nothing in hxsim recovers
+/// from a failed allocation (no `try_reserve`), so nothing is lost by not returning.
+struct ReportingAllocator;
+
+// SAFETY: every call goes to the system allocator with the same arguments; a null result never
+// returns.
+unsafe impl std::alloc::GlobalAlloc for ReportingAllocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let p = unsafe { std::alloc::System.alloc(layout) };
+        if p.is_null() {
+            out_of_memory(layout.size());
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let p = unsafe { std::alloc::System.alloc_zeroed(layout) };
+        if p.is_null() {
+            out_of_memory(layout.size());
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { std::alloc::System.realloc(ptr, layout, new_size) };
+        if p.is_null() {
+            out_of_memory(new_size);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: ReportingAllocator = ReportingAllocator;
+
+/// Print that an allocation of `bytes` failed and exit 2, allocating nothing (the message is
+/// written from a stack buffer with `write(2)`).
+fn out_of_memory(bytes: usize) -> ! {
+    use std::fmt::Write;
+    struct Buf([u8; 400], usize);
+    impl Write for Buf {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            let n = s.len().min(self.0.len() - self.1);
+            self.0[self.1..self.1 + n].copy_from_slice(&s.as_bytes()[..n]);
+            self.1 += n;
+            Ok(())
+        }
+    }
+    let mut b = Buf([0; 400], 0);
+    let _ = writeln!(
+        b,
+        "error: out of memory: an allocation of {bytes} bytes failed; the run needs more memory than this process may \
+         use (hxsim analyze CONFIG prints the estimate; see also ulimit -v and the job's memory limit)"
+    );
+    // SAFETY: writing a buffer we own to stderr, then ending the process without unwinding.
+    unsafe {
+        libc::write(2, b.0.as_ptr().cast(), b.1);
+        libc::_exit(2)
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -35,7 +101,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Log events to stderr: `RUST_LOG` when set, else warnings, or more with `-v`.
+/// Log events to stderr: `RUST_LOG` when set, else warnings, or more with `-v`; coloured only
+/// when stderr is a terminal (not in a Slurm log file or a pipe).
 fn init_logging(verbose: u8) {
     let level = match verbose {
         0 => "warn",
@@ -45,7 +112,8 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).try_init();
 }
 
 fn dispatch(cli: Cli) -> Result<u8> {
@@ -79,9 +147,15 @@ fn dispatch(cli: Cli) -> Result<u8> {
             };
             let (config, threads, checkpoint) =
                 hxsim::checkpoint::setup(&request, cfg.config.as_deref(), &cfg.set, threads)?;
+            let outputs = RunOutputs { h5: out.path(&config.name, ""), json: json_out };
+            let paths = commands::run::RunPaths {
+                config: cfg.config.as_deref(),
+                resume: request.resume.as_deref(),
+                checkpoint: checkpoint.as_ref().map(|c| c.path()),
+            };
+            commands::run::check_paths(&config, paths, &outputs)?;
             let ranks = hxsim::engine::launcher_ranks().map_or(1, |r| r.1);
             config.check_memory(ranks, max_memory, None)?;
-            let outputs = RunOutputs { h5: out.path(&config.name, ""), json: json_out };
             let opts = RunOptions { threads, max_memory, fetch_ahead: prefetch, checkpoint };
             commands::run::run(&config, &opts, json, quiet, &outputs)
         }
@@ -93,8 +167,9 @@ fn dispatch(cli: Cli) -> Result<u8> {
             };
             commands::sweep::run(&config, &set, jobs, quiet, output, max_memory)
         }
-        Command::Plot { file, output, figure, point, by } => {
-            commands::plot::run(&file, output.as_deref(), figure, point, by.as_deref())
+        Command::Plot { file, output, figure, point, by, width, font } => {
+            let size = hxsim::plot::PrintSize::parse(&width, &font)?;
+            commands::plot::run(&file, output.as_deref(), figure, point, by.as_deref(), size)
         }
         Command::Partition { cfg, parts, method, json } => {
             let config = commands::load_config(&cfg.config, &cfg.set)?;

@@ -20,12 +20,18 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum MergeError {
     /// An input could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {why}")]
     Io {
         /// The path.
         path: String,
-        /// What went wrong.
-        source: std::io::Error,
+        /// What went wrong (the OS error without its number, see [`crate::error::os_error`]).
+        why: String,
+    },
+    /// The same file is given twice (directly, or also through its directory).
+    #[error("invalid value for `INPUT`: {path} is given twice (allowed: each file once)")]
+    Duplicate {
+        /// The path, as given the second time.
+        path: String,
     },
     /// An input is not a sequence of JSON objects.
     #[error("{path}: {message} (expected JSON objects, e.g. the output of `hxsim run --json`)")]
@@ -49,14 +55,6 @@ pub enum MergeError {
     OutputIsInput {
         /// The path.
         path: String,
-    },
-    /// The output cannot be written.
-    #[error("invalid value for `--output`: {path} (a path in a writable directory: {source})")]
-    Output {
-        /// The path.
-        path: String,
-        /// What went wrong.
-        source: std::io::Error,
     },
     /// Some points did not complete or are missing (the table was written all the same).
     #[error("{0}")]
@@ -103,12 +101,14 @@ pub struct Table {
     pub rows: Vec<Vec<Option<Value>>>,
 }
 
-/// Expand directories into their `*.json` files (natural order); keep files as given.
-pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
+/// Expand directories into their `*.json` files (natural order); keep files as given. Then
+/// [`check_inputs`]: no file twice, and `output` not one of them.
+pub fn expand_inputs(inputs: &[PathBuf], output: Option<&Path>) -> Result<Vec<PathBuf>, MergeError> {
     let mut out = Vec::new();
     for p in inputs {
         if p.is_dir() {
-            let rd = std::fs::read_dir(p).map_err(|source| MergeError::Io { path: p.display().to_string(), source })?;
+            let rd = std::fs::read_dir(p)
+                .map_err(|e| MergeError::Io { path: p.display().to_string(), why: crate::error::os_error(&e) })?;
             let mut files: Vec<PathBuf> = rd
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "json"))
@@ -122,7 +122,22 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
             out.push(p.clone());
         }
     }
+    check_inputs(&out, output)?;
     Ok(out)
+}
+
+/// Refuse (exit 2) an input file given twice (as `a.json a.json`, or as `dir dir/a.json`: its rows
+/// would count twice) and an `output` that is one of the inputs (merging would overwrite it).
+pub fn check_inputs(files: &[PathBuf], output: Option<&Path>) -> Result<(), MergeError> {
+    for (i, f) in files.iter().enumerate() {
+        if output.is_some_and(|o| crate::staged::same_file(f, o)) {
+            return Err(MergeError::OutputIsInput { path: f.display().to_string() });
+        }
+        if files[..i].iter().any(|g| crate::staged::same_file(f, g)) {
+            return Err(MergeError::Duplicate { path: f.display().to_string() });
+        }
+    }
+    Ok(())
 }
 
 /// Compare strings with runs of digits compared as numbers (`point-2` < `point-10`).
@@ -183,7 +198,8 @@ pub fn merge(files: &[PathBuf]) -> Result<Table, MergeError> {
     let mut rows = Vec::new();
     for f in files {
         let path = f.display().to_string();
-        let text = std::fs::read_to_string(f).map_err(|source| MergeError::Io { path: path.clone(), source })?;
+        let text = crate::input::read_text(f, crate::input::DATA_MAX_BYTES)
+            .map_err(|why| MergeError::Io { path: path.clone(), why })?;
         let mut count = 0;
         for value in serde_json::Deserializer::from_str(&text).into_iter::<Value>() {
             let value = value.map_err(|e| MergeError::Json { path: path.clone(), message: e.to_string() })?;
@@ -311,7 +327,7 @@ mod tests {
         .unwrap();
         std::fs::write(&b, "{\"point\":2,\"summary\":{\"accepted_load\":0.5,\"note\":\"a,b\"}}\n{\"point\":3}\n")
             .unwrap();
-        let t = merge(&expand_inputs(&[dir.path().to_path_buf()]).unwrap()).unwrap();
+        let t = merge(&expand_inputs(&[dir.path().to_path_buf()], None).unwrap()).unwrap();
         // Key order of the files, not alphabetical.
         assert_eq!(
             t.columns,
@@ -336,7 +352,7 @@ mod tests {
     #[test]
     fn rejects_non_objects_and_empty_dirs() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(matches!(expand_inputs(&[dir.path().to_path_buf()]), Err(MergeError::EmptyDir { .. })));
+        assert!(matches!(expand_inputs(&[dir.path().to_path_buf()], None), Err(MergeError::EmptyDir { .. })));
         let f = dir.path().join("x.json");
         std::fs::write(&f, "[1, 2]").unwrap();
         let e = merge(std::slice::from_ref(&f)).unwrap_err().to_string();
@@ -360,7 +376,7 @@ mod problem_tests {
             r#"{"name":"a","complete":false,"status":"interrupted by SIGTERM at cycle 5"}"#,
         )
         .unwrap();
-        let t = merge(&expand_inputs(&[dir.path().to_path_buf()]).unwrap()).unwrap();
+        let t = merge(&expand_inputs(&[dir.path().to_path_buf()], None).unwrap()).unwrap();
         let p = problems(&t, Some(4));
         assert_eq!(p.len(), 2, "{p:?}");
         assert!(p[0].contains("point-2.json") && p[0].contains("SIGTERM"), "{p:?}");

@@ -73,9 +73,10 @@ fn flatten_toml(prefix: &str, t: &toml::Table, out: &mut BTreeMap<String, String
     }
 }
 
-/// Directories become their `*.h5` files, and those `*.json` files that have no `.h5` beside them
-/// (natural order); files are kept as given.
-pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+/// Directories become their `*.h5` run files (not sweep files), and those `*.json` files that have
+/// no `.h5` beside them (natural order); files are kept as given. Then
+/// [`crate::merge::check_inputs`] (no file twice, the output not an input).
+pub fn expand_inputs(inputs: &[PathBuf], output: Option<&Path>) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in inputs {
         if !p.is_dir() {
@@ -87,7 +88,8 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|f| f.is_file())
             .filter(|f| match f.extension().and_then(|x| x.to_str()) {
-                Some("h5") => true,
+                // A sweep file (one a merge wrote into this directory before) is not a point.
+                Some("h5") => !is_sweep_file(f),
                 Some("json") => !f.with_extension("h5").exists(),
                 _ => false,
             })
@@ -98,7 +100,14 @@ pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
         files.sort_by(|a, b| natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
         out.extend(files);
     }
+    crate::merge::check_inputs(&out, output)?;
     Ok(out)
+}
+
+/// Whether `path` is an hxsim sweep file (root attribute `kind = "sweep"`), such as `merge` and
+/// `sweep` write.
+fn is_sweep_file(path: &Path) -> bool {
+    h5::open_file(path).ok().and_then(|f| h5::str_attr(&f, "kind").ok()).is_some_and(|k| k == "sweep")
 }
 
 fn read_h5(path: &Path) -> Input {
@@ -133,7 +142,7 @@ fn read_h5(path: &Path) -> Input {
 }
 
 fn read_json(path: &Path) -> Vec<Input> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::input::read_text(path, crate::input::DATA_MAX_BYTES) {
         Ok(t) => t,
         Err(e) => return vec![Input::failed(path, format!("cannot read: {e}"))],
     };
@@ -171,10 +180,18 @@ fn read_json(path: &Path) -> Vec<Input> {
             _ => None,
         };
         input.summary = summary.map(|s| s.into_iter().filter(|(_, x)| x.is_number()).collect());
-        input.error = match (&input.summary, v.get("error")) {
-            (_, Some(e)) => e.as_str().map_or_else(|| e.to_string(), str::to_string),
-            (None, None) => "no summary".into(),
-            (Some(_), None) => String::new(),
+        // A record or summary of a run that stopped says so (`complete`, `status`, as `hxsim run
+        // --json` and `--json-out` write them, outside or inside `summary`).
+        let stopped = [Some(&v), input.summary.as_ref().and(summary_obj(&v))]
+            .into_iter()
+            .flatten()
+            .find(|o| o.get("complete") == Some(&Value::Bool(false)))
+            .map(|o| o.get("status").and_then(Value::as_str).unwrap_or("incomplete").to_string());
+        input.error = match (&input.summary, v.get("error"), stopped) {
+            (_, Some(e), _) => e.as_str().map_or_else(|| e.to_string(), str::to_string),
+            (_, None, Some(status)) => status,
+            (None, None, None) => "no summary".into(),
+            (Some(_), None, None) => String::new(),
         };
         input.complete = input.error.is_empty();
         out.push(input);
@@ -183,6 +200,11 @@ fn read_json(path: &Path) -> Vec<Input> {
         out.push(Input::failed(path, "no JSON object in the file".into()));
     }
     out
+}
+
+/// The `summary` object of a record, if it has one.
+fn summary_obj(v: &serde_json::Map<String, Value>) -> Option<&serde_json::Map<String, Value>> {
+    v.get("summary").and_then(Value::as_object)
 }
 
 /// Swept keys: every `set` key, then the config keys whose values differ between inputs.
@@ -249,8 +271,9 @@ pub fn merge_to_hdf5(files: &[PathBuf], out: &Path) -> Result<u8> {
     let keys = swept_keys(&inputs);
     let axes: Vec<Axis> = keys.iter().map(|k| Axis { key: k.clone(), values: axis_values(&inputs, k) }).collect();
 
-    crate::staged::prepare_path(out)?;
-    let f = h5::create_file(out)?;
+    // Written under a partial name and moved into place at the end, as every results file.
+    let staged = crate::staged::Staged::new(out, "--output")?;
+    let f = h5::create_file(staged.tmp())?;
     let width = inputs.len().saturating_sub(1).to_string().len().max(3);
     let points = h5::new_group(&f, "points")?;
     let mut rows = Vec::new();
@@ -310,6 +333,8 @@ pub fn merge_to_hdf5(files: &[PathBuf], out: &Path) -> Result<u8> {
     };
     h5::finish(&f, missing == 0, &status)?;
     f.flush()?;
+    drop(f);
+    staged.commit().with_context(|| format!("moving the sweep file into place at {}", out.display()))?;
     tracing::info!(points = inputs.len(), missing, "merged into {}", out.display());
     eprintln!("{} points ({missing} missing or incomplete) -> {}", inputs.len(), out.display());
     Ok(if missing == 0 { 0 } else { 3 })

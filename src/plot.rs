@@ -12,14 +12,17 @@
 //!   mean latency, packets in flight against cycles), with the measurement window marked.
 //!
 //! A sweep gives one figure per traffic pattern when the pattern is swept (or per value of any swept
-//! key with `--by KEY`), each titled with the network and the pattern, with one legend for all
-//! panels beside them. Series get readable labels (`PolSP`, `OmniSP`, ...) and a distinct colour and
+//! key with `--by KEY`), each titled with the network, the pattern and the settings the sweep fixed
+//! with a one-value `--set`, with one legend for all panels under them (none for a single series).
+//! Series get readable labels (`PolSP`, `OmniSP`, ...) and a distinct colour and
 //! marker each for up to 12 series. A sweep point whose measured window did not reach a steady state
 //! (summary `steady_state` false) is drawn hollow inside a black ring, with a legend note.
 //!
-//! Text is drawn with DejaVu Sans, built into the binary (and embedded into PDFs), so no system font
-//! is needed. Sizes are chosen so that a three-panel figure printed at text width keeps its labels
-//! above 7 pt.
+//! Every figure is drawn for a printed size ([`PrintSize`], `--width` and `--font`; by default 7 in
+//! wide with 9 pt text, a two-column paper's text width): panels share the width, the legend is a
+//! strip under them, and text is at the requested size when the figure is printed at that width
+//! (PNG at [`PNG_DPI`]; SVG and PDF sized in points). Text is drawn with DejaVu Sans, built into the
+//! binary (and embedded into PDFs), so no system font is needed.
 
 use crate::error::ConfigError;
 use crate::output::hdf5 as h5;
@@ -49,11 +52,9 @@ pub enum Figure {
     Timeseries,
 }
 
-/// Pixel size of one panel.
-pub const PANEL: (u32, u32) = (640, 540);
-/// Height of the title strip above the panels.
-pub const TITLE_H: u32 = 64;
 pub(crate) const FONT: &str = "sans-serif";
+/// Text sizes in pixels of the design-space figures (`hxsim design`, see [`crate::design`]), which
+/// are drawn at a fixed pixel size; `hxsim plot` sizes its figures from a [`PrintSize`].
 pub(crate) const TITLE_PX: u32 = 30;
 pub(crate) const DESC_PX: u32 = 28;
 pub(crate) const LABEL_PX: u32 = 24;
@@ -163,7 +164,7 @@ pub struct Panel {
     pub categories: Vec<String>,
 }
 
-/// A whole figure: title, panels side by side, one legend beside them.
+/// A whole figure: title, panels side by side, one legend under them.
 #[derive(Debug, Clone)]
 pub struct Fig {
     /// Title above the panels (network and pattern).
@@ -209,21 +210,272 @@ fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow!("drawing the figure: {e:?}")
 }
 
-/// The marker of style `style` at `at`, `r` pixels in radius; `unsteady`: drawn hollow (on white,
-/// so no line shows through) inside a black ring, for a point that did not reach a steady state.
+/// The printed size of a figure (`hxsim plot --width --font`): every length of the drawing follows
+/// from these two, so that the figure placed at its width in a document has its text at `font_pt`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrintSize {
+    /// Width of the whole figure, in points (1/72 in).
+    pub width_pt: f64,
+    /// Size of its text, in points.
+    pub font_pt: f64,
+}
+
+/// `--width`'s default: the text width of a two-column paper (IEEE and ACM templates: 7 in).
+pub const DEFAULT_WIDTH: &str = "7in";
+/// `--font`'s default: close to the 8-9 pt of a two-column paper's captions.
+pub const DEFAULT_FONT: &str = "9pt";
+/// Resolution of PNG figures, pixels per inch.
+pub const PNG_DPI: f64 = 300.0;
+/// Pixels per point of the SVG drawing behind SVG and PDF figures: plotters places everything at
+/// whole pixels, so it draws at four times the printed size, and the file says its size in points.
+const VECTOR_PX_PER_PT: f64 = 4.0;
+
+impl Default for PrintSize {
+    fn default() -> Self {
+        PrintSize { width_pt: 7.0 * 72.0, font_pt: 9.0 }
+    }
+}
+
+impl PrintSize {
+    /// Read `--width` (a length: `7in`, `17.8cm`, `180mm`, `504pt`) and `--font` (`9pt`, or a number
+    /// of points).
+    pub fn parse(width: &str, font: &str) -> Result<Self, ConfigError> {
+        let width_pt = length_pt(width, &["in", "cm", "mm", "pt"]).filter(|w| (72.0..=72.0 * 40.0).contains(w));
+        let width_pt = width_pt.ok_or_else(|| {
+            ConfigError::value(
+                "--width",
+                width,
+                "a length from 1in to 40in: a number with in, cm, mm or pt (e.g. 7in, 3.5in, 17cm)",
+            )
+        })?;
+        let font_pt = length_pt(font, &["pt", ""]).filter(|f| (4.0..=36.0).contains(f));
+        let font_pt = font_pt
+            .ok_or_else(|| ConfigError::value("--font", font, "a text size from 4pt to 36pt (e.g. 9pt, 8, 10.5pt)"))?;
+        Ok(PrintSize { width_pt, font_pt })
+    }
+}
+
+/// `s` as a number and one of `units` (`""`: none; points then), in points.
+fn length_pt(s: &str, units: &[&str]) -> Option<f64> {
+    let s = s.trim();
+    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num.trim().parse().ok().filter(|v: &f64| v.is_finite() && *v > 0.0)?;
+    let unit = unit.trim();
+    if !units.contains(&unit) {
+        return None;
+    }
+    Some(match unit {
+        "in" => v * 72.0,
+        "cm" => v * 72.0 / 2.54,
+        "mm" => v * 72.0 / 25.4,
+        _ => v,
+    })
+}
+
+/// How plotters sizes text: a font "size" is not the em (what a point size measures) but a line
+/// height. Its SVG backend writes `font-size` = size / 1.24; its bitmap backend scales DejaVu Sans
+/// so that ascent + descent (1901 + 483 of 2048 units per em) is the size. So text of `em` pixels is
+/// asked for at `em` times this.
+#[derive(Debug, Clone, Copy)]
+enum TextScale {
+    Svg,
+    Bitmap,
+}
+
+impl TextScale {
+    fn size_per_em(self) -> f64 {
+        match self {
+            TextScale::Svg => 1.24,
+            TextScale::Bitmap => (1901.0 + 483.0) / 2048.0,
+        }
+    }
+}
+
+/// The lengths of one drawing, in pixels: the print size times the output's pixels per point.
+#[derive(Debug, Clone)]
+struct Geometry {
+    /// Text size, the em in pixels (axis descriptions, ticks, legend, captions).
+    font: f64,
+    /// Plotters' font size per pixel of em (see [`TextScale`]).
+    size_per_em: f64,
+    /// The figure's title (bold).
+    title_font: f64,
+    /// The title, broken into lines that fit the width.
+    title_lines: Vec<String>,
+    title_h: u32,
+    width: u32,
+    panel: (u32, u32),
+    legend: LegendLayout,
+    pen: Pen,
+}
+
+/// Stroke widths and marker size, in pixels.
+#[derive(Debug, Clone, Copy)]
+struct Pen {
+    /// Curves.
+    line: u32,
+    /// Axes, guides, marker outlines.
+    thin: u32,
+    /// Marker radius.
+    r: i32,
+}
+
+/// The legend, a strip under the panels: its entries side by side, in rows as wide as the figure,
+/// each row centred.
+#[derive(Debug, Clone, Default)]
+struct LegendLayout {
+    /// Label, style, markers.
+    entries: Vec<(String, usize, bool)>,
+    note: bool,
+    /// Where each entry starts: (x, row), in entry order.
+    at: Vec<(u32, u32)>,
+    row_h: u32,
+    h: u32,
+}
+
+/// Width in pixels of `text` in `font` (the built-in DejaVu Sans); a generous estimate if the
+/// font cannot measure it.
+fn text_w(text: &str, font: &FontDesc) -> u32 {
+    font.box_size(text).map(|b| b.0).unwrap_or((text.chars().count() as f64 * font.get_size() * 0.62) as u32)
+}
+
+/// `text` broken at spaces into lines at most `width` pixels wide in `font` (a word longer than
+/// that gets a line of its own).
+fn wrap(text: &str, font: &FontDesc, width: u32) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(l) if text_w(&format!("{l} {word}"), font) <= width => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// A title broken into lines at most `width` pixels wide, at its ` \u{2014} ` separators where it can
+/// (a part too long alone is broken at spaces).
+fn wrap_title(title: &str, font: &FontDesc, width: u32) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for part in title.split(" \u{2014} ").filter(|p| !p.is_empty()) {
+        match lines.last_mut() {
+            Some(l) if text_w(&format!("{l} \u{2014} {part}"), font) <= width => {
+                l.push_str(" \u{2014} ");
+                l.push_str(part);
+            }
+            _ if text_w(part, font) > width => lines.extend(wrap(part, font, width)),
+            _ => lines.push(part.to_string()),
+        }
+    }
+    lines
+}
+
+impl Geometry {
+    fn new(fig: &Fig, size: PrintSize, px_per_pt: f64, scale: TextScale) -> Result<Self> {
+        register_fonts()?;
+        let f = size.font_pt * px_per_pt;
+        let size_per_em = scale.size_per_em();
+        let width = (size.width_pt * px_per_pt).round() as u32;
+        let title_font = f * 1.1;
+        let tf = FontDesc::new(FontFamily::Name(FONT), title_font * size_per_em, FontStyle::Bold);
+        let title_lines = wrap_title(&fig.title, &tf, (width as f64 - 2.0 * f) as u32);
+        let title_h = ((title_lines.len() as f64 * 1.3 + 0.6) * title_font).round() as u32;
+        let n = fig.panels.len().max(1) as u32;
+        let panel_w = width / n;
+        // Panels a little wider than tall; one panel alone no taller than 0.42 of the width, and
+        // tall enough for a caption, two lines of axis text and a few ticks.
+        let panel_h = (panel_w as f64 * 0.82).min(width as f64 * 0.42).max(13.0 * f).round() as u32;
+        let lf = FontDesc::new(FontFamily::Name(FONT), f * size_per_em, FontStyle::Normal);
+        // A one-series figure's only entry has no label: no legend for it.
+        let entries: Vec<(String, usize, bool)> = fig.legend.iter().filter(|e| !e.0.is_empty()).cloned().collect();
+        let note = has_unsteady(fig);
+        let labels: Vec<&str> = entries.iter().map(|e| e.0.as_str()).chain(note.then_some(UNSTEADY_NOTE)).collect();
+        let legend = if labels.is_empty() {
+            LegendLayout::default()
+        } else {
+            // An entry: the line sample (with its marker), a gap, the label, a wider gap.
+            let widths: Vec<u32> =
+                labels.iter().map(|l| (3.2 * f) as u32 + text_w(l, &lf) + (1.4 * f) as u32).collect();
+            let room = (width as f64 - 2.0 * f) as u32;
+            let mut rows: Vec<Vec<usize>> = vec![Vec::new()];
+            let mut used = 0;
+            for (k, &w) in widths.iter().enumerate() {
+                let row = rows.last_mut().expect("one row at least");
+                if !row.is_empty() && used + w > room {
+                    rows.push(vec![k]);
+                    used = w;
+                } else {
+                    row.push(k);
+                    used += w;
+                }
+            }
+            let mut at = vec![(0, 0); labels.len()];
+            for (r, row) in rows.iter().enumerate() {
+                let total: u32 = row.iter().map(|&k| widths[k]).sum();
+                let mut x = width.saturating_sub(total) / 2;
+                for &k in row {
+                    at[k] = (x, r as u32);
+                    x += widths[k];
+                }
+            }
+            let row_h = (1.45 * f).round() as u32;
+            LegendLayout { entries, note, at, row_h, h: rows.len() as u32 * row_h + (0.6 * f) as u32 }
+        };
+        let pt = px_per_pt;
+        let pen = Pen {
+            line: (1.2 * pt).round().max(1.0) as u32,
+            thin: (0.6 * pt).round().max(1.0) as u32,
+            r: (0.28 * f).round().max(2.0) as i32,
+        };
+        Ok(Geometry {
+            font: f,
+            size_per_em,
+            title_font,
+            title_lines,
+            title_h,
+            width,
+            panel: (panel_w, panel_h),
+            legend,
+            pen,
+        })
+    }
+
+    fn size(&self) -> (u32, u32) {
+        (self.width, self.title_h + self.panel.1 + self.legend.h)
+    }
+
+    fn text(&self) -> FontDesc<'static> {
+        FontDesc::new(FontFamily::Name(FONT), self.font * self.size_per_em, FontStyle::Normal)
+    }
+
+    fn bold(&self) -> FontDesc<'static> {
+        FontDesc::new(FontFamily::Name(FONT), self.font * self.size_per_em, FontStyle::Bold)
+    }
+
+    fn title(&self) -> FontDesc<'static> {
+        FontDesc::new(FontFamily::Name(FONT), self.title_font * self.size_per_em, FontStyle::Bold)
+    }
+}
+
+/// The marker of style `style` at `at`; `unsteady`: drawn hollow (on white, so no line shows
+/// through) inside a black ring, for a point that did not reach a steady state.
 fn marker<'b, DB: DrawingBackend + 'b, C: Clone + 'b>(
     style: usize,
     at: C,
-    r: i32,
+    pen: Pen,
     unsteady: bool,
 ) -> DynElement<'b, DB, C> {
+    let r = pen.r;
     if unsteady {
-        return ringed(style, at, r);
+        return ringed(style, at, pen);
     }
     let (color, shape, filled) = series_style(style);
-    let fill: ShapeStyle = if filled { color.filled() } else { color.stroke_width(2) };
+    let fill: ShapeStyle = if filled { color.filled() } else { color.stroke_width(pen.line) };
     let e = EmptyElement::at(at);
-    let rr = r + 1;
+    let rr = r + r / 6 + 1;
     match shape {
         Shape::Circle => (e + Circle::new((0, 0), r, fill)).into_dyn(),
         Shape::Square if filled => (e + Rectangle::new([(-r, -r), (r, r)], fill)).into_dyn(),
@@ -243,7 +495,7 @@ fn marker<'b, DB: DrawingBackend + 'b, C: Clone + 'b>(
             }
         }
         Shape::Cross => {
-            let s = color.stroke_width(3);
+            let s = color.stroke_width(pen.line + pen.thin);
             if filled {
                 (e + PathElement::new(vec![(-r, -r), (r, r)], s) + PathElement::new(vec![(-r, r), (r, -r)], s))
                     .into_dyn()
@@ -257,13 +509,15 @@ fn marker<'b, DB: DrawingBackend + 'b, C: Clone + 'b>(
 
 /// The outline of the marker of style `style` (its hollow form) at `at`, on a white disc inside a
 /// black ring: the mark of a point that did not reach a steady state.
-fn ringed<'b, DB: DrawingBackend + 'b, C: Clone + 'b>(style: usize, at: C, r: i32) -> DynElement<'b, DB, C> {
+fn ringed<'b, DB: DrawingBackend + 'b, C: Clone + 'b>(style: usize, at: C, pen: Pen) -> DynElement<'b, DB, C> {
     let (color, shape, filled) = series_style(style);
-    let s = color.stroke_width(2);
-    let rr = r + 1;
+    let r = pen.r;
+    let s = color.stroke_width(pen.line);
+    let rr = r + r / 6 + 1;
+    let ring = r + r * 3 / 4 + 1;
     let e = EmptyElement::at(at)
-        + Circle::new((0, 0), r + 6, WHITE.filled())
-        + Circle::new((0, 0), r + 6, BLACK.stroke_width(2));
+        + Circle::new((0, 0), ring, WHITE.filled())
+        + Circle::new((0, 0), ring, BLACK.stroke_width(pen.line));
     let closed = |pts: Vec<(i32, i32)>| {
         let mut c = pts.clone();
         c.push(pts[0]);
@@ -277,17 +531,17 @@ fn ringed<'b, DB: DrawingBackend + 'b, C: Clone + 'b>(style: usize, at: C, r: i3
         Shape::Diamond => (e + closed(vec![(0, -rr), (rr, 0), (0, rr), (-rr, 0)])).into_dyn(),
         // A cross has no inside: the ring alone marks it (x for the filled style, + for the hollow).
         Shape::Cross if filled => {
-            let s = color.stroke_width(3);
+            let s = color.stroke_width(pen.line + pen.thin);
             (e + PathElement::new(vec![(-r, -r), (r, r)], s) + PathElement::new(vec![(-r, r), (r, -r)], s)).into_dyn()
         }
         Shape::Cross => {
-            let s = color.stroke_width(3);
+            let s = color.stroke_width(pen.line + pen.thin);
             (e + PathElement::new(vec![(-rr, 0), (rr, 0)], s) + PathElement::new(vec![(0, -rr), (0, rr)], s)).into_dyn()
         }
     }
 }
 
-fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<()> {
+fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Panel, g: &Geometry) -> Result<()> {
     let pts = || p.series.iter().flat_map(|s| s.points.iter().copied()).filter(|(x, y)| x.is_finite() && y.is_finite());
     let (mut x0, mut x1) =
         range_of(pts().map(|q| q.0).chain(p.vlines.iter().copied()).chain(p.marks.iter().map(|m| m.0)), false);
@@ -296,61 +550,114 @@ fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Pa
     }
     let guide_ys = p.guides.iter().flat_map(|g| [g.0 .1, g.1 .1]);
     let (y0, y1) = range_of(pts().map(|q| q.1).chain(guide_ys), p.y_from_zero);
+    let f = g.font;
+    let (pw, ph) = g.panel;
+    let text = g.text();
+    // The axis descriptions are drawn here, wrapped to the axis's length (plotters' own are one
+    // line): room for their lines beside the tick labels.
+    let x_lines = wrap(&p.x_desc, &text, (pw as f64 * 0.7) as u32);
+    let y_lines = wrap(&p.y_desc, &text, (ph as f64 * 0.62) as u32);
+    let line_h = 1.2 * f;
+    let y_area = (2.9 * f + y_lines.len() as f64 * line_h + 0.3 * f) as u32;
+    // Category names that do not fit side by side under the axis are written upwards, each under
+    // its category, in a label area as tall as the longest.
+    let cat_w: Vec<u32> = p.categories.iter().map(|c| text_w(c, &text)).collect();
+    let slot = (pw as f64 - y_area as f64 - 1.5 * f) / p.categories.len().max(1) as f64;
+    let upright = cat_w.iter().any(|&w| w as f64 + 0.6 * f > slot);
+    let tick_h = if upright { cat_w.iter().max().copied().unwrap_or(0) as f64 + 0.6 * f } else { 1.3 * f };
+    let x_area = (tick_h + x_lines.len() as f64 * line_h) as u32;
     let mut chart = ChartBuilder::on(area)
-        .caption(&p.title, (FONT, TITLE_PX).into_font().style(FontStyle::Bold))
-        .margin(16)
-        .x_label_area_size(72)
-        .y_label_area_size(96)
+        .caption(&p.title, g.bold())
+        .margin((0.5 * f) as u32)
+        .margin_right((1.0 * f) as u32)
+        .x_label_area_size(x_area)
+        .y_label_area_size(y_area)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(err)?;
     let cats = p.categories.clone();
+    // Upright names are drawn below, not as tick labels.
     let cat_tick = move |v: &f64| {
         let i = v.round();
-        if (v - i).abs() < 1e-6 && i >= 0.0 {
+        if !upright && (v - i).abs() < 1e-6 && i >= 0.0 {
             cats.get(i as usize).cloned().unwrap_or_default()
         } else {
             String::new()
         }
     };
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    let (plot_w, plot_h) = ((xr.end - xr.start).max(1) as f64, (yr.end - yr.start).max(1) as f64);
     let mut mesh = chart.configure_mesh();
-    mesh.x_desc(p.x_desc.as_str())
-        .y_desc(p.y_desc.as_str())
-        .axis_desc_style((FONT, DESC_PX))
-        .label_style((FONT, LABEL_PX))
-        .y_labels(6)
+    mesh.label_style(text.clone())
+        .y_labels(((plot_h / (2.4 * f)) as usize).clamp(3, 6))
         .y_label_formatter(&tick)
-        .bold_line_style(RGBColor(225, 225, 225))
+        .bold_line_style(RGBColor(225, 225, 225).stroke_width(g.pen.thin))
         .light_line_style(WHITE)
-        .axis_style(BLACK.stroke_width(2));
+        .axis_style(BLACK.stroke_width(g.pen.thin));
     if p.categories.is_empty() {
-        mesh.x_labels(6).x_label_formatter(&tick);
+        // As many labels as fit side by side, from how wide a label of this range is (digits before
+        // the point, and one or two after it for a short range).
+        let (mag, span) = (x0.abs().max(x1.abs()), x1 - x0);
+        let digits = if mag >= 1.0 { mag.log10().floor() + 1.0 } else { 1.0 };
+        let decimals = if span < 0.5 {
+            3.0
+        } else if span < 5.0 {
+            2.0
+        } else {
+            0.0
+        };
+        let label_w = ((digits.min(7.0) + decimals) * 0.55 + 0.4) * f;
+        mesh.x_labels(((plot_w / label_w) as usize).clamp(3, 10)).x_label_formatter(&tick);
     } else {
         mesh.x_labels(p.categories.len() + 1).x_label_formatter(&cat_tick).disable_x_mesh();
     }
     mesh.draw().map_err(err)?;
+    let (bx, by) = area.get_base_pixel();
+    if upright {
+        let up =
+            TextStyle::from(text.clone().transform(FontTransform::Rotate270)).pos(Pos::new(HPos::Right, VPos::Center));
+        for (i, c) in p.categories.iter().enumerate() {
+            let (x, y) = chart.backend_coord(&(i as f64, y0));
+            area.draw(&Text::new(c.clone(), (x - bx, y - by + (0.4 * f) as i32), up.clone())).map_err(err)?;
+        }
+    }
+    let ah = area.dim_in_pixel().1;
+    let centre = TextStyle::from(text.clone()).pos(Pos::new(HPos::Center, VPos::Bottom));
+    let cx = (xr.start + xr.end) / 2 - bx;
+    for (i, l) in x_lines.iter().rev().enumerate() {
+        let y = ah as i32 - (i as f64 * line_h) as i32;
+        area.draw(&Text::new(l.clone(), (cx, y), centre.clone())).map_err(err)?;
+    }
+    let up = TextStyle::from(text.clone().transform(FontTransform::Rotate270)).pos(Pos::new(HPos::Center, VPos::Top));
+    let cy = (yr.start + yr.end) / 2 - by;
+    for (i, l) in y_lines.iter().enumerate() {
+        let x = (0.5 * f) as i32 + (i as f64 * line_h) as i32;
+        area.draw(&Text::new(l.clone(), (x, cy), up.clone())).map_err(err)?;
+    }
     let grey = RGBColor(120, 120, 120);
+    let thin = g.pen.thin;
     for &(a, b) in &p.guides {
-        chart.draw_series(dashes(a, b, 30).map(|d| PathElement::new(d, grey.stroke_width(2)))).map_err(err)?;
+        chart.draw_series(dashes(a, b, 30).map(|d| PathElement::new(d, grey.stroke_width(thin)))).map_err(err)?;
     }
     for &x in &p.vlines {
         chart
-            .draw_series(dashes((x, y0), (x, y1), 40).map(|d| PathElement::new(d, grey.stroke_width(2))))
+            .draw_series(dashes((x, y0), (x, y1), 40).map(|d| PathElement::new(d, grey.stroke_width(thin))))
             .map_err(err)?;
     }
     for &(x, style) in &p.marks {
         let c = series_style(style).0;
-        chart.draw_series(dashes((x, y0), (x, y1), 20).map(|d| PathElement::new(d, c.stroke_width(2)))).map_err(err)?;
+        chart
+            .draw_series(dashes((x, y0), (x, y1), 20).map(|d| PathElement::new(d, c.stroke_width(g.pen.line))))
+            .map_err(err)?;
     }
     // Markers are drawn in pixels of `area` (plotters' dynamic elements need a 'static backend in
     // chart coordinates); the ringed ones of points that are not steady last, so that no other
     // series hides them.
-    let (bx, by) = area.get_base_pixel();
     let mut ringed = Vec::new();
     for s in &p.series {
         let color = series_style(s.style).0;
         let data: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
         if s.line {
-            chart.draw_series(LineSeries::new(data.clone(), color.stroke_width(3))).map_err(err)?;
+            chart.draw_series(LineSeries::new(data.clone(), color.stroke_width(g.pen.line))).map_err(err)?;
         }
         if s.markers {
             let shown = s.points.iter().enumerate().filter(|(_, (x, y))| x.is_finite() && y.is_finite());
@@ -359,43 +666,44 @@ fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Pa
                 if s.is_unsteady(i) {
                     ringed.push((s.style, (px - bx, py - by)));
                 } else {
-                    area.draw(&marker::<DB, (i32, i32)>(s.style, (px - bx, py - by), 7, false)).map_err(err)?;
+                    area.draw(&marker::<DB, (i32, i32)>(s.style, (px - bx, py - by), g.pen, false)).map_err(err)?;
                 }
             }
         }
     }
     for (style, at) in ringed {
-        area.draw(&marker::<DB, (i32, i32)>(style, at, 7, true)).map_err(err)?;
+        area.draw(&marker::<DB, (i32, i32)>(style, at, g.pen, true)).map_err(err)?;
     }
     Ok(())
 }
 
-/// The legend: one row per entry, a line sample with the series' marker and its label; with
-/// `unsteady_note`, a last row showing the ring of points that are not steady, in grey.
-fn draw_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    entries: &[(String, usize, bool)],
-    unsteady_note: bool,
-) -> Result<()> {
-    let font = (FONT, LEGEND_PX).into_font();
-    let row = 40;
-    let rows = entries.len() + unsteady_note as usize;
-    let top = (PANEL.1 as i32 - row * rows as i32).max(0) / 2;
-    for (k, (label, style, markers)) in entries.iter().enumerate() {
-        let y = top + row * k as i32 + row / 2;
-        let color = series_style(*style).0;
-        area.draw(&PathElement::new(vec![(10, y), (58, y)], color.stroke_width(3))).map_err(err)?;
+/// The legend strip: per entry, a line sample with the series' marker and its label, in columns;
+/// with the note, a last entry showing the ring of points that are not steady.
+fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, g: &Geometry) -> Result<()> {
+    let l = &g.legend;
+    let f = g.font;
+    let style = TextStyle::from(g.text()).pos(Pos::new(HPos::Left, VPos::Center));
+    let at = |k: usize| {
+        let (x, row) = l.at[k];
+        (x as i32, (0.3 * f) as i32 + (row * l.row_h + l.row_h / 2) as i32)
+    };
+    let sample = (2.6 * f) as i32;
+    for (k, (label, style_i, markers)) in l.entries.iter().enumerate() {
+        let (x, y) = at(k);
+        let color = series_style(*style_i).0;
+        area.draw(&PathElement::new(vec![(x, y), (x + sample, y)], color.stroke_width(g.pen.line))).map_err(err)?;
         if *markers {
-            area.draw(&marker::<DB, (i32, i32)>(*style, (34, y), 7, false)).map_err(err)?;
+            area.draw(&marker::<DB, (i32, i32)>(*style_i, (x + sample / 2, y), g.pen, false)).map_err(err)?;
         }
-        area.draw(&Text::new(label.clone(), (70, y - LEGEND_PX as i32 / 2 - 2), font.clone())).map_err(err)?;
+        area.draw(&Text::new(label.clone(), (x + sample + (0.6 * f) as i32, y), style.clone())).map_err(err)?;
     }
-    if unsteady_note {
-        let y = top + row * entries.len() as i32 + row / 2;
+    if l.note {
+        let (x, y) = at(l.entries.len());
         let grey = RGBColor(120, 120, 120);
-        area.draw(&Circle::new((34, y), 13, BLACK.stroke_width(2))).map_err(err)?;
-        area.draw(&Circle::new((34, y), 7, grey.stroke_width(2))).map_err(err)?;
-        area.draw(&Text::new(UNSTEADY_NOTE, (70, y - LEGEND_PX as i32 / 2 - 2), font)).map_err(err)?;
+        let r = g.pen.r;
+        area.draw(&Circle::new((x + sample / 2, y), r + r * 3 / 4 + 1, BLACK.stroke_width(g.pen.line))).map_err(err)?;
+        area.draw(&Circle::new((x + sample / 2, y), r, grey.stroke_width(g.pen.line))).map_err(err)?;
+        area.draw(&Text::new(UNSTEADY_NOTE, (x + sample + (0.6 * f) as i32, y), style)).map_err(err)?;
     }
     Ok(())
 }
@@ -403,16 +711,6 @@ fn draw_legend<DB: DrawingBackend>(
 /// Whether any point of `fig` is marked not steady (its legend then explains the mark).
 pub fn has_unsteady(fig: &Fig) -> bool {
     fig.panels.iter().flat_map(|p| &p.series).any(|s| s.unsteady.iter().any(|&u| u))
-}
-
-/// Pixel width of the legend strip for these labels (and the not-steady note).
-fn legend_width(entries: &[(String, usize, bool)], unsteady_note: bool) -> u32 {
-    if entries.is_empty() && !unsteady_note {
-        return 0;
-    }
-    let note = if unsteady_note { UNSTEADY_NOTE.chars().count() } else { 0 };
-    let chars = entries.iter().map(|e| e.0.chars().count()).max().unwrap_or(0).max(note) as u32;
-    90 + chars * LEGEND_PX * 6 / 10
 }
 
 /// `n` dashes (every other piece of `n * 2 - 1` equal pieces) along the segment from `a` to `b`.
@@ -445,22 +743,30 @@ pub fn extension(out: &Path) -> String {
     out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default()
 }
 
-/// Draw `fig` into `out` (`.svg`, `.png` or `.pdf`).
-pub fn render(fig: &Fig, out: &Path) -> Result<()> {
-    register_fonts()?;
-    let n = fig.panels.len().max(1) as u32;
-    let size = (PANEL.0 * n + legend_width(&fig.legend, has_unsteady(fig)), PANEL.1 + TITLE_H);
-    match extension(out).as_str() {
-        "svg" => draw_all(SVGBackend::new(out, size).into_drawing_area(), fig),
-        "png" => draw_all(BitMapBackend::new(out, size).into_drawing_area(), fig),
-        "pdf" => {
-            let mut svg = String::new();
-            draw_all(SVGBackend::with_string(&mut svg, size).into_drawing_area(), fig)?;
-            let pdf = svg_to_pdf(&svg)?;
-            std::fs::write(out, pdf).with_context(|| format!("writing {}", out.display()))
-        }
-        _ => Err(ConfigError::value("--output", out.display(), FORMATS).into()),
+/// Draw `fig` into `out` (`.svg`, `.png` or `.pdf`) at the print size `size`: a PNG at
+/// [`PNG_DPI`], an SVG or PDF sized in points (`size.width_pt` wide).
+pub fn render(fig: &Fig, out: &Path, size: PrintSize) -> Result<()> {
+    let ext = extension(out);
+    if ext == "png" {
+        let g = Geometry::new(fig, size, PNG_DPI / 72.0, TextScale::Bitmap)?;
+        return draw_all(BitMapBackend::new(out, g.size()).into_drawing_area(), fig, &g);
     }
+    if ext != "svg" && ext != "pdf" {
+        return Err(ConfigError::value("--output", out.display(), FORMATS).into());
+    }
+    let g = Geometry::new(fig, size, VECTOR_PX_PER_PT, TextScale::Svg)?;
+    let (w, h) = g.size();
+    let mut svg = String::new();
+    draw_all(SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area(), fig, &g)?;
+    // The drawing's own units are pixels at VECTOR_PX_PER_PT per point: say the printed size, in
+    // points for an SVG file, and unitless for svg2pdf, which makes one unit a point of the page
+    // (it would read `pt` as CSS points and convert them to 4/3 as many of its units).
+    let (pw, ph) = (w as f64 / VECTOR_PX_PER_PT, h as f64 / VECTOR_PX_PER_PT);
+    let unit = if ext == "svg" { "pt" } else { "" };
+    let printed = format!("width=\"{pw:.2}{unit}\" height=\"{ph:.2}{unit}\"");
+    let svg = svg.replacen(&format!("width=\"{w}\" height=\"{h}\""), &printed, 1);
+    let bytes = if ext == "pdf" { svg_to_pdf(&svg)? } else { svg.into_bytes() };
+    std::fs::write(out, bytes).with_context(|| format!("writing {}", out.display()))
 }
 
 /// Convert the SVG plotters draws into a vector PDF, DejaVu Sans embedded (subset).
@@ -484,19 +790,24 @@ fn svg_to_pdf(_svg: &str) -> Result<Vec<u8>> {
     bail!("this hxsim was built without the `pdf` feature: write .svg or .png")
 }
 
-fn draw_all<'a, DB: DrawingBackend + 'a>(root: DrawingArea<DB, Shift>, fig: &Fig) -> Result<()> {
+/// The title (centred, one line per entry of `g.title_lines`), the panels side by side under it,
+/// and the legend strip under them.
+fn draw_all<'a, DB: DrawingBackend + 'a>(root: DrawingArea<DB, Shift>, fig: &Fig, g: &Geometry) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
-    let (title, body) = root.split_vertically(TITLE_H);
-    let style = TextStyle::from((FONT, TITLE_PX + 2).into_font().style(FontStyle::Bold))
-        .pos(Pos::new(HPos::Center, VPos::Center));
+    let (title, rest) = root.split_vertically(g.title_h);
+    let (body, legend) = rest.split_vertically(g.panel.1);
+    let style = TextStyle::from(g.title()).pos(Pos::new(HPos::Center, VPos::Top));
     let w = title.dim_in_pixel().0 as i32;
-    title.draw(&Text::new(fig.title.clone(), (w / 2, TITLE_H as i32 / 2 + 4), style)).map_err(err)?;
-    let (panels, legend) = body.split_horizontally(PANEL.0 * fig.panels.len().max(1) as u32);
-    let areas = panels.split_evenly((1, fig.panels.len().max(1)));
-    for (a, p) in areas.iter().zip(&fig.panels) {
-        draw_panel(a, p)?;
+    for (i, line) in g.title_lines.iter().enumerate() {
+        let y = (0.35 * g.title_font + i as f64 * 1.3 * g.title_font) as i32;
+        title.draw(&Text::new(line.clone(), (w / 2, y), style.clone())).map_err(err)?;
     }
-    draw_legend(&legend, &fig.legend, has_unsteady(fig))?;
+    let n = fig.panels.len().max(1);
+    let areas = body.split_evenly((1, n));
+    for (a, p) in areas.iter().zip(&fig.panels) {
+        draw_panel(a, p, g)?;
+    }
+    draw_legend(&legend, g)?;
     root.present().map_err(err)?;
     Ok(())
 }
@@ -671,6 +982,25 @@ fn title_for(f: &File, t: &Table, rows: &[usize]) -> String {
     parts.join(" \u{2014} ")
 }
 
+/// Whether a swept key with one value is worth a figure's title: what was simulated (routing,
+/// router, traffic, faults...), not how long (`simulation.*`) or what was written (`output.*`); the
+/// network (`topology.*`), the offered load and the pattern have their own place in it.
+fn titled_key(key: &str) -> bool {
+    let own_place = ["traffic.load", "traffic.pattern"].contains(&key) || key.starts_with("topology.");
+    !(own_place || key.starts_with("simulation.") || key.starts_with("output."))
+}
+
+/// The settings a sweep fixed with a one-value `--set` (e.g. `router.injection_throttle=window`),
+/// as legend-style labels: they are what tells two figures of different sweeps apart when their
+/// network and pattern are the same.
+fn fixed_settings(t: &Table) -> Vec<String> {
+    t.text
+        .iter()
+        .filter(|(k, v)| titled_key(k) && v.windows(2).all(|w| w[0] == w[1]))
+        .filter_map(|(k, v)| v.first().map(|first| value_label(k, first)))
+        .collect()
+}
+
 /// The figures of a sweep: one per value of `by` (default: the traffic pattern when it varies along
 /// with the load),
 /// each with a name suffix (empty for a single figure).
@@ -704,9 +1034,13 @@ pub fn sweep_figures(f: &File, figure: Figure, by: Option<&str>) -> Result<Vec<(
         None => vec![(String::new(), all)],
     };
     let single = groups.len() == 1;
+    let fixed = fixed_settings(&t);
     let mut figs = Vec::new();
     for (value, rows) in groups {
         let mut fig = sweep_figure(f, &t, &rows, figure, by_key.as_deref())?;
+        if !fixed.is_empty() {
+            fig.title = format!("{} \u{2014} {}", fig.title, fixed.join(", "));
+        }
         if let Some(k) = by_key.as_deref().filter(|k| *k != "traffic.pattern") {
             fig.title = format!("{} \u{2014} {}", fig.title, value_label(k, &value));
         }
@@ -940,8 +1274,29 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
         .ok()
         .and_then(|c| c.get("routing")?.get("algorithm")?.as_str().map(str::to_string))
         .unwrap_or_else(|| "minimal".into());
-    let title = [net, format!("{} traffic", pattern_label(&pattern)), routing_label(&routing)]
+    // What was simulated: the offered load (or the fixed workload) and, for a sweep point, the
+    // other values its point took (`swept`, e.g. `traffic.load=0.50 routing.algorithm=minimal`).
+    let table = config.parse::<toml::Table>().ok();
+    let traffic = table.as_ref().and_then(|c| c.get("traffic"));
+    let load = if fixed {
+        match traffic.and_then(|t| t.get("workload_phits")) {
+            Some(phits) => format!("fixed workload of {phits} phits per server"),
+            None => "fixed workload".into(),
+        }
+    } else {
+        let load = traffic.and_then(|t| t.get("load")).and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)));
+        load.map(|l| format!("offered load {}", tick(&l))).unwrap_or_default()
+    };
+    let swept = h5::str_attr(run, "swept").unwrap_or_default();
+    let others = swept
+        .split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        // The routing, the mode and the workload are in the title already.
+        .filter(|(k, _)| titled_key(k) && !["routing.algorithm", "traffic.mode", "traffic.workload_phits"].contains(k))
+        .map(|(k, v)| value_label(k, v));
+    let title = [net, format!("{} traffic", pattern_label(&pattern)), routing_label(&routing), load]
         .into_iter()
+        .chain(others)
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join(" \u{2014} ");
@@ -1032,7 +1387,53 @@ mod tests {
         let s = Series::sweep("a", 0, &[0, 1, 2, 3], &x, &y, None);
         assert_eq!(s.unsteady, vec![false; 4]);
         assert!(!has_unsteady(&fig(s)));
-        assert!(legend_width(&[], true) > legend_width(&[("a".into(), 0, true)], false));
+        // The ring's note gets a legend entry of its own; a lone unlabelled series none.
+        let lone = |s: Series| Fig { legend: vec![(String::new(), 0, true)], ..fig(s) };
+        let g = |f: &Fig| Geometry::new(f, PrintSize::default(), 1.0, TextScale::Svg).unwrap();
+        let unsteady = Series::sweep("", 0, &[0, 1, 2, 3], &x, &y, Some(&steady));
+        let steady_only = Series::sweep("", 0, &[0, 1, 2, 3], &x, &y, None);
+        assert_eq!(g(&lone(steady_only)).legend.h, 0);
+        let l = g(&lone(unsteady)).legend;
+        assert!(l.h > 0 && l.entries.is_empty() && l.note);
+    }
+
+    /// Lengths in every unit `--width` takes, converted to points (1 in = 72 pt = 2.54 cm); bad
+    /// values refused with the flag, the value and what is allowed.
+    #[test]
+    fn print_sizes_parse_in_points() {
+        let p = |w: &str, f: &str| PrintSize::parse(w, f);
+        assert_eq!(p("7in", "9pt").unwrap(), PrintSize::default());
+        assert_eq!(p(" 3.5in", "8").unwrap(), PrintSize { width_pt: 252.0, font_pt: 8.0 });
+        assert!((p("17.78cm", "9pt").unwrap().width_pt - 504.0).abs() < 1e-9);
+        assert!((p("177.8mm", "9pt").unwrap().width_pt - 504.0).abs() < 1e-9);
+        assert_eq!(p("504pt", "10.5pt").unwrap().font_pt, 10.5);
+        for (w, f, key) in [
+            ("7", "9pt", "--width"),
+            ("7ft", "9pt", "--width"),
+            ("-7in", "9pt", "--width"),
+            ("0.5in", "9pt", "--width"),
+            ("7in", "9in", "--font"),
+            ("7in", "2pt", "--font"),
+            ("7in", "NaNpt", "--font"),
+        ] {
+            let e = p(w, f).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains(if key == "--width" { w } else { f }), "{e}");
+        }
+    }
+
+    /// A long title breaks between its parts, each line within the width.
+    #[test]
+    fn titles_wrap_between_parts() {
+        register_fonts().unwrap();
+        let font = FontDesc::new(FontFamily::Name(FONT), 12.0, FontStyle::Bold);
+        let title = "HyperX 16x16, 16 servers/switch \u{2014} Dimension Complement Reverse traffic \u{2014} injection_throttle=window";
+        let one = wrap_title(title, &font, 10_000);
+        assert_eq!(one, vec![title.to_string()]);
+        let width = text_w(title, &font) * 2 / 3;
+        let lines = wrap_title(title, &font, width);
+        assert_eq!(lines.join(" \u{2014} "), title);
+        assert!(lines.len() == 2 && lines.iter().all(|l| text_w(l, &font) <= width), "{lines:?}");
+        assert!(lines.iter().all(|l| !l.ends_with('\u{2014}') && !l.starts_with('\u{2014}')));
     }
 
     #[test]

@@ -74,6 +74,23 @@ pub fn check_connected(cfg: &Config, net: &Fabric) -> Result<Reachability, Confi
                 .unwrap_or((0, 0))
         };
         let ((a, sa), (b, sb)) = (first(big), first(other));
+        let parts = servers.iter().filter(|&&c| c > 0).count();
+        if !cfg.faults.any() {
+            // No fault split it: the topology itself is disconnected (an edge-list file).
+            let (key, value) = match cfg.input_files().into_iter().find(|(k, _)| *k == "topology.file") {
+                Some((k, f)) => (k, format!("\"{}\"", f.display())),
+                None => ("topology", topo.name()),
+            };
+            return Err(ConfigError::value(
+                key,
+                value,
+                format!(
+                    "a connected network: its {live} servers fall into {parts} parts that no link joins (e.g. server \
+                     {a} on switch {sa} and server {b} on switch {sb}); or set faults.unreachable = \"drop\" to \
+                     simulate without the traffic between them"
+                ),
+            ));
+        }
         return Err(ConfigError::value(
             "faults",
             cfg.faults.describe(),
@@ -82,7 +99,7 @@ pub fn check_connected(cfg: &Config, net: &Fabric) -> Result<Reachability, Confi
                  servers into {} parts and {unreachable} ordered pairs of them cannot communicate (e.g. server {a} on \
                  switch {sa} and server {b} on switch {sb}); use fewer faults or another faults.seed, or set \
                  faults.unreachable = \"drop\" to simulate without the traffic between them",
-                servers.iter().filter(|&&c| c > 0).count()
+                parts
             ),
         ));
     }

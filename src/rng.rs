@@ -84,6 +84,68 @@ pub fn shuffle<T>(rng: &mut Rng, v: &mut [T]) {
     }
 }
 
+/// Seeds in config files (`seed`, `faults.seed`, `topology.seed`), with serde: every `u64`.
+/// TOML's integers stop at 2^63 - 1, so a larger seed is written as a string of digits
+/// (`seed = "18446744073709551615"`, also what `--set seed=18446744073709551615` gives), and either
+/// form is read. Use as `#[serde(with = "crate::rng::seed_format")]`.
+pub mod seed_format {
+    use serde::{de, Deserializer, Serializer};
+
+    /// An integer up to 2^63 - 1, else a string of digits.
+    pub fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+        if *v <= i64::MAX as u64 {
+            s.serialize_u64(*v)
+        } else {
+            s.serialize_str(&v.to_string())
+        }
+    }
+
+    /// An integer from 0 to 2^64 - 1, or a string of its digits.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        d.deserialize_any(SeedVisitor)
+    }
+
+    struct SeedVisitor;
+
+    impl de::Visitor<'_> for SeedVisitor {
+        type Value = u64;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str(
+                "a seed from 0 to 2^64 - 1 (above 2^63 - 1 as a string of digits, e.g. \"18446744073709551615\")",
+            )
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+            Ok(v)
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+            u64::try_from(v).map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<u64, E> {
+            v.trim().parse().map_err(|_| E::invalid_value(de::Unexpected::Str(v), &self))
+        }
+    }
+
+    /// [`seed_format`](self) for an optional seed (`#[serde(with = "crate::rng::seed_format::option")]`).
+    pub mod option {
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        /// As [`super::serialize`]; `None` as nothing (the field is skipped when absent).
+        pub fn serialize<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                Some(x) => super::serialize(x, s),
+                None => s.serialize_none(),
+            }
+        }
+
+        /// As [`super::deserialize`].
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+            #[derive(Deserialize)]
+            struct Seed(#[serde(with = "super")] u64);
+            Ok(Some(Seed::deserialize(d)?.0))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -198,8 +198,7 @@ pub fn expand(config_path: &Path, sets: &[String]) -> Result<(Vec<Axis>, Vec<Poi
     let Some(total) = total else {
         return Err(ConfigError::value("--set", sets.join(" "), format!("at most {MAX_POINTS} points in a sweep")));
     };
-    let text = std::fs::read_to_string(config_path)
-        .map_err(|source| ConfigError::Io { path: config_path.display().to_string(), source })?;
+    let text = crate::config::read_config_text(config_path)?;
     let mut points = Vec::with_capacity(total);
     for index in 0..total {
         let mut rest = index;

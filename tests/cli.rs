@@ -56,6 +56,8 @@ fn run_json_has_the_documented_keys() {
     let (_d, cfg) = write_config("c.toml", SMALL);
     let v = json(&hxsim(&["run", cfg.to_str().unwrap(), "--json", "--quiet"]));
     for key in [
+        "complete",
+        "status",
         "offered_load",
         "accepted_load",
         "average_latency",
@@ -71,6 +73,7 @@ fn run_json_has_the_documented_keys() {
     }
     assert_eq!(v["cycles"], 900);
     assert_eq!(v["offered_load"], 0.4);
+    assert_eq!((&v["complete"], &v["status"]), (&true.into(), &"complete".into()));
 }
 
 #[test]
@@ -218,4 +221,37 @@ fn quickstart_runs() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("accepted load") && text.contains("phits/cycle/server"), "{text}");
+}
+
+/// Every option that takes one of a fixed set of names lists them in `--help`, from the same list
+/// that parsing checks (the registries' names, not a copy in the help text).
+#[test]
+fn enum_options_list_their_values_in_help() {
+    let help = |args: &[&str]| String::from_utf8_lossy(&hxsim(args).stdout).into_owned();
+    let values = |names: &[&str]| format!("[possible values: {}]", names.join(", "));
+    let methods: Vec<&str> = <partitioning::Method as hxsim::config::Named>::names();
+    for (args, want) in [
+        (&["run", "-h"][..], values(&hxsim::network::FetchAhead::NAMES)),
+        (&["partition", "-h"], values(&methods)),
+        (&["merge", "-h"], values(&["csv", "jsonl"])),
+        (&["plot", "-h"], "[possible values: all, throughput, latency, jain, timeseries]".into()),
+        (&["completions", "-h"], "[possible values: bash, elvish, fish, powershell, zsh]".into()),
+    ] {
+        let text = help(args).split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(text.contains(&want), "{args:?}: {want} not in\n{text}");
+    }
+}
+
+/// Log lines carry no ANSI colour codes when stderr is not a terminal (a Slurm log file, a pipe).
+#[test]
+fn logs_to_a_file_have_no_colour_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_d, cfg) = write_config("small.toml", SMALL);
+    let out = dir.path().join("s.h5");
+    let r =
+        hxsim(&["-v", "sweep", cfg.to_str().unwrap(), "--set", "traffic.load=0.2,0.3", "-o", out.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("INFO") && err.contains("wrote the point"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err:?}");
 }

@@ -163,3 +163,39 @@ fn hyperx_only_routings_and_patterns_say_so_elsewhere() {
         .to_string();
     assert!(e.contains("servers_per_switch"), "{e}");
 }
+
+/// Issue 32: on a HyperZ and a fat tree with every fault kind, the HyperZ routings (their detours,
+/// Adda 2023 section 5.4) and the escape compositions deliver a fixed workload whole, and the
+/// results do not depend on the thread count.
+#[test]
+fn faulty_hyperz_and_fat_tree_fixed_workloads_drain() {
+    let hz = hyperz("[3,3]", "[4,2]", "[1,2]", "[1,1]");
+    let ft = "[topology]\nkind = \"fattree\"\nzones = [4,4,4]\nroots = [1,4,16]\n";
+    let fixed = ["traffic.mode=fixed", "traffic.workload_phits=320"];
+    let hz_faults: [&[&str]; 5] = [
+        &["faults.random_links=10"],
+        &["faults.random_switches=3"],
+        &["faults.shapes=[{kind=\"znode\", at=[2,1]}]"],
+        &["faults.shapes=[{kind=\"plane\", level=1, index=0}]"],
+        &["faults.lifetime={link_rate=0.03, switch_rate=0.01, years=4.0, steps=4}"],
+    ];
+    let ft_faults: [&[&str]; 2] =
+        [&["faults.random_links=8"], &["faults.lifetime={link_rate=0.02, switch_rate=0.01, years=4.0, steps=4}"]];
+    let hz_algs = ["aliod", "cliod", "odim", "deter", "surepath-aliod", "surepath-minimal"];
+    let ft_algs = ["nca", "dmodk", "aliod", "surepath-minimal"];
+    for (text, faults, algs) in [(hz.as_str(), &hz_faults[..], &hz_algs[..]), (ft, &ft_faults[..], &ft_algs[..])] {
+        for f in faults {
+            for alg in algs {
+                let a = format!("routing.algorithm={alg}");
+                let sets: Vec<&str> = f.iter().copied().chain(fixed).chain([a.as_str()]).collect();
+                let s = summary(text, &sets, 1);
+                assert!(s.packets_generated > 100, "{alg} {f:?}");
+                assert_eq!(s.packets_delivered, s.packets_generated, "{alg} {f:?}");
+                assert!(s.completion_cycles.is_some(), "{alg} {f:?}");
+                if *alg == "aliod" {
+                    assert_eq!(summary(text, &sets, 3), s, "{alg} {f:?}, 3 threads");
+                }
+            }
+        }
+    }
+}

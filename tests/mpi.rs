@@ -426,3 +426,45 @@ fn checkpoints_resume_with_any_rank_count() {
     assert_eq!(summary(out, "one-process checkpoint resumed with 2 ranks"), reference);
     assert_same_results(&one, &h5, "one-process checkpoint resumed with 2 ranks");
 }
+
+/// Issue 37: a run stopped by SIGTERM under mpirun exits 143, as the exit-code table of docs/commands.md says, so that
+/// requeue scripts see it. mpirun itself, sent SIGTERM, aborts the job and exits 1 whatever the
+/// ranks exit with (Open MPI 4.1); `jobs/local-mpirun.sh` forwards the signal and reads the exit
+/// code back from the run's JSON record (it exited 1).
+#[test]
+fn a_sigterm_through_the_mpirun_script_exits_143() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("r.json");
+    let mut child = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/jobs/local-mpirun.sh"))
+        .args(["2", "1", "configs/quickstart.toml", "-q", "--no-output", "--json-out"])
+        .arg(&record)
+        .args(["--set", "simulation.measure_cycles=100000000"])
+        .env("HXSIM", env!("CARGO_BIN_EXE_hxsim"))
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+        .env("OMPI_MCA_mpi_yield_when_idle", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Long enough for both ranks to be simulating (setup done).
+    std::thread::sleep(Duration::from_secs(4));
+    // SAFETY: signalling our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "the script did not end");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(143), "{err}");
+    let r: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    assert_eq!(r["complete"], false);
+    assert!(r["status"].as_str().unwrap().starts_with("interrupted by SIGTERM"), "{r}");
+}

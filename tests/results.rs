@@ -65,6 +65,15 @@ fn run_file_holds_the_json_summary_and_consistent_details() {
     let names = g.member_names().unwrap();
     let mut ordered: Vec<String> = Vec::new();
     for (k, v) in json {
+        // How the run ended: the file's root attributes.
+        if k == "complete" {
+            assert_eq!(Some(bool_attr(&f, "complete")), v.as_bool());
+            continue;
+        }
+        if k == "status" {
+            assert_eq!(Some(h5::str_attr(&f, "status").unwrap().as_str()), v.as_str());
+            continue;
+        }
         if let Some(list) = v.as_array() {
             // Lists are groups of their own: vc_phits is /vcs/phits.
             assert_eq!(k, "vc_phits");
@@ -370,18 +379,27 @@ fn sweep_writes_a_group_per_point_and_a_table_independent_of_jobs() {
 fn failed_point_is_recorded_and_the_sweep_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("f.h5");
-    // 40 failed links of the 48 of a 4x4 HyperX leave 8, too few to connect 16 switches: the
-    // second point fails when its network is built.
+    // Minimal routing with every hop on one VC (`vc_policy = "none"`, not deadlock free) at full
+    // load: uniform traffic flows, bit-complement deadlocks (every packet crosses the network in
+    // both dimensions, and the channel dependencies close cycles) and the watchdog fails it.
     let out = hxsim(
         &[
             "sweep",
             QUICKSTART,
             "--set",
-            "faults.random_links=0,40",
-            SMALL[0],
-            SMALL[1],
+            "traffic.pattern=uniform,bit-complement",
             "--set",
-            "simulation.measure_cycles=500",
+            "routing.vc_policy=none",
+            "--set",
+            "routing.vcs=1",
+            "--set",
+            "traffic.load=1.0",
+            "--set",
+            "simulation.watchdog_cycles=200",
+            "--set",
+            "simulation.warmup_cycles=0",
+            "--set",
+            "simulation.measure_cycles=3000",
             "-q",
             "-o",
             path_str(&file),
@@ -394,12 +412,12 @@ fn failed_point_is_recorded_and_the_sweep_goes_on() {
     let t = f.group("sweep").unwrap();
     let err = strs(&t, "error");
     assert_eq!(err[0], "");
-    assert!(err[1].contains("split"), "{}", err[1]);
+    assert!(err[1].contains("deadlock"), "{}", err[1]);
     let acc = f64s(&t, "accepted_load");
     assert!(acc[0] > 0.4 && acc[1].is_nan());
     let g = f.group(&strs(&t, "group")[1]).unwrap();
     assert!(!bool_attr(&g, "complete"));
-    assert!(h5::str_attr(&g, "error").unwrap().contains("split"));
+    assert!(h5::str_attr(&g, "error").unwrap().contains("deadlock"));
     assert!(text(&out.stdout).contains("failed"));
 }
 
@@ -518,7 +536,9 @@ fn plot_draws_png_and_svg_with_the_built_in_font() {
     let out = hxsim(&["plot", path_str(&file), "-o", path_str(&png_path)], dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let (w, h, px) = png_pixels(&png_path);
-    assert!(w > 3 * hxsim::plot::PANEL.0 && h == hxsim::plot::PANEL.1 + hxsim::plot::TITLE_H, "three panels, a legend");
+    // By default 7 in wide at 300 dpi; three panels a little wider than tall, a title and a legend.
+    assert_eq!(w, 2100);
+    assert!(h > 2100 / 3 * 3 / 4 && h < 2100 / 2, "{w} x {h}");
     // Curves in the first two palette colours, and text: dark pixels in the caption band.
     assert!(px.iter().filter(|p| **p == [31, 119, 180]).count() > 500, "first series drawn");
     assert!(px.iter().filter(|p| **p == [255, 127, 14]).count() > 500, "second series drawn");
@@ -543,5 +563,64 @@ fn plot_draws_png_and_svg_with_the_built_in_font() {
     let pdf = dir.path().join("x.pdf");
     let out = hxsim(&["plot", path_str(&file), "-o", path_str(&pdf)], dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(std::fs::read(&pdf).unwrap().starts_with(b"%PDF"));
+    let bytes = std::fs::read(&pdf).unwrap();
+    assert!(bytes.starts_with(b"%PDF"));
+    // The page is the printed size: 7 in = 504 pt wide.
+    assert!(String::from_utf8_lossy(&bytes).contains("/MediaBox [0 0 504 "), "page of 504 pt");
+
+    // --width and --font: half the width, a PNG half as wide; the text size is in the SVG.
+    let narrow = dir.path().join("n.png");
+    let out = hxsim(&["plot", path_str(&file), "-o", path_str(&narrow), "--width", "3.5in"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(png_pixels(&narrow).0, 1050);
+    let svg8 = dir.path().join("f8.svg");
+    let out =
+        hxsim(&["plot", path_str(&file), "-o", path_str(&svg8), "--font", "8pt", "--width", "17.78cm"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = std::fs::read_to_string(&svg8).unwrap();
+    // Drawn at 4 pixels per point: 8 pt text is 32 units in a drawing 504 pt (2016 units) wide.
+    assert!(s.contains("width=\"504.00pt\""), "{}", &s[..200]);
+    // plotters writes font-size as its size / 1.24, the em: 8 pt = 32 units.
+    assert!(s.contains("font-size=\"32\"") || s.contains("font-size=\"31.99"), "8 pt text");
+    for (flag, bad) in [("--width", "7 furlongs"), ("--width", "0.1in"), ("--font", "9px"), ("--font", "100pt")] {
+        let out = hxsim(&["plot", path_str(&file), "-o", path_str(&svg8), flag, bad], dir.path());
+        assert_eq!(out.status.code(), Some(2), "{flag} {bad}");
+        assert!(text(&out.stderr).contains(flag) && text(&out.stderr).contains(bad), "{}", text(&out.stderr));
+    }
+}
+
+/// Titles say what tells figures apart: a setting the sweep fixed with a one-value `--set` (not
+/// the windows' lengths), and a point's offered load.
+#[test]
+fn plot_titles_name_the_fixed_settings_and_the_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.h5");
+    let sweep = [
+        "sweep",
+        QUICKSTART,
+        "--set",
+        "traffic.load=0.2,0.4",
+        "--set",
+        "router.injection_throttle=window",
+        SMALL[0],
+        SMALL[1],
+        "--set",
+        "simulation.measure_cycles=500",
+        "-q",
+        "-o",
+        path_str(&file),
+    ];
+    let out = hxsim(&sweep, dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let svg = |args: &[&str], name: &str| {
+        let path = dir.path().join(name);
+        let out = hxsim(&[&["plot", path_str(&file), "-o", path_str(&path)], args].concat(), dir.path());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        std::fs::read_to_string(&path).unwrap()
+    };
+    let s = svg(&[], "all.svg");
+    assert!(s.contains("Uniform traffic") && s.contains("injection_throttle=window"), "title names the fixed setting");
+    assert!(!s.contains("warmup_cycles"), "not the windows");
+    let s = svg(&["--point", "1"], "p1.svg");
+    assert!(s.contains("Minimal \u{2014} offered load 0.4") && s.contains("injection_throttle=window"), "point title");
 }

@@ -6,10 +6,12 @@ use crate::sim;
 use anyhow::Result;
 
 /// `hxsim check-deadlock`: 0 when the routing is shown deadlock free on the config's network, 1
-/// when a cycle (or a packet that cannot move) is found; config errors are exit code 2.
+/// when a cycle (or a packet that cannot move) is found; config errors are exit code 2, and so is
+/// a network that faults split, as for a run (it was reported as an unroutable packet, exit 1).
 pub fn run(cfg: &Config, json: bool) -> Result<u8> {
     use crate::routing::deadlock::{self, Verdict};
     let net = sim::build_network(cfg)?;
+    crate::preflight::check_connected(cfg, &net)?;
     let routing = crate::routing::build(&cfg.routing_params(), net.clone())?;
     let r = deadlock::check(&net, &*routing);
     if json {

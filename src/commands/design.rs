@@ -18,6 +18,32 @@ pub const MAX_RADIX: u64 = 65536;
 /// Largest `--top` accepted.
 pub const MAX_TOP: usize = 1000;
 
+/// Check the output paths before the search (exit 2 naming the option, nothing written): each
+/// can be claimed (see [`crate::staged::Staged`]: not a directory, its directory can be made, no
+/// other run is writing it), and the two are different files.
+pub(super) fn check_outputs(write_config: Option<&Path>, plot: Option<&Path>) -> Result<(), ConfigError> {
+    if let (Some(c), Some(p)) = (write_config, plot) {
+        if crate::staged::same_file(c, p) {
+            return Err(ConfigError::value("--plot", p.display(), "a different file than --write-config"));
+        }
+    }
+    if let Some(c) = write_config {
+        crate::staged::Staged::new(c, "--write-config")?;
+    }
+    if let Some(p) = plot {
+        crate::staged::Staged::keeping_extension(p, "--plot")?;
+    }
+    Ok(())
+}
+
+/// Draw a figure with `draw` into a partial file and put it at `path` whole (see
+/// [`crate::staged::Staged::keeping_extension`]); a path that cannot be written names `key`.
+fn staged_figure(key: &str, path: &Path, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let staged = crate::staged::Staged::keeping_extension(path, key)?;
+    draw(staged.tmp())?;
+    staged.commit().with_context(|| format!("writing the figure {}", path.display()))
+}
+
 fn figure_path(key: &str, path: &Path) -> Result<(), ConfigError> {
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
     if ext == "svg" || ext == "png" {
@@ -172,7 +198,7 @@ pub fn run(args: &DesignArgs) -> Result<u8> {
                     println!("{}", serde_json::to_string(p)?);
                 }
             }
-            figures::draw_fig8(&points, &a.plot)?;
+            staged_figure("--plot", &a.plot, |tmp| figures::draw_fig8(&points, tmp))?;
             println!("{}", a.plot.display());
             Ok(0)
         }
@@ -181,6 +207,7 @@ pub fn run(args: &DesignArgs) -> Result<u8> {
 
 fn run_hyperx(a: &HyperxArgs) -> Result<u8> {
     let p = a.problem()?;
+    check_outputs(a.write_config.as_deref(), a.plot.as_deref())?;
     let start = std::time::Instant::now();
     let designs = hyperx::search(&p).map_err(|_| {
         ConfigError::value(
@@ -209,7 +236,8 @@ fn run_hyperx(a: &HyperxArgs) -> Result<u8> {
             )
             .into());
         };
-        figures::draw_design_space(&figures::DesignSpace::new(p.endpoints, p.radix, l, k, p.bisection), path)?;
+        let space = figures::DesignSpace::new(p.endpoints, p.radix, l, k, p.bisection);
+        staged_figure("--plot", path, |tmp| figures::draw_design_space(&space, tmp))?;
         eprintln!("design space (L = {l}, K = {k}) drawn in {}", path.display());
     }
     if designs.is_empty() {
@@ -287,7 +315,10 @@ pub(super) fn write_config(path: &Path, text: &str) -> Result<()> {
     crate::config::parse_str(text, &path.display().to_string(), &[]).map_err(|e| {
         ConfigError::value("--write-config", path.display(), format!("this design is beyond what hxsim simulates: {e}"))
     })?;
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    // As every output: claimed, written under a partial name and put in place whole; a path that
+    // cannot be written is bad input naming the option (see `crate::staged`).
+    crate::staged::write_atomic(path, text.as_bytes(), "--write-config")
+        .with_context(|| format!("writing {}", path.display()))?;
     eprintln!("config written to {}", path.display());
     Ok(())
 }

@@ -192,6 +192,7 @@ impl From<&Design> for Report {
 /// `hxsim design hyperz`: search, print, optionally write the best design's config; returns the exit code.
 pub fn run(a: &HyperzArgs) -> anyhow::Result<u8> {
     let p = a.problem()?;
+    super::design::check_outputs(a.write_config.as_deref(), None)?;
     let start = std::time::Instant::now();
     let designs = search(&p).map_err(|_| {
         ConfigError::value(

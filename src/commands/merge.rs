@@ -18,7 +18,7 @@ pub fn run(
 ) -> anyhow::Result<u8> {
     match output {
         Some(o) if format.is_none() && o.extension().is_some_and(|x| x == "h5") => {
-            let files = merge_hdf5::expand_inputs(inputs)?;
+            let files = merge_hdf5::expand_inputs(inputs, Some(o))?;
             merge_hdf5::merge_to_hdf5(&files, o)
         }
         _ => merge_table(inputs, output, format, expect),
@@ -40,29 +40,16 @@ pub fn merge_table(
         None if output.is_some_and(|o| o.extension().is_some_and(|x| x == "csv")) => Format::Csv,
         None => Format::JsonLines,
     };
-    let files = expand_inputs(inputs)?;
-    if let Some(o) = output {
-        if files.iter().chain(inputs).any(|f| crate::staged::same_file(f, o)) {
-            return Err(MergeError::OutputIsInput { path: o.display().to_string() }.into());
-        }
-    }
+    let files = expand_inputs(inputs, output)?;
     let table = merge(&files)?;
+    let mut buf = Vec::new();
+    write(&table, format, &mut buf)?;
     match output {
         Some(p) => {
-            let mut buf = Vec::new();
-            write(&table, format, &mut buf)?;
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir)
-                    .map_err(|source| MergeError::Output { path: p.display().to_string(), source })?;
-            }
-            crate::staged::write_atomic(p, &buf).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+            crate::staged::write_atomic(p, &buf, "--output")?;
             note(&format!("{} rows, {} columns -> {}", table.rows.len(), table.columns.len(), p.display()));
         }
-        None => {
-            let mut buf = Vec::new();
-            write(&table, format, &mut buf)?;
-            out(&String::from_utf8_lossy(&buf))?;
-        }
+        None => out(&String::from_utf8_lossy(&buf))?,
     }
     let problems = problems(&table, expect);
     if !problems.is_empty() {

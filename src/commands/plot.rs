@@ -4,7 +4,8 @@
 use crate::console;
 use crate::error::ConfigError;
 use crate::output::hdf5 as h5;
-use crate::plot::{extension, render, sweep_figures, timeseries_figure, Figure, FORMATS};
+use crate::plot::{extension, render, sweep_figures, timeseries_figure, Figure, PrintSize, FORMATS};
+use crate::staged::Staged;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -20,8 +21,16 @@ fn with_suffix(out: &Path, suffix: &str) -> PathBuf {
 }
 
 /// `hxsim plot`: draw `figure` from the results file `file` into `output` (default: `file` with the
-/// extension `.svg`; one file per value of `by` for a sweep that has several).
-pub fn run(file: &Path, output: Option<&Path>, figure: Figure, point: Option<usize>, by: Option<&str>) -> Result<u8> {
+/// extension `.svg`; one file per value of `by` for a sweep that has several), at the print size
+/// `size`.
+pub fn run(
+    file: &Path,
+    output: Option<&Path>,
+    figure: Figure,
+    point: Option<usize>,
+    by: Option<&str>,
+    size: PrintSize,
+) -> Result<u8> {
     let out = &output.map_or_else(|| file.with_extension("svg"), Path::to_path_buf);
     if !["svg", "png", "pdf"].contains(&extension(out).as_str()) {
         return Err(ConfigError::value("--output", out.display(), FORMATS).into());
@@ -29,7 +38,18 @@ pub fn run(file: &Path, output: Option<&Path>, figure: Figure, point: Option<usi
     if !file.exists() {
         return Err(ConfigError::value("FILE", file.display(), "an existing results file (.h5)").into());
     }
-    let f = h5::open_file(file)?;
+    // An input that cannot be read is bad input (exit 2), as the exit-code table of docs/commands.md says.
+    let f = h5::open_file(file).map_err(|e| {
+        ConfigError::value("FILE", file.display(), format!("a results file written by hxsim (.h5): {}", e.root_cause()))
+    })?;
+    if h5::str_attr(&f, "format").ok().as_deref() != Some(h5::FORMAT) {
+        return Err(ConfigError::value(
+            "FILE",
+            file.display(),
+            format!("a results file written by hxsim (.h5); this HDF5 file has no `format = \"{}\"`", h5::FORMAT),
+        )
+        .into());
+    }
     let figs = match (point, f.group("sweep")) {
         (Some(i), _) => {
             let names = f.group("points").map(|g| g.member_names().unwrap_or_default()).unwrap_or_default();
@@ -51,22 +71,19 @@ pub fn run(file: &Path, output: Option<&Path>, figure: Figure, point: Option<usi
             }
         },
     };
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            ConfigError::value("--output", out.display(), format!("a path in a writable directory: {e}"))
-        })?;
-    }
     for (suffix, fig) in figs {
         let path = with_suffix(out, &suffix);
-        // Drawn under a temporary name and renamed, so an existing figure is replaced only by a whole one.
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("svg").to_string();
-        let tmp =
-            path.with_file_name(format!(".{}.partial.{ext}", path.file_name().unwrap_or_default().to_string_lossy()));
-        let drawn = render(&fig, &tmp).and_then(|()| std::fs::rename(&tmp, &path).map_err(anyhow::Error::from));
-        if drawn.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+        if crate::staged::same_file(&path, file) {
+            return Err(
+                ConfigError::value("--output", path.display(), "a figure file, not the results file it draws").into()
+            );
         }
-        drawn.with_context(|| format!("writing the figure {}", path.display()))?;
+        // Drawn under a partial name that keeps the extension (it picks the format) and put in
+        // place whole (see `crate::staged`).
+        let staged = Staged::keeping_extension(&path, "--output")?;
+        render(&fig, staged.tmp(), size)
+            .and_then(|()| staged.commit().map_err(anyhow::Error::from))
+            .with_context(|| format!("writing the figure {}", path.display()))?;
         console::out(&format!("{}\n", path.display()))?;
     }
     Ok(0)

@@ -90,9 +90,10 @@ pub fn steady_note(cfg: &Config, s: &Summary) -> Option<String> {
     let window = cfg.simulation.measure_cycles.min(s.cycles);
     let until = cfg.schedule().until_steady.is_some();
     match (s.steady_state, until) {
-        (true, true) => Some(format!("{what}: steady after {} cycles (measured the last {window})", s.cycles)),
-        (true, false) => None,
-        (false, until) => Some(format!(
+        (Some(true), true) => Some(format!("{what}: steady after {} cycles (measured the last {window})", s.cycles)),
+        (Some(true) | None, false) => None,
+        (None, true) => Some(format!("{what}: nothing delivered in the window, steadiness not judged")),
+        (Some(false), until) => Some(format!(
             "warning: {what}: the measured window did not reach a steady state (accepted load {} and packets in \
              flight {} across it); {}",
             pct(s.accepted_trend),
@@ -106,6 +107,9 @@ pub fn steady_note(cfg: &Config, s: &Summary) -> Option<String> {
     }
 }
 
+/// What the progress bar and the heartbeat say before the first window ends.
+const SETUP: &str = "setting up: building the network, its faults and the routing";
+
 fn watch(progress: &Progress, done: &std::sync::atomic::AtomicBool, end: u64) {
     let start = Instant::now();
     let mut bar: Option<indicatif::ProgressBar> = None;
@@ -113,11 +117,17 @@ fn watch(progress: &Progress, done: &std::sync::atomic::AtomicBool, end: u64) {
     let (beat, mut beat_last) = (heartbeat_every(), (Instant::now(), 0u64));
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(100));
+        // No window has ended yet: the model is still being built (a large or faulty network,
+        // routing tables), which the cycle count alone would show as a stall at 0.
+        let setting_up = progress.cycle.load(Ordering::Relaxed) == 0;
         if beat.is_some_and(|e| beat_last.0.elapsed() >= e) {
             let c = progress.cycle.load(Ordering::Relaxed);
             let rate = (c - beat_last.1.min(c)) as f64 / beat_last.0.elapsed().as_secs_f64();
             let of = if end > 0 { format!("/{end} ({:.0}%)", 100.0 * c as f64 / end as f64) } else { String::new() };
-            heartbeat(start, &format!("cycle {c}{of}, {rate:.0} cycles/s"));
+            heartbeat(
+                start,
+                &if setting_up { SETUP.to_string() } else { format!("cycle {c}{of}, {rate:.0} cycles/s") },
+            );
             beat_last = (Instant::now(), c);
         }
         if start.elapsed() < Duration::from_secs(1) {
@@ -137,7 +147,9 @@ fn watch(progress: &Progress, done: &std::sync::atomic::AtomicBool, end: u64) {
         });
         let c = progress.cycle.load(Ordering::Relaxed);
         let dt = last.0.elapsed().as_secs_f64();
-        if dt >= 0.5 {
+        if setting_up {
+            b.set_message(SETUP);
+        } else if dt >= 0.5 {
             b.set_message(format!("{:.0} cycles/s", (c - last.1.min(c)) as f64 / dt));
             last = (Instant::now(), c);
         }

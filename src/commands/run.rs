@@ -19,7 +19,7 @@ use crate::signals::{exit_status, signal_name, StopOnSignal, STOP_IO_ERROR};
 use crate::sim::{self, Layout, RunOptions, SimError};
 use crate::staged::{same_file, Staged};
 use anyhow::{Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -50,17 +50,9 @@ pub fn run(cfg: &Config, opts: &RunOptions, json: bool, quiet: bool, outputs: &R
     if root {
         warn_threads(threads);
     }
-    // Checked before anything runs: a path that cannot be written is bad input.
-    let staged_json = match outputs.json.as_deref().filter(|_| root) {
-        Some(p) => {
-            let s = Staged::new(p)?;
-            if outputs.h5.as_deref().is_some_and(|h| same_file(h, p)) {
-                return Err(ConfigError::value("--json-out", p.display(), "a different file than --output").into());
-            }
-            Some(s)
-        }
-        None => None,
-    };
+    // Checked before anything runs: a path that cannot be written, or that another run is
+    // writing, is bad input (see `check_paths` for the paths' relations).
+    let staged_json = outputs.json.as_deref().filter(|_| root).map(|p| Staged::new(p, "--json-out")).transpose()?;
     let Some(path) = outputs.h5.as_deref().filter(|_| root) else {
         let res = match run_with_progress_on(&world, cfg, opts, quiet, progress, None) {
             Ok(Some(res)) => res,
@@ -71,10 +63,10 @@ pub fn run(cfg: &Config, opts: &RunOptions, json: bool, quiet: bool, outputs: &R
         };
         let status = status_of(&res, signals.caught());
         let io = staged_json.map(|s| commit_json(s, cfg, &res, &status)).transpose().err();
-        print_summary_with(cfg, &res.summary, layout, json)?;
+        print_summary_with(cfg, &res.summary, &status, layout, json)?;
         return finish_code(io, exit_status(res.complete, signals.caught()));
     };
-    let staged = Staged::new(path)?;
+    let staged = Staged::new(path, "--output")?;
     signals.discard_on_exit(Some(staged.tmp()));
     let file = hdf5::create_file(staged.tmp())?;
     hdf5::write_header(&file, cfg, &hdf5::RunMeta { ranks, ..hdf5::RunMeta::now(threads) })?;
@@ -125,7 +117,7 @@ pub fn run(cfg: &Config, opts: &RunOptions, json: bool, quiet: bool, outputs: &R
     let status = status_of(&res, signals.caught());
     let writing = std::time::Instant::now();
     let written = streamed.with_context(|| format!("writing the time series to {}", path.display())).and_then(|()| {
-        hdf5::write_results(&file, &res, &mut ts, None)?;
+        hdf5::write_results(&file, &res, &mut ts)?;
         hdf5::finish(&file, res.complete, &status)?;
         file.flush()?;
         drop(ts);
@@ -141,7 +133,7 @@ pub fn run(cfg: &Config, opts: &RunOptions, json: bool, quiet: bool, outputs: &R
         res.summary.wall_seconds
     );
     let io = written.err().or_else(|| staged_json.map(|s| commit_json(s, cfg, &res, &status)).transpose().err());
-    print_summary_with(cfg, &res.summary, layout, json)?;
+    print_summary_with(cfg, &res.summary, &status, layout, json)?;
     if io.is_none() {
         if json {
             note(&format!("results: {}", path.display()));
@@ -164,12 +156,66 @@ fn commit_json(s: Staged, cfg: &Config, res: &crate::sim::RunResult, status: &st
     use std::io::Write;
     let dest = s.dest().to_path_buf();
     (|| {
-        let mut f = std::fs::File::create(s.tmp())?;
+        let mut f = s.file();
         f.write_all(json_record(cfg, &res.summary, res.complete, status).as_bytes())?;
         f.sync_all()?;
         s.commit()
     })()
     .with_context(|| format!("writing the JSON summary to {}", dest.display()))
+}
+
+/// The files `hxsim run` reads and writes, checked against each other before anything runs.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RunPaths<'a> {
+    /// The config file (none with `--resume`).
+    pub config: Option<&'a Path>,
+    /// `--resume`: the checkpoint the run continues.
+    pub resume: Option<&'a Path>,
+    /// Where checkpoints go (`--checkpoint`, or the resumed file).
+    pub checkpoint: Option<&'a Path>,
+}
+
+/// Refuse (bad input, exit 2, naming the option) outputs that would destroy something before the
+/// run starts rather than after it ends: two outputs on one file (`--output`, `--json-out`,
+/// `--checkpoint`: each would overwrite the other, and the checkpoint the run says to resume
+/// from would be gone), and an output on one of the run's inputs (the config, `faults.file`,
+/// `topology.file`, the checkpoint resumed from; checkpoints may go on to the file resumed from).
+pub fn check_paths(cfg: &Config, paths: RunPaths<'_>, outputs: &RunOutputs) -> Result<(), ConfigError> {
+    let outs: Vec<(&str, &Path)> = [
+        ("--output", outputs.h5.as_deref()),
+        ("--json-out", outputs.json.as_deref()),
+        ("--checkpoint", paths.checkpoint),
+    ]
+    .into_iter()
+    .filter_map(|(k, p)| Some((k, p?)))
+    .collect();
+    let mut ins: Vec<(String, &Path)> = Vec::new();
+    if let Some(c) = paths.config {
+        ins.push(("the config file".into(), c));
+    }
+    if let Some(r) = paths.resume {
+        ins.push(("the checkpoint resumed from (--resume)".into(), r));
+    }
+    let files = cfg.input_files();
+    for (key, f) in &files {
+        ins.push((format!("{key} of the config"), f.as_path()));
+    }
+    for (i, &(key, p)) in outs.iter().enumerate() {
+        if let Some((other, _)) = outs[..i].iter().find(|(_, q)| same_file(p, q)) {
+            return Err(ConfigError::value(key, p.display(), format!("a different file than {other}")));
+        }
+        for (what, q) in &ins {
+            let resumed_checkpoint = key == "--checkpoint" && paths.resume == Some(*q);
+            if !resumed_checkpoint && same_file(p, q) {
+                return Err(ConfigError::value(
+                    key,
+                    p.display(),
+                    format!("a file that is not one of the run's inputs (this is {what})"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Exit code 1 with the I/O error reported (after the summary was printed), else `code`.
@@ -184,23 +230,27 @@ fn finish_code(io: Option<anyhow::Error>, code: u8) -> Result<u8> {
     }
 }
 
-/// Print a summary as JSON or as a table (one process).
+/// Print the summary of a complete run as JSON or as a table (one process).
 pub fn print_summary(cfg: &Config, s: &Summary, threads: usize, json: bool) -> Result<()> {
-    print_summary_with(cfg, s, Layout { ranks: 1, threads }, json)
+    print_summary_with(cfg, s, "complete", Layout { ranks: 1, threads }, json)
 }
 
-/// Print a summary as JSON or as a table. The JSON object holds only [`Summary`], identical for any
-/// `layout` apart from the timing keys (`wall_seconds`, `hops_per_second`, `peak_memory_bytes`);
-/// the table also shows the layout and the memory per endpoint.
-pub fn print_summary_with(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Result<()> {
-    out(&summary_text(cfg, s, layout, json)?)
+/// Print a summary as JSON or as a table. `status` is `complete` or how the run stopped
+/// (`interrupted by SIGTERM at cycle N`). The JSON object holds `complete`, `status` and the
+/// [`Summary`] ([`Summary::to_json`]), identical for any `layout` apart from the timing keys
+/// (`wall_seconds`, `hops_per_second`, `peak_memory_bytes`); the table also shows the layout and
+/// the memory per endpoint, and a note when the run did not complete.
+pub fn print_summary_with(cfg: &Config, s: &Summary, status: &str, layout: Layout, json: bool) -> Result<()> {
+    out(&summary_text(cfg, s, status, layout, json)?)
 }
 
 /// What [`print_summary_with`] prints.
-pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Result<String> {
+pub fn summary_text(cfg: &Config, s: &Summary, status: &str, layout: Layout, json: bool) -> Result<String> {
     use std::fmt::Write;
+    let complete = status == "complete";
     if json {
-        return Ok(serde_json::to_string(s).context("serialising the summary")? + "\n");
+        let v = serde_json::Value::Object(s.to_json(complete, status));
+        return Ok(serde_json::to_string(&v).context("serialising the summary")? + "\n");
     }
     let mut t = String::new();
     let endpoints = cfg.topology.size().1 as u64;
@@ -214,11 +264,10 @@ pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Re
         layout.ranks,
         layout.threads
     )?;
-    let rows: Vec<(&str, String, &str)> = vec![
-        ("offered load", format!("{:.4}", s.offered_load), "phits/cycle/server"),
+    let mut rows: Vec<(&str, String, &str)> = vec![
         ("accepted load", format!("{:.4}", s.accepted_load), "phits/cycle/server"),
         ("average latency", format!("{:.2}", s.average_latency), "cycles"),
-        ("latency p99", format!("{}", s.latency_p99), "cycles"),
+        ("latency p99", s.latency_p99.map_or("NaN".into(), |p| p.to_string()), "cycles"),
         ("average hops", format!("{:.3}", s.average_hops), "switch traversals/packet"),
         ("Jain index", format!("{:.4}", s.jain_index), "(injected load)"),
         ("packets delivered", format!("{}", s.packets_delivered), "in the measured window"),
@@ -230,6 +279,10 @@ pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Re
         ("peak memory", format!("{:.1}", s.peak_memory_bytes as f64 / 1048576.0), "MiB (sum over ranks)"),
         ("memory/endpoint", format!("{:.0}", s.peak_memory_bytes as f64 / endpoints as f64), "bytes per server"),
     ];
+    // A fixed workload's `traffic.load` has no effect: no offered-load row.
+    if let Some(o) = s.offered_load {
+        rows.insert(0, ("offered load", format!("{o:.4}"), "phits/cycle/server"));
+    }
     for (k, v, u) in rows {
         writeln!(t, "  {k:<18} {v:>14}  {u}")?;
     }
@@ -264,10 +317,19 @@ pub fn summary_text(cfg: &Config, s: &Summary, layout: Layout, json: bool) -> Re
             s.unreachable_pairs, s.packets_dropped
         )?;
     }
+    if !complete {
+        writeln!(
+            t,
+            "  note: the run did not complete ({status}): the figures are over the {} cycles it simulated{}",
+            s.cycles,
+            if cfg.schedule().fixed { ", and the workload was not all delivered" } else { "" }
+        )?;
+    }
     if s.packets_delivered == 0 {
         writeln!(
             t,
-            "  note: no packet was delivered in the measured window: latency, hops and Jain's index have no data (NaN)"
+            "  note: no packet was delivered in the measured window: latency, hops, Jain's index and the steady state \
+             have no data (NaN)"
         )?;
     }
     if s.packets_suppressed > 0 {

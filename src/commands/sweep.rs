@@ -6,13 +6,15 @@
 //! point, `/points/NNN`, with the layout of a run (see [`crate::output`]), and the table `/sweep`: one
 //! 1-D dataset per column along the dimension `point` (`point`, `group`, each swept key, each summary
 //! key as `f64` with NaN where a point has no value, `complete`, `error`), and the same values
-//! gridded over the swept keys in `/grid` (see [`crate::output::table`]). Points on the same network
-//! share the network's columns of `/links` (hard links, see [`h5::SharedLinks`]), and the file is
-//! flushed after a point at most every [`FLUSH_EVERY`].
+//! gridded over the swept keys in `/grid` (see [`crate::output::table`]). Every point's group is
+//! complete on its own (no dataset is shared between points, so netCDF-4 readers open the file),
+//! and the file is flushed after a point at most every [`FLUSH_EVERY`].
 //!
-//! A point that fails (deadlock, unroutable packet, bad derived value) records its error in its group
-//! and in the table, and the sweep goes on; the exit code is then 3. Bad `--set` syntax, or a value
-//! that makes any point's config invalid, is reported before anything runs (exit code 2).
+//! A point that fails (deadlock, unroutable packet) records its error in its group and in the table,
+//! and the sweep goes on; the exit code is then 3. Bad `--set` syntax, or a value that makes any
+//! point's config or model invalid (every distinct model is built once up front, see
+//! [`crate::sim::validate`]), is reported before anything runs (exit code 2), and an existing
+//! results file is left as it was.
 
 use super::progress::{heartbeat, heartbeat_every, run_with_progress_observed};
 use super::warn_threads;
@@ -62,13 +64,25 @@ pub fn run(
         return Err(ConfigError::value("--jobs", 0, "at least 1").into());
     }
     let (axes, points) = expand(config_path, sets)?;
+    let of_point = |p: &Point, e: ConfigError| match e {
+        ConfigError::Value { key, value, allowed } => {
+            ConfigError::Value { key, value, allowed: format!("{allowed} (sweep point {})", p.label(&axes)) }
+        }
+        other => other,
+    };
     for p in &points {
-        p.config.check_memory(1, max_memory, None).map_err(|e| match e {
-            ConfigError::Value { key, value, allowed } => {
-                ConfigError::Value { key, value, allowed: format!("{allowed} (sweep point {})", p.label(&axes)) }
-            }
-            other => other,
-        })?;
+        p.config.check_memory(1, max_memory, None).map_err(|e| of_point(p, e))?;
+    }
+    // Every point's model is built once before anything runs (points that differ only in the
+    // offered load share one), so that bad input a point only shows when its network or routing
+    // is built (faults that split the network, too few VCs) exits 2 with nothing run or written.
+    let mut checked = std::collections::HashSet::new();
+    for p in &points {
+        let mut c = p.config.clone();
+        c.traffic.load = 0.0;
+        if checked.insert(serde_json::to_string(&c).unwrap_or_default()) {
+            crate::sim::validate(&p.config, max_memory).map_err(|e| of_point(p, e))?;
+        }
     }
     warn_threads(jobs);
     let base = &points[0].config;
@@ -77,9 +91,24 @@ pub fn run(
         Output::Default => Some(crate::output::default_path(&base.name, "-sweep")),
         Output::Path(p) => Some(p),
     };
+    // The results file must not be one of the sweep's inputs: the config, or a file a point reads.
+    if let Some(out) = &path {
+        let inputs = std::iter::once(("the config file".to_string(), config_path.to_path_buf()))
+            .chain(points.iter().flat_map(|p| p.config.input_files()).map(|(k, f)| (format!("{k} of a point"), f)));
+        for (what, f) in inputs {
+            if crate::staged::same_file(out, &f) {
+                return Err(ConfigError::value(
+                    "--output",
+                    out.display(),
+                    format!("a file that is not one of the sweep's inputs (this is {what})"),
+                )
+                .into());
+            }
+        }
+    }
     let progress = Arc::new(Progress::default());
     let signals = StopOnSignal::install(progress.clone())?;
-    let staged = path.as_deref().map(Staged::new).transpose()?;
+    let staged = path.as_deref().map(|p| Staged::new(p, "--output")).transpose()?;
     signals.discard_on_exit(staged.as_ref().map(|s| s.tmp()));
     // The file and its `/points` group, open until the table is written.
     let file = match &staged {
@@ -112,7 +141,6 @@ pub fn run(
     let mut write_error: Option<anyhow::Error> = None;
     let (beat, started) = (heartbeat_every(), std::time::Instant::now());
     let (mut beat_last, mut done) = (std::time::Instant::now(), 0usize);
-    let mut shared_links = h5::SharedLinks::default();
     let mut flushed = std::time::Instant::now();
     std::thread::scope(|s| {
         for _ in 0..jobs.min(n) {
@@ -141,18 +169,17 @@ pub fn run(
             if let (Some((f, g)), None) = (&file, &write_error) {
                 let meta = h5::RunMeta { threads: 1, ranks: 1, start_time: start, host: crate::output::hostname() };
                 let (writing, writing_cpu) = (std::time::Instant::now(), thread_cpu_seconds());
-                let written =
-                    write_point(g, &group_name(i), p, &axes, &meta, &outcome, &mut shared_links).and_then(|_| {
-                        // Flushing writes the metadata of every object changed since the last
-                        // flush: once for several points costs less than once per point. The
-                        // last point needs none: the table is written and the file closed (and
-                        // flushed) right after it.
-                        if done + 1 == n || flushed.elapsed() < FLUSH_EVERY {
-                            return Ok(());
-                        }
-                        flushed = std::time::Instant::now();
-                        f.flush().map_err(anyhow::Error::from)
-                    });
+                let written = write_point(g, &group_name(i), p, &axes, &meta, &outcome).and_then(|_| {
+                    // Flushing writes the metadata of every object changed since the last
+                    // flush: once for several points costs less than once per point. The
+                    // last point needs none: the table is written and the file closed (and
+                    // flushed) right after it.
+                    if done + 1 == n || flushed.elapsed() < FLUSH_EVERY {
+                        return Ok(());
+                    }
+                    flushed = std::time::Instant::now();
+                    f.flush().map_err(anyhow::Error::from)
+                });
                 if let Outcome::Done(r) = &outcome {
                     let w = writing.elapsed().as_secs_f64();
                     let wc = thread_cpu_seconds() - writing_cpu;
@@ -289,7 +316,6 @@ fn write_point(
     axes: &[Axis],
     meta: &h5::RunMeta,
     outcome: &Outcome,
-    shared_links: &mut h5::SharedLinks,
 ) -> Result<()> {
     // summary, timeseries, servers, latency, links, vcs; the attributes of `write_header`, `point`,
     // `swept`, `end_time` (or `error`).
@@ -300,7 +326,7 @@ fn write_point(
     match outcome {
         Outcome::Done(res) => {
             let mut ts = h5::Timeseries::create_once(&g, &p.config)?;
-            h5::write_results(&g, res, &mut ts, Some(shared_links))?;
+            h5::write_results(&g, res, &mut ts)?;
             let status = if res.complete {
                 "complete".to_string()
             } else {
@@ -367,9 +393,13 @@ fn table_text(axes: &[Axis], points: &[Point], outcomes: &[Outcome]) -> String {
                     "{label:<label_w$}  {:>9.4}  {:>10.2}  {:>6}  {:>7.4}  {:>6}  {}",
                     s.accepted_load,
                     s.average_latency,
-                    s.latency_p99,
+                    s.latency_p99.map_or("-".into(), |p| p.to_string()),
                     s.jain_index,
-                    if s.steady_state { "yes" } else { "NO" },
+                    match s.steady_state {
+                        Some(true) => "yes",
+                        Some(false) => "NO",
+                        None => "-",
+                    },
                     if r.complete { "ok" } else { "interrupted" }
                 )
             }

@@ -99,6 +99,9 @@ pub trait Partition: Send {
     fn step(&mut self, now: Cycle, out: &mut Scheduler<'_, Self::Msg>);
     /// State summary for the global reduction at window ends.
     fn status(&self, now: Cycle) -> Status;
+    /// Called by the partition's thread before it simulates a window, with the cycle the window
+    /// ends at (e.g. to tell what a stop at that end would leave unfinished). Default: nothing.
+    fn begin_window(&mut self, _end: Cycle) {}
     /// Called by the partition's thread after it has simulated every cycle before `end` (the end of
     /// each window), e.g. to hand finished statistics to an observer. Default: nothing.
     fn end_window(&mut self, _end: Cycle) {}
@@ -387,6 +390,7 @@ fn drive<P: Partition, X: Transport<P::Msg>>(
     let window_len = if ctx.total == 1 { spec.lookahead.max(64) } else { spec.lookahead };
     loop {
         let end = (t + window_len).min(spec.end);
+        part.begin_window(end);
         for now in t..end {
             wheel.deliver_due(now, |lp, m| part.deliver(now, lp, m));
             let mut sched = Scheduler { now, me, slot_of: ctx.slot_of, wheel: &mut wheel, outboxes: &mut outboxes };

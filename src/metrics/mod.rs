@@ -460,18 +460,24 @@ impl Steadiness {
     }
 }
 
-/// The run's headline figures (the `--json` object). Units are in the field docs.
+/// The run's headline figures (the `--json` object, which adds `complete` and `status`, see
+/// [`Summary::to_json`]). Units are in the field docs. A figure with no data is `null` in JSON (NaN
+/// in results files), never a number that looks measured: latencies and the steady state of a
+/// window in which nothing was delivered, the offered load of a fixed workload (absent: it has no
+/// effect), the completion time of a run that did not complete (absent).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
-    /// Offered load, phits/cycle/server (config).
-    pub offered_load: f64,
+    /// Offered load, phits/cycle/server (config); absent for a fixed workload, where
+    /// `traffic.load` has no effect (the workload is a number of packets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_load: Option<f64>,
     /// Accepted load over the measured window, phits/cycle/server.
     pub accepted_load: f64,
     /// Mean latency of packets delivered in the window, cycles (creation to last phit); NaN (JSON
     /// `null`) when none was delivered.
     pub average_latency: f64,
-    /// 99th percentile of that latency, cycles.
-    pub latency_p99: u64,
+    /// 99th percentile of that latency, cycles; `None` (JSON `null`) when none was delivered.
+    pub latency_p99: Option<u64>,
     /// Mean switch traversals per delivered packet (source and destination switches included); NaN
     /// when none was delivered.
     pub average_hops: f64,
@@ -485,11 +491,12 @@ pub struct Summary {
     pub wall_seconds: f64,
     /// Switch traversals over the whole run per wall-clock second.
     pub hops_per_second: f64,
-    /// Fixed workloads: cycle at which the last packet's tail arrived.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Fixed workloads that completed: cycle at which the last packet's tail arrived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion_cycles: Option<u64>,
-    /// Whether the measured window reached a steady state ([`Steadiness`]; fixed workloads: true).
-    pub steady_state: bool,
+    /// Whether the measured window reached a steady state ([`Steadiness`]; fixed workloads: true);
+    /// `None` (JSON `null`) when nothing was delivered in it (there is no load to judge).
+    pub steady_state: Option<bool>,
     /// Fitted change of accepted load across the measured window, relative to its mean; NaN when the
     /// window has too few sample intervals; 0 for fixed workloads (not judged).
     pub accepted_trend: f64,
@@ -533,6 +540,19 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The `--json` object of a run: `complete` (whether it reached its end) and `status`
+    /// (`complete`, or how it stopped: `interrupted by SIGTERM at cycle N`) first, then the
+    /// summary's keys.
+    pub fn to_json(&self, complete: bool, status: &str) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        m.insert("complete".into(), complete.into());
+        m.insert("status".into(), status.into());
+        if let Ok(serde_json::Value::Object(s)) = serde_json::to_value(self) {
+            m.extend(s);
+        }
+        m
+    }
+
     /// The summary without the keys that measure the machine rather than the model (wall time,
     /// speed, memory, table build time): what must be identical across thread and rank counts.
     pub fn without_timings(mut self) -> Self {

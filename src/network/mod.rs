@@ -160,8 +160,8 @@ impl RouterOption for Allocator {
 }
 
 /// Injection throttling (`router.injection_throttle`), a congestion-management mechanism for the
-/// saturation collapse of escape-based routings (README, "The model"): a server injects its next
-/// packet only while the buffer space its switch watches is free above
+/// saturation collapse of escape-based routings (docs/model.md, "Congestion management"): a server
+/// injects its next packet only while the buffer space its switch watches is free above
 /// `router.injection_threshold`. Both variants are local-occupancy injection limitation as in
 /// López, Martínez and Duato, "DRIL: Dynamically reduced message injection limitation mechanism
 /// for wormhole networks" (ICPP 1998) and Baydal, López and Duato, "A family of mechanisms for
@@ -218,7 +218,7 @@ impl RouterOption for InjectionVcs {
 /// Which VCs of a server's output port (the ejection port) a packet at its destination switch may
 /// enter (`router.ejection_vcs`). `Any` is the default: CAMINOS (the SurePath paper's simulator)
 /// offers every VC of the server's port, and with VC 0 only the ejection port's smaller buffer cost
-/// 2-3.5% of accepted load at saturation on uniform traffic against CAMINOS (README, *The model*).
+/// 2-3.5% of accepted load at saturation on uniform traffic against CAMINOS (docs/model.md, "Ejection into any VC").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EjectionVcs {
     /// VC 0 only: the ejection port buffers `router.output_buffer_packets` packets.
@@ -660,6 +660,26 @@ pub struct NetPartition {
     parked: Option<(Cycle, Vec<Envelope<Msg>>)>,
     /// Whether [`NetPartition::step`] fetches the next switches' records ahead ([`FetchAhead`]).
     fetch_ahead: bool,
+    /// The end of the window being simulated ([`Partition::begin_window`]).
+    window_end: Cycle,
+    /// Deliveries counted with a tail at or after the window's end (see [`LateDelivery`]).
+    late: Vec<LateDelivery>,
+}
+
+/// A delivery counted before its tail arrived: the statistics count a packet when it leaves its
+/// last switch, at its tail's arrival cycle `tail`, which may lie beyond the window being
+/// simulated. A run stopped at that window's end (a signal) has not delivered it:
+/// [`NetPartition::uncount_late`] takes such deliveries back out, so that a stopped run counts
+/// what a complete run of the same cycles counts. Kept only for deliveries whose tail is at or after
+/// the current window's end (those of the last `link latency + packet length` cycles of a window),
+/// and dropped at the next window's end once their tail is inside it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LateDelivery {
+    tail: Cycle,
+    latency: Cycle,
+    hops: u64,
+    /// Local index of the destination server.
+    server: u32,
 }
 
 /// The set bits of a word, lowest first: the VCs of a VC mask.
@@ -855,6 +875,8 @@ impl NetPartition {
             failure: None,
             parked: None,
             fetch_ahead: false,
+            window_end: 0,
+            late: Vec::new(),
             switches,
             local_of,
             p,
@@ -1084,7 +1106,13 @@ impl Partition for NetPartition {
         }
     }
 
+    fn begin_window(&mut self, end: Cycle) {
+        self.window_end = end;
+    }
+
     fn end_window(&mut self, end: Cycle) {
+        // Deliveries whose tail is inside the window just simulated are final.
+        self.late.retain(|d| d.tail >= end);
         if let Some(sink) = &mut self.sample_sink {
             sink.send_until(end, self.p.sample_cycles, &self.stats.samples);
         }

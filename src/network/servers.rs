@@ -24,6 +24,45 @@ impl NetPartition {
             self.server_accepted[self.srv_base[li] as usize + port] += plen;
         }
         self.stats.record_delivery(tail, plen, lat, self.p.sample_cycles, self.p.window.1);
+        if tail >= self.window_end {
+            let server = self.srv_base[li] + port as u32;
+            self.late.push(super::LateDelivery { tail, latency: lat, hops, server });
+        }
+    }
+
+    /// Take back out of the statistics the deliveries whose tail had not arrived by `stop`, the
+    /// window end a run was stopped at: the statistics count a packet when it leaves its last
+    /// switch, at its tail's cycle, which may lie beyond the end of the last window; a stopped run
+    /// counts what a complete run of the same cycles counts. What was counted for them is taken
+    /// out of the window counters and the time series (their delivery and the phits that arrive
+    /// from `stop` on). Called once, after the run, never on a run that goes on.
+    pub fn uncount_late(&mut self, stop: Cycle) {
+        let (plen, sc, limit) = (self.p.packet_phits, self.p.sample_cycles, self.p.window.1);
+        for d in std::mem::take(&mut self.late) {
+            debug_assert!(d.tail >= stop, "a delivery inside the last window is final");
+            if self.in_window(d.tail) {
+                self.stats.delivered_packets -= 1;
+                self.stats.delivered_phits -= plen;
+                self.stats.latency_sum -= d.latency;
+                self.stats.hops_sum -= d.hops;
+                let b = (d.latency as usize).min(crate::metrics::LATENCY_HIST_MAX - 1);
+                self.stats.latency_hist[b] -= 1;
+                self.server_accepted[d.server as usize] -= plen;
+            }
+            if d.tail < limit {
+                let s = self.stats.sample_at(d.tail, sc);
+                s.delivered_packets -= 1;
+                s.latency_sum -= d.latency;
+            }
+            // The phits that had arrived before `stop` stay.
+            let first = (d.tail + 1 - plen).max(stop);
+            crate::metrics::spread_phits(first, d.tail + 1 - first, sc, limit, |k, n| {
+                self.stats.sample_at(k * sc, sc).accepted_phits -= n
+            });
+        }
+        // The last delivery before the stop is not known; the completion time of an interrupted
+        // run is not reported (see `sim::collect`).
+        self.stats.last_delivery = self.stats.last_delivery.min(stop.saturating_sub(1));
     }
 
     /// With `router.injection_throttle = "window"`: the acknowledgement of `pkt`, whose tail reaches

@@ -5,11 +5,15 @@
 //! A dimension is a 1-D dataset marked as a scale (its values are the coordinates); each variable
 //! along it has the scale attached to its axis. `hdf5-metno` does not wrap this API; the attributes
 //! that make it are written here straight through the library (see [`attach_axes`]).
+//!
+//! netCDF-4 (`netCDF4.Dataset`, `ncdump`, xarray's default engine) also requires that the scale a
+//! variable's axis names be in the variable's own group or one above it: so every group of a
+//! results file has its own scales, and no dataset is shared (hard-linked) between groups.
 
-use super::ffi::{self, DsListEntry, Hid, HvlT, ObjRef};
+use super::ffi::{self, sys, DsListEntry, Hid, HvlT, ObjRef};
 use ::hdf5::Dataset;
 use anyhow::{bail, Result};
-use std::ffi::{c_int, c_uint, c_void, CString};
+use std::ffi::{c_int, c_void, CString};
 
 /// Attach `scale` to axis 0 of every dataset of `vars` (1-D), and mark it as the scale `name`.
 pub fn attach_all(scale: &Dataset, name: &str, vars: &[&Dataset]) -> Result<()> {
@@ -37,7 +41,7 @@ pub fn attach_axes(vars: &[&Dataset], scales: &[(&Dataset, &str)]) -> Result<()>
     let var_refs = vars.iter().map(|v| reference(v)).collect::<Result<Vec<_>>>()?;
     // One reference per axis, each its own list of one.
     let dim_list: Vec<HvlT> =
-        scale_refs.iter().map(|r| HvlT { len: 1, p: (r as *const ObjRef).cast::<c_void>() }).collect();
+        scale_refs.iter().map(|r| HvlT { len: 1, p: (r as *const ObjRef).cast_mut().cast::<c_void>() }).collect();
     for v in vars {
         debug_assert_eq!(v.ndim(), scales.len(), "{}: one scale per axis", v.name());
         // SAFETY: `dim_list` holds one `hvl_t` per element of the attribute's dataspace, each
@@ -75,16 +79,8 @@ pub fn attach_axes(vars: &[&Dataset], scales: &[(&Dataset, &str)]) -> Result<()>
 
 /// An object reference to `ds` (what `DIMENSION_LIST` and `REFERENCE_LIST` hold).
 fn reference(ds: &Dataset) -> Result<ObjRef> {
-    let mut r: ObjRef = 0;
-    // SAFETY: `ds.id()` is a live dataset; H5Rcreate writes one `hobj_ref_t` into `r`; -1 is "no
-    // dataspace" (an object reference has none).
-    let rc = ::hdf5::sync::sync(|| unsafe {
-        ffi::H5Rcreate((&mut r as *mut ObjRef).cast(), ds.id(), c".".as_ptr(), ffi::REF_OBJECT, -1)
-    });
-    if rc < 0 {
-        bail!("making a reference to {}", ds.name());
-    }
-    Ok(r)
+    use ::hdf5::ObjectReference;
+    ObjRef::create(ds, ".").map_err(|e| anyhow::anyhow!("making a reference to {}: {e}", ds.name()))
 }
 
 /// Create the 1-D attribute `name` of `len` elements of type `ty` on `obj` (default creation list:
@@ -96,12 +92,12 @@ fn reference(ds: &Dataset) -> Result<ObjRef> {
 unsafe fn write_list(obj: Hid, name: &std::ffi::CStr, ty: Hid, len: usize, buf: *const c_void) -> c_int {
     let dims = [len as u64];
     ::hdf5::sync::sync(|| unsafe {
-        let space = ffi::H5Screate_simple(1, dims.as_ptr(), std::ptr::null());
+        let space = sys::h5s::H5Screate_simple(1, dims.as_ptr(), std::ptr::null());
         if space < 0 {
             return -1;
         }
         let rc = ffi::write_attribute(obj, name.as_ptr(), ty, space, ffi::H5P_DEFAULT, buf, false);
-        ffi::H5Sclose(space);
+        sys::h5s::H5Sclose(space);
         rc
     })
 }
@@ -125,7 +121,7 @@ unsafe fn write_fixed_str(obj: Hid, name: &std::ffi::CStr, value: &std::ffi::CSt
         }
         let rc =
             ffi::write_attribute(obj, name.as_ptr(), ty, ids.scalar, ffi::H5P_DEFAULT, value.as_ptr().cast(), false);
-        ffi::H5Tclose(ty);
+        sys::h5t::H5Tclose(ty);
         rc
     })
 }
@@ -135,16 +131,14 @@ unsafe fn write_fixed_str(obj: Hid, name: &std::ffi::CStr, value: &std::ffi::CSt
 /// scales and their variables) are expanded: one to an object inside the copied group points to
 /// its copy.
 pub fn copy_object(src: &::hdf5::Location, src_name: &str, dst: &::hdf5::Location, dst_name: &str) -> Result<()> {
-    /// `H5O_COPY_EXPAND_REFERENCE_FLAG`.
-    const EXPAND_REFERENCES: c_uint = 0x0008;
     let (s, d) = (CString::new(src_name)?, CString::new(dst_name)?);
     let plist = ::hdf5::plist::ObjectCopy::try_new()?;
     // SAFETY: live handles (locations, property list), C strings that outlive the call; 0 is H5P_DEFAULT.
     let rc = ::hdf5::sync::sync(|| unsafe {
-        if ffi::H5Pset_copy_object(plist.id(), EXPAND_REFERENCES) < 0 {
+        if sys::h5p::H5Pset_copy_object(plist.id(), sys::h5o::H5O_COPY_EXPAND_REFERENCE_FLAG) < 0 {
             return -1;
         }
-        ffi::H5Ocopy(src.id(), s.as_ptr(), dst.id(), d.as_ptr(), plist.id(), 0)
+        sys::h5o::H5Ocopy(src.id(), s.as_ptr(), dst.id(), d.as_ptr(), plist.id(), ffi::H5P_DEFAULT)
     });
     if rc < 0 {
         bail!("copying {src_name} into {}", dst.name());

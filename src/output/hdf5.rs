@@ -3,7 +3,7 @@
 //! Everything here is called from the main side (the CLI thread or the time-series writer thread),
 //! never from the simulation threads.
 
-use super::ffi;
+use super::ffi::{self, sys};
 use crate::config::Config;
 use crate::metrics::{Sample, Summary};
 use crate::sim::RunResult;
@@ -13,7 +13,6 @@ use ::hdf5::types::VarLenUnicode;
 use ::hdf5::{Dataset, File, Group, H5Type, Location};
 use anyhow::{anyhow, bail, Context, Result};
 use crossbeam::channel::{Receiver, RecvTimeoutError};
-use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::Path;
@@ -25,11 +24,10 @@ pub const FORMAT: &str = "hxsim-results";
 pub const FORMAT_VERSION: u32 = 1;
 /// Chunk length (rows) of the extendable time-series datasets.
 pub const TIMESERIES_CHUNK: usize = 256;
-/// Deflate (gzip) level of the compressed datasets (see [`FILTER_MIN_BYTES`]). Level 1 costs about
-/// half the CPU of level 4 for a sweep point's columns; the byte shuffle does the most. A column of
-/// one chunk is deflated by zlib-rs, whose level 1 is zlib-ng's quick matcher (see
-/// `write_chunk`); the others (columns over [`CHUNK_BYTES`], time series appended during a run) by
-/// the library's filter, zlib's.
+/// Deflate (gzip) level of the compressed datasets (see [`FILTER_MIN_BYTES`]), applied by HDF5's
+/// own deflate filter (after its byte shuffle for integers, see `shuffles`), so that any HDF5 or
+/// netCDF-4 reader inflates them. Level 1 costs about half the CPU of level 4 for a sweep point's
+/// columns; the byte shuffle does the most.
 pub const DEFLATE_LEVEL: u8 = 1;
 /// Arrays of fewer bytes are stored unfiltered, in the dataset's object header (HDF5's compact
 /// layout, as scalars are): deflating a few KiB saves little (a chunk index and a filter message
@@ -55,7 +53,11 @@ pub const SUMMARY_UNITS: &[(&str, &str, &str)] = &[
     ("wall_seconds", "s", "wall-clock time of the simulation loop"),
     ("hops_per_second", "switch traversals/s", "simulation speed"),
     ("completion_cycles", "cycles", "fixed workloads: cycle at which the last tail arrived"),
-    ("steady_state", "bool", "1 if the measured window reached a steady state (see hxsim's README, Steady state)"),
+    (
+        "steady_state",
+        "bool",
+        "1 if the measured window reached a steady state (see hxsim's manual, docs/model.md, Steady state)",
+    ),
     ("accepted_trend", "1", "fitted change of accepted load across the window, relative to its mean"),
     ("in_flight_trend", "1", "fitted change of packets in flight across the window, relative to its mean"),
     ("packets_generated", "packets", "packets generated over the whole run"),
@@ -155,10 +157,10 @@ pub(crate) fn new_group_for(parent: &Group, name: &str, links: u32, attrs: u32) 
     // SAFETY: `parent.id()` is a live group, `ids.gcpl` a live property list, `n` outlives the
     // call; the list is shared: its estimate is set under the same lock as the call that uses it.
     let id = ::hdf5::sync::sync(|| unsafe {
-        if ffi::H5Pset_est_link_info(ids.gcpl, entries, name_len) < 0 {
+        if sys::h5p::H5Pset_est_link_info(ids.gcpl, entries, name_len) < 0 {
             return -1;
         }
-        ffi::H5Gcreate2(parent.id(), n.as_ptr(), ffi::H5P_DEFAULT, ids.gcpl, ffi::H5P_DEFAULT)
+        sys::h5g::H5Gcreate2(parent.id(), n.as_ptr(), ffi::H5P_DEFAULT, ids.gcpl, ffi::H5P_DEFAULT)
     });
     if id < 0 {
         bail!("creating HDF5 group {name}");
@@ -221,7 +223,7 @@ fn has_attr(loc: &Location, name: &str) -> Result<bool> {
     let n = CString::new(name)?;
     // SAFETY: `loc.id()` is a live object handle and `n` outlives the call; hdf5-metno's lock
     // serialises this with its own calls into the library.
-    let rc = ::hdf5::sync::sync(|| unsafe { ffi::H5Aexists(loc.id(), n.as_ptr()) });
+    let rc = ::hdf5::sync::sync(|| unsafe { sys::h5a::H5Aexists(loc.id(), n.as_ptr()) });
     if rc < 0 {
         bail!("checking for attribute {name}");
     }
@@ -326,19 +328,16 @@ fn native_type<T: H5Type>() -> Result<Option<ffi::Hid>> {
     use ::hdf5::types::{FloatSize, IntSize, TypeDescriptor as D};
     // Also initialises the library, which sets the type ids read below.
     let ids = ffi::ids()?;
-    // SAFETY: reading the library's type ids, set when it was initialised.
-    Ok(unsafe {
-        Some(match T::type_descriptor() {
-            D::Boolean => ids.bool_ty,
-            D::Unsigned(IntSize::U1) => ffi::H5T_NATIVE_UINT8_g,
-            D::Unsigned(IntSize::U4) => ffi::H5T_NATIVE_UINT32_g,
-            D::Unsigned(IntSize::U8) => ffi::H5T_NATIVE_UINT64_g,
-            D::Integer(IntSize::U4) => ffi::H5T_NATIVE_INT32_g,
-            D::Integer(IntSize::U8) => ffi::H5T_NATIVE_INT64_g,
-            D::Float(FloatSize::U8) => ffi::H5T_NATIVE_DOUBLE_g,
-            _ => return Ok(None),
-        })
-    })
+    Ok(Some(match T::type_descriptor() {
+        D::Boolean => ids.bool_ty,
+        D::Unsigned(IntSize::U1) => *sys::h5t::H5T_NATIVE_UINT8,
+        D::Unsigned(IntSize::U4) => *sys::h5t::H5T_NATIVE_UINT32,
+        D::Unsigned(IntSize::U8) => *sys::h5t::H5T_NATIVE_UINT64,
+        D::Integer(IntSize::U4) => *sys::h5t::H5T_NATIVE_INT32,
+        D::Integer(IntSize::U8) => *sys::h5t::H5T_NATIVE_INT64,
+        D::Float(FloatSize::U8) => *sys::h5t::H5T_NATIVE_DOUBLE,
+        _ => return Ok(None),
+    }))
 }
 
 /// How [`create`] stores a dataset's values.
@@ -364,87 +363,9 @@ pub(crate) fn create<T: H5Type>(
     storage: Storage,
 ) -> Result<Option<Dataset>> {
     let Some(ty) = native_type::<T>()? else { return Ok(None) };
-    if let Storage::Chunked { rows, shuffle } = storage {
-        if rows == data.len() {
-            // SAFETY: nothing is written (`None`).
-            let ds = unsafe { create_raw(g, name, shape, ty, None, data.len(), storage) }?;
-            // SAFETY: the bytes of `data`'s values, plain numbers.
-            let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) };
-            write_chunk(&ds, bytes, std::mem::size_of::<T>(), shuffle)
-                .with_context(|| format!("writing dataset {name}"))?;
-            return Ok(Some(ds));
-        }
-    }
     let write = Some((data.as_ptr().cast(), ffi::H5P_DEFAULT));
     // SAFETY: `data` holds `data.len()` values of `T`, whose native type `ty` is.
     unsafe { create_raw(g, name, shape, ty, write, data.len(), storage) }.map(Some)
-}
-
-/// Write `bytes` as the one chunk of the dataset `ds` (chunked as [`Storage::Chunked`], of
-/// elements of `elem` bytes), filtered here as its filters would (the byte shuffle if `shuffle`,
-/// then deflate), with `H5Dwrite_chunk`: the file holds what HDF5 itself would have written and
-/// any reader inflates it, but deflating with zlib-rs at level 1 (zlib-ng's fast matcher) costs
-/// about a third of the CPU time of zlib's level 1 that the library's filter calls, for chunks
-/// about 40% larger; and the library's filter path copies the chunk through buffers it allocates
-/// each time. Compressing was a fifth of the CPU time of writing a sweep point.
-fn write_chunk(ds: &Dataset, bytes: &[u8], elem: usize, shuffle: bool) -> Result<()> {
-    thread_local! {
-        static DEFLATER: RefCell<Option<Deflater>> = const { RefCell::new(None) };
-    }
-    DEFLATER.with_borrow_mut(|d| {
-        let d = d.get_or_insert_with(|| Deflater {
-            stream: zlib_rs::Deflate::new(DEFLATE_LEVEL.into(), true, 15),
-            shuffled: Vec::new(),
-            out: Vec::new(),
-        });
-        let input = if shuffle && elem > 1 && bytes.len() > elem {
-            byte_shuffle(bytes, elem, &mut d.shuffled);
-            &d.shuffled[..]
-        } else {
-            bytes
-        };
-        d.out.resize(zlib_rs::compress_bound(input.len()), 0);
-        d.stream.reset();
-        match d.stream.compress(input, &mut d.out, zlib_rs::DeflateFlush::Finish) {
-            Ok(zlib_rs::Status::StreamEnd) => {}
-            other => bail!("deflate failed ({other:?})"),
-        }
-        let packed = &d.out[..d.stream.total_out() as usize];
-        // As the library's deflate filter, which is optional: a chunk it cannot shrink is stored
-        // without it, and the chunk's filter mask says so (bit = the filter's place in the
-        // pipeline).
-        let (chunk, mask) = if packed.len() <= input.len() { (packed, 0) } else { (input, 1u32 << u32::from(shuffle)) };
-        let offset = [0u64];
-        // SAFETY: `ds.id()` is a live chunked dataset of one dimension, `offset` names its first
-        // chunk, and `chunk` holds `chunk.len()` bytes.
-        let rc = ::hdf5::sync::sync(|| unsafe {
-            ffi::H5Dwrite_chunk(ds.id(), ffi::H5P_DEFAULT, mask, offset.as_ptr(), chunk.len(), chunk.as_ptr().cast())
-        });
-        if rc < 0 {
-            bail!("writing a chunk");
-        }
-        Ok(())
-    })
-}
-
-/// The compressor of [`write_chunk`] and its buffers, kept per thread: zlib-rs allocates and
-/// clears about 300 KB of state for every stream, which cost more than deflating a column.
-struct Deflater {
-    stream: zlib_rs::Deflate,
-    shuffled: Vec<u8>,
-    out: Vec<u8>,
-}
-
-/// HDF5's byte shuffle (`H5Z_FILTER_SHUFFLE`) of elements of `elem` bytes, into `out`: the first
-/// byte of every element, then the second byte of every element, and so on (any bytes after the
-/// last whole element are kept last).
-fn byte_shuffle(bytes: &[u8], elem: usize, out: &mut Vec<u8>) {
-    let n = bytes.len() / elem;
-    out.clear();
-    for j in 0..elem {
-        out.extend(bytes[..n * elem].iter().skip(j).step_by(elem));
-    }
-    out.extend_from_slice(&bytes[n * elem..]);
 }
 
 /// [`create`] for text: variable-length UTF-8 strings, hdf5-metno's [`VarLenUnicode`] (a null
@@ -500,21 +421,21 @@ unsafe fn create_raw(
     // dataspace, which has that many). The chunked lists are shared: their chunk is set under the
     // same lock as the call that uses it.
     let id = ::hdf5::sync::sync(|| unsafe {
-        if chunk > 0 && ffi::H5Pset_chunk(dcpl, 1, &chunk) < 0 {
+        if chunk > 0 && sys::h5p::H5Pset_chunk(dcpl, 1, &chunk) < 0 {
             return -1;
         }
         let space = match shape {
-            None => ffi::H5Screate(ffi::H5S_SCALAR),
-            Some(_) => ffi::H5Screate_simple(dims.len() as c_int, dims.as_ptr(), std::ptr::null()),
+            None => sys::h5s::H5Screate(sys::h5s::H5S_class_t::H5S_SCALAR),
+            Some(_) => sys::h5s::H5Screate_simple(dims.len() as c_int, dims.as_ptr(), std::ptr::null()),
         };
         if space < 0 {
             return -1;
         }
-        let ds = ffi::H5Dcreate2(g.id(), n.as_ptr(), ty, space, ffi::H5P_DEFAULT, dcpl, ffi::H5P_DEFAULT);
-        ffi::H5Sclose(space);
+        let ds = sys::h5d::H5Dcreate2(g.id(), n.as_ptr(), ty, space, ffi::H5P_DEFAULT, dcpl, ffi::H5P_DEFAULT);
+        sys::h5s::H5Sclose(space);
         if let (true, Some((buf, dxpl))) = (ds >= 0, write) {
-            if ffi::H5Dwrite(ds, ty, ffi::H5S_ALL, ffi::H5S_ALL, dxpl, buf) < 0 {
-                ffi::H5Dclose(ds);
+            if sys::h5d::H5Dwrite(ds, ty, ffi::H5S_ALL, ffi::H5S_ALL, dxpl, buf) < 0 {
+                sys::h5d::H5Dclose(ds);
                 return -1;
             }
         }
@@ -942,15 +863,8 @@ fn scalar<T: H5Type>(g: &Group, name: &str, value: &T) -> Result<Dataset> {
 }
 
 /// Write everything a finished (or interrupted) run produced besides the time series:
-/// `/summary`, `/servers`, `/latency`, `/links`, `/vcs`; then complete the time series. A sweep
-/// passes its [`SharedLinks`], so that points on the same network share the network's columns of
-/// `/links`.
-pub fn write_results(
-    parent: &Group,
-    res: &RunResult,
-    ts: &mut Timeseries,
-    shared: Option<&mut SharedLinks>,
-) -> Result<()> {
+/// `/summary`, `/servers`, `/latency`, `/links`, `/vcs`; then complete the time series.
+pub fn write_results(parent: &Group, res: &RunResult, ts: &mut Timeseries) -> Result<()> {
     // Cycles over which the window counters (servers, links) were gathered: the same derivation as
     // the summary's accepted load.
     let measured = res.schedule.measured_cycles(res.summary.cycles);
@@ -989,7 +903,7 @@ pub fn write_results(
     super::dims::attach_all(&server, "server", &vars.iter().collect::<Vec<_>>())?;
 
     write_latency(parent, &res.stats.latency_hist)?;
-    write_links(parent, res, measured, shared)?;
+    write_links(parent, res, measured)?;
     write_vcs(parent, &res.summary.vc_phits, measured)?;
     ts.append_rest(&res.stats.samples, res.summary.cycles, res.complete && res.schedule.fixed)?;
     Ok(())
@@ -1029,23 +943,11 @@ pub fn write_latency(parent: &Group, hist: &[u64]) -> Result<()> {
     Ok(())
 }
 
-/// The columns of `/links` that only the network decides (which switch and port a row is, where
-/// it leads, its dimension), in the order they are written.
-const LINK_NETWORK_COLUMNS: [&str; 5] = ["switch", "port", "neighbour_switch", "neighbour_port", "dimension"];
-
-/// The network's columns of `/links` last written in a sweep's file, and where. A sweep's points
-/// mostly simulate one network (a load or routing sweep): the later ones hard-link those columns
-/// (one dataset under several names, as HDF5 allows) instead of writing them again, which was
-/// most of writing a point. Every point's `/links` still holds every column; h5py and xarray read
-/// a hard-linked dataset as any other (h5py's `visititems` reports each dataset once, under its
-/// first name). The columns' dimension list names the `link` scale of the point that wrote them,
-/// which has the same values as every other point's (row index).
-#[derive(Debug, Default)]
-pub struct SharedLinks {
-    last: Option<(String, [Vec<u32>; 4], Vec<i32>)>,
-}
-
-fn write_links(parent: &Group, res: &RunResult, measured: u64, shared: Option<&mut SharedLinks>) -> Result<()> {
+/// Write `/links`: one row per live switch-to-switch link direction. Every point of a sweep has
+/// all its columns, even those only the network decides (switch, port, neighbour, dimension): a
+/// dataset hard-linked from another point's group would name that group's `link` scale, which
+/// netCDF-4 readers refuse (see [`super::dims`]); deflated, the copies cost little.
+fn write_links(parent: &Group, res: &RunResult, measured: u64) -> Result<()> {
     let net = &res.net;
     let r = net.max_switch_ports();
     let hx = match net.topology().view() {
@@ -1071,7 +973,7 @@ fn write_links(parent: &Group, res: &RunResult, measured: u64, shared: Option<&m
             }
         }
     }
-    let g = new_group_for(parent, "links", LINK_NETWORK_COLUMNS.len() as u32 + 3, 2)?;
+    let g = new_group_for(parent, "links", 8, 2)?;
     set_attr(&g, "measured_cycles", &measured)?;
     set_str_attr(
         &g,
@@ -1080,33 +982,16 @@ fn write_links(parent: &Group, res: &RunResult, measured: u64, shared: Option<&m
     )?;
     let ids: Vec<u32> = (0..sw.len() as u32).collect();
     let link = column(&g, "link", &ids, "", "row index (the dimension of this group)")?;
-    let network = [sw, port, nsw, nport];
-    let holder = shared
-        .as_ref()
-        .and_then(|s| s.last.as_ref())
-        .filter(|(_, cols, d)| *cols == network && *d == dim)
-        .map(|(path, _, _)| path.clone());
-    let mut cols = Vec::new();
-    if let Some(path) = &holder {
-        for name in LINK_NETWORK_COLUMNS {
-            g.link_hard(&format!("{path}/{name}"), name).with_context(|| format!("linking {path}/{name}"))?;
-        }
-    } else {
-        let [sw, port, nsw, nport] = &network;
-        cols.extend([
-            column(&g, "switch", sw, "", "switch the link leaves")?,
-            column(&g, "port", port, "", "its switch-to-switch port (router port = the switch's servers + port)")?,
-            column(&g, "neighbour_switch", nsw, "", "switch at the far end")?,
-            column(&g, "neighbour_port", nport, "", "port of the far end")?,
-            column(&g, "dimension", &dim, "", "HyperX dimension of the link (-1 if the topology has none)")?,
-        ]);
-    }
-    cols.push(column(&g, "phits", &phits, "phits", "phits sent over the link in the measured window")?);
-    cols.push(column(&g, "utilization", &util, "phits/cycle", "phits / measured_cycles (1 = busy every cycle)")?);
+    let cols = [
+        column(&g, "switch", &sw, "", "switch the link leaves")?,
+        column(&g, "port", &port, "", "its switch-to-switch port (router port = the switch's servers + port)")?,
+        column(&g, "neighbour_switch", &nsw, "", "switch at the far end")?,
+        column(&g, "neighbour_port", &nport, "", "port of the far end")?,
+        column(&g, "dimension", &dim, "", "HyperX dimension of the link (-1 if the topology has none)")?,
+        column(&g, "phits", &phits, "phits", "phits sent over the link in the measured window")?,
+        column(&g, "utilization", &util, "phits/cycle", "phits / measured_cycles (1 = busy every cycle)")?,
+    ];
     super::dims::attach_all(&link, "link", &cols.iter().collect::<Vec<_>>())?;
-    if let (Some(s), None) = (shared, holder) {
-        s.last = Some((g.name(), network, dim));
-    }
     Ok(())
 }
 
@@ -1137,19 +1022,4 @@ pub fn write_vcs(parent: &Group, vc_phits: &[u64], measured: u64) -> Result<()> 
     ];
     super::dims::attach_all(&vc, "vc", &cols.iter().collect::<Vec<_>>())?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::byte_shuffle;
-
-    #[test]
-    fn byte_shuffle_groups_the_bytes_of_each_place_and_keeps_a_partial_element_last() {
-        let bytes = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
-        let mut out = vec![99; 3];
-        byte_shuffle(&bytes, 4, &mut out);
-        assert_eq!(out, [1, 5, 2, 6, 3, 7, 4, 8, 9, 10, 11]);
-        byte_shuffle(&bytes[..3], 4, &mut out);
-        assert_eq!(out, [1, 2, 3]);
-    }
 }

@@ -16,6 +16,14 @@
 //! happen at any level `1..=L*`, going up or down. At `h = 1` it equals CLIOD. Cyclic on one VC (SPEC
 //! §5.3): VC scheme A by default (the paper's argument, "when no idle dimension is found, the message
 //! will use ... ODim, which is known to be deadlock free", made Duato-exact), scheme B selectable.
+//!
+//! **With faults** (section 5.4: "ALIOD is more tolerant to faults than DAL"): the moves above where
+//! their link is alive and the route can still be completed; where none can, up then down within the
+//! Z-node to a level whose side link in an offset dimension works ("additional rerouting in the up
+//! and then down directions within the Z-node is required to locate the level of non-faulty
+//! links"), with up ports chosen so that the down path avoids failed links (the recoil of Adda and
+//! Peratikou 2017); where all of an offset dimension's links fail, a DAL deroute through another
+//! Z-node of that dimension. Scheme B with one more VC per deroute. See [`super::hyperz_faults`].
 
 use super::hyperz_moves::{self, idle_only_penalty, Here, Move, Rule, FALLBACK_PENALTY};
 use super::{RouteState, Routing, RoutingParams};
@@ -54,7 +62,7 @@ impl Rule for Aliod {
     }
 }
 
-/// `routing.algorithm = "aliod"` over `net` (a fault-free HyperZ or fat tree).
+/// `routing.algorithm = "aliod"` over `net` (a HyperZ or fat tree, with or without faults).
 pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
     hyperz_moves::build(params, net, "aliod", Aliod { idle_only: idle_only_penalty(params) }, 2)
 }

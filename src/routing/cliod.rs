@@ -13,6 +13,10 @@
 //! Side hops happen only at level `L*`; at `h = 1` this is the minimal part of HyperX DAL and equals
 //! ALIOD. Minimal. With one VC its channel dependency graph is cyclic (SPEC §5.3), so it runs on VC
 //! scheme A by default (VC 0: the ODim escape, VC 1: adaptive) or scheme B (`vc_policy = "hyperz-b"`).
+//!
+//! **With faults**: the moves above where alive and completable, else the detours of
+//! [`super::hyperz_faults`] (section 5.4's up-then-down rerouting to a level with a working side
+//! link, then a DAL deroute), on scheme B. Its side hops then leave `L*` only where faults force it.
 
 use super::hyperz_moves::{self, idle_only_penalty, Here, Move, Rule};
 use super::{RouteState, Routing, RoutingParams};
@@ -41,7 +45,7 @@ impl Rule for Cliod {
     }
 }
 
-/// `routing.algorithm = "cliod"` over `net` (a fault-free HyperZ or fat tree).
+/// `routing.algorithm = "cliod"` over `net` (a HyperZ or fat tree, with or without faults).
 pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
     hyperz_moves::build(params, net, "cliod", Cliod { idle_only: idle_only_penalty(params) }, 2)
 }

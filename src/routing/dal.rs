@@ -42,6 +42,18 @@
 //!   hop is followed by the direct hop `w -> t`, a direct hop by hops in higher dimensions). This
 //!   needs two sets (`routing.vcs >= 4`) and a detour for every failed link, both checked at
 //!   construction; `hxsim check-deadlock` verifies Duato's condition on the actual network.
+//!
+//! **Failed switches** are refused on HyperX with two or more dimensions, because DAL's escape
+//! cannot pass them: section 6 treats failed links only ("the dominant failure mechanism will remain
+//! individual links rather than switches"), and rule 4's escape is dimension-order routing. A DOR
+//! route corrects dimension `d` by moving within a row to the switch `Y` whose coordinate `d` is the
+//! destination's, and `Y` is the only switch of that row with that coordinate: when it has failed,
+//! no hop in that row (direct or through a detour `w`) reaches it, and correcting another dimension
+//! first would break the dimension order that makes the escape acyclic. Every switch `Y` of an
+//! `n >= 2`-dimensional HyperX lies on such routes between live switches (from `Y` with coordinate
+//! 0 changed, to any switch that agrees with `Y` in dimension 0 and differs in dimension 1), so any
+//! failed switch leaves some pair without an escape. On one dimension a DOR route has no
+//! intermediate switch, and failed switches only take their own links down.
 
 use super::dor::hyperx;
 use super::{Candidate, RouteState, Routing, RoutingParams};
@@ -70,6 +82,19 @@ impl Dal {
     pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
         let hx = hyperx(&net)?.clone();
         let n = hx.dims();
+        if net.failed_switches() > 0 && n >= 2 {
+            return Err(ConfigError::value(
+                "faults",
+                fault_keys(params, &net),
+                format!(
+                    "failed links only for dal ({} switches failed here): its escape is dimension-order routing \
+                     (HyperX paper section 3.3, rule 4), which must pass through the one switch of a row that \
+                     has the destination's coordinate, so a failed switch cuts the escape of some pairs; section \
+                     6 covers failed links only; use surepath-polarized or surepath-omni with failed switches",
+                    net.failed_switches()
+                ),
+            ));
+        }
         if n > 16 {
             return Err(ConfigError::value("topology.sides", format!("{n} dimensions"), "at most 16 for DAL"));
         }
@@ -100,7 +125,7 @@ impl Dal {
                 ));
             }
             dal.direct_sets = 1..sets;
-            dal.check_detours()?;
+            dal.check_detours(&fault_keys(params, &dal.net))?;
         }
         Ok(dal)
     }
@@ -120,21 +145,28 @@ impl Dal {
         (0..h.side(d)).find(|&w| w != xd && w != t && self.linked(x, d, w) && self.linked(h.with_coord(x, d, w), d, t))
     }
 
-    /// Every failed link has a detour in its row (else the escape is not connected).
-    fn check_detours(&self) -> Result<(), ConfigError> {
+    /// Every failed link between live switches has a detour in its row (else the escape is not
+    /// connected). `faults` names the fault keys in the error.
+    fn check_detours(&self, faults: &str) -> Result<(), ConfigError> {
         let h = &self.hx;
-        for x in 0..self.net.num_switches() as SwitchId {
+        let net = &*self.net;
+        for x in (0..net.num_switches() as SwitchId).filter(|&x| net.switch_alive(x)) {
             for d in 0..h.dims() {
                 for t in 0..h.side(d) {
-                    if t != h.coord(x, d) && !self.linked(x, d, t) && self.detour(x, d, t).is_none() {
+                    if t != h.coord(x, d)
+                        && net.switch_alive(h.with_coord(x, d, t))
+                        && !self.linked(x, d, t)
+                        && self.detour(x, d, t).is_none()
+                    {
                         return Err(ConfigError::value(
-                            "faults.random_links",
-                            self.net.failed_links(),
+                            "faults",
+                            faults,
                             format!(
                                 "failed links dal's escape can detour around, each leaving a third switch of its \
                                  row linked to both ends (switch {x} reaches coordinate {t} of dimension {d} \
-                                 neither directly nor through its row); use fewer failed links, another \
-                                 faults.seed (its default is the run's seed), or surepath-polarized"
+                                 neither directly nor through its row, {} links failed); use fewer failed links, \
+                                 another faults.seed (its default is the run's seed), or surepath-polarized",
+                                net.failed_links()
                             ),
                         ));
                     }
@@ -224,8 +256,26 @@ impl Routing for Dal {
     fn escape_based(&self) -> bool {
         true
     }
+    /// In the escape only the destination counts (dimension order); before, the deroutes and
+    /// the derouted dimensions too.
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        let mut k = RouteState { dst: st.dst, hops: st.hops, escape: st.escape, ..Default::default() };
+        if !st.escape {
+            (k.deroutes, k.dim_mask) = (st.deroutes, st.dim_mask);
+        }
+        k
+    }
     fn escape_subfunction(&self, at: SwitchId, dst: SwitchId, out: &mut Vec<Candidate>) {
         let st = RouteState { dst, escape: true, ..Default::default() };
         self.push_dor(at, &st, out);
+    }
+}
+
+/// The fault keys in force, for errors (the failed link count where the caller gave none).
+fn fault_keys(params: &RoutingParams, net: &Fabric) -> String {
+    if params.faults.is_empty() {
+        format!("{} failed links, {} failed switches", net.failed_links(), net.failed_switches())
+    } else {
+        params.faults.clone()
     }
 }

@@ -11,6 +11,12 @@
 //! the destination switch, not the processor, so D-mod-K spreads destinations leaf by leaf rather
 //! than processor by processor. Minimal and deadlock free on one VC (SPEC §5.3). On a fat tree it is
 //! D-mod-K ([`super::dmodk`]).
+//!
+//! **With faults**: the D-mod-K port where its link is alive and a route can be completed from it;
+//! where not, the packet takes any of the feasible moves of [`super::hyperz_faults`] (the router
+//! picks by queue), so Deter becomes adaptive exactly where faults force it off its port. OpenSM's
+//! ftree routing instead reassigns one port per destination when it computes its tables; a routing
+//! without tables offers the feasible ones.
 
 use super::hyperz_moves::{self, dmodk_down, dmodk_up, Here, Move, Rule};
 use super::{RouteState, Routing, RoutingParams};
@@ -36,7 +42,7 @@ impl Rule for Deter {
     }
 }
 
-/// `routing.algorithm = "deter"` over `net` (a fault-free HyperZ or fat tree).
+/// `routing.algorithm = "deter"` over `net` (a HyperZ or fat tree, with or without faults).
 pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
     hyperz_moves::build(params, net, "deter", Deter, 2)
 }

@@ -350,6 +350,11 @@ pub fn break_cycles(r: &Routes) -> Result<(Vec<u8>, usize), usize> {
 /// routes per VC (OpenSM's DFSSSP balancing); the routes of a layer alternate among its VCs in pair
 /// order.
 pub fn spread(layer_of: &[u8], layers: usize, vcs: usize) -> Vec<u8> {
+    // No route crosses a switch-to-switch link (one live switch with servers, after faults): no
+    // layer to spread over, every pair on VC 0 (it indexed an empty table).
+    if layers == 0 {
+        return vec![0; layer_of.len()];
+    }
     let mut paths = vec![0u64; layers];
     for &l in layer_of.iter().filter(|&&l| l != u8::MAX) {
         paths[l as usize] += 1;

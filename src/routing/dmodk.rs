@@ -9,6 +9,10 @@
 //! This is Deter's rule ([`super::deter`]; Adda 2023, section 4.1, Table 1; SPEC §5.2) without offset
 //! dimensions; on a HyperZ with dimensions `dmodk` is Deter (ODim side hops at the LCL). Deadlock free
 //! on one VC (up*/down*); default one VC, every VC usable on every hop.
+//!
+//! **With faults**: the D-mod-K port where its link is alive and some switch above it has a live
+//! down path to the destination, else any such port (see [`super::deter`] and
+//! [`super::hyperz_faults`]); routes stay up*/down*, deadlock free on one VC.
 
 use super::deter::Deter;
 use super::{hyperz_moves, Routing, RoutingParams};
@@ -16,7 +20,7 @@ use crate::error::ConfigError;
 use crate::topology::Fabric;
 use std::sync::Arc;
 
-/// `routing.algorithm = "dmodk"` over `net` (a fault-free fat tree or HyperZ).
+/// `routing.algorithm = "dmodk"` over `net` (a fat tree or HyperZ, with or without faults).
 pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
     hyperz_moves::build(params, net, "dmodk", Deter, 1)
 }

@@ -41,10 +41,13 @@
 //! - `none`: every move on every VC (default 1 VC): CLIOD and ALIOD then have cyclic CDGs (SPEC §5.3),
 //!   kept for `hxsim check-deadlock`.
 //!
-//! These routings need a fault-free HyperZ (or fat tree) with side links at every level: ODim's
-//! side hop and the down path are unique, so a failed link cannot be avoided.
+//! **Faults.** On a faulty network every rule runs through [`super::hyperz_faults`]: its moves are
+//! kept where their link is alive and the route can still be completed, with up then down detours
+//! inside a Z-node and DAL-style side deroutes where the rule has none (Adda 2023, section 5.4), on
+//! scheme B extended by the deroutes. Side links are needed at every level (as without faults).
 
-use super::{Candidate, RouteState, Routing, RoutingParams};
+use super::hyperz_faults::{self, Detours, Mode, Step};
+use super::{runs_of, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
 use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperZ, PortId, SwitchId, View};
 use std::sync::Arc;
@@ -197,17 +200,19 @@ pub enum Scheme {
     SideHops,
 }
 
-/// A HyperZ routing: a [`Rule`] with a VC [`Scheme`].
+/// A HyperZ routing: a [`Rule`] with a VC [`Scheme`], and its detours on a faulty network.
 pub struct HyperZRouting<R: Rule> {
     name: &'static str,
     rule: R,
     hz: HyperZ,
     scheme: Scheme,
     vcs: u8,
+    /// The fault-tolerant moves, on a faulty network ([`super::hyperz_faults`]).
+    detours: Option<Detours>,
 }
 
 /// The HyperZ (or fat tree) under `net`, or a config error naming `routing`: these routings need a
-/// HyperZ view, no faults, and side links at every level.
+/// HyperZ view and side links at every level.
 pub fn hyperz<'a>(net: &'a Fabric, routing: &str) -> Result<&'a HyperZ, ConfigError> {
     let View::HyperZ(hz) = net.topology().view() else {
         return Err(ConfigError::value(
@@ -216,14 +221,6 @@ pub fn hyperz<'a>(net: &'a Fabric, routing: &str) -> Result<&'a HyperZ, ConfigEr
             "topology.kind = \"hyperz\" or \"fattree\": the routing runs on those only",
         ));
     };
-    if net.is_faulty() {
-        return Err(ConfigError::value(
-            "routing.algorithm",
-            format!("\"{routing}\" with {} failed links", net.failed_links()),
-            "a fault-free network: its side hop and down path are unique, so it cannot avoid failed links \
-             (use minimal, sp, ecmp or allpath with faults)",
-        ));
-    }
     if !hz.side_links_at_every_level() {
         return Err(ConfigError::value(
             "routing.algorithm",
@@ -237,6 +234,8 @@ pub fn hyperz<'a>(net: &'a Fabric, routing: &str) -> Result<&'a HyperZ, ConfigEr
 
 /// Build routing `name` from `rule` over `net` with the VC scheme of `routing.vc_policy`;
 /// `default_vcs` is scheme A's VC count when `routing.vcs = 0` (at least 2 for escape-based rules).
+/// On a faulty network the rule gets its detours ([`super::hyperz_faults`]) and, where the HyperZ
+/// has GHC dimensions, scheme B extended by the deroutes (the default `"ladder"` selects it there).
 pub fn build<R: Rule>(
     params: &RoutingParams,
     net: Arc<Fabric>,
@@ -246,7 +245,30 @@ pub fn build<R: Rule>(
 ) -> Result<Box<dyn Routing>, ConfigError> {
     let hz = hyperz(&net, name)?.clone();
     let policy = params.vc_policy.as_str();
+    let d_eff = hz.sides().iter().filter(|&&s| s >= 2).count();
+    let faulty = net.is_faulty();
+    // Deroutes a packet may take on a faulty network: routing.max_deroutes, by default 1.
+    let budget = match params.max_deroutes {
+        _ if !faulty || d_eff == 0 => 0,
+        Some(m) if m > 8 => return Err(ConfigError::value("routing.max_deroutes", m, format!("at most 8 for {name}"))),
+        Some(m) => m,
+        None => 1,
+    };
+    let steps = d_eff + 1 + budget;
     let (scheme, vcs) = match policy {
+        "ladder" | "hyperz-b" if faulty && d_eff > 0 => (Scheme::SideHops, scheme_b_vcs(params, name, steps, budget)?),
+        "hyperz-a" if faulty && d_eff > 0 => {
+            return Err(ConfigError::value(
+                "routing.vc_policy",
+                "\"hyperz-a\"",
+                format!(
+                "\"hyperz-b\" (or the default \"ladder\", which selects it) for {name} on a faulty HyperZ: scheme A's \
+                     escape is ODim, one route per pair, which a failed link cuts; scheme B with one VC per side hop \
+                     ({steps} VCs here) carries the detours (SPEC §5.3)"
+            ),
+            ))
+        }
+        "ladder" | "hyperz-a" if faulty => (Scheme::Any, params.vcs_or(default_vcs)),
         "ladder" | "hyperz-a" if !R::ACYCLIC => {
             let vcs = params.vcs_or(default_vcs);
             if vcs < 2 {
@@ -259,22 +281,7 @@ pub fn build<R: Rule>(
             (Scheme::Escape, vcs)
         }
         "ladder" | "hyperz-a" => (Scheme::Any, params.vcs_or(default_vcs)),
-        "hyperz-b" => {
-            let steps = hz.sides().iter().filter(|&&s| s >= 2).count() + 1;
-            let vcs = params.vcs_or(steps);
-            if vcs != steps {
-                return Err(ConfigError::value(
-                    "routing.vcs",
-                    vcs,
-                    format!(
-                        "{steps} (or 0) with vc_policy \"hyperz-b\": VC = side hops taken, 0..={} (SPEC §5.3 \
-                         scheme B)",
-                        steps - 1
-                    ),
-                ));
-            }
-            (Scheme::SideHops, vcs)
-        }
+        "hyperz-b" => (Scheme::SideHops, scheme_b_vcs(params, name, steps, 0)?),
         "none" => (Scheme::Any, params.vcs_or(1)),
         other => {
             return Err(ConfigError::value(
@@ -290,10 +297,92 @@ pub fn build<R: Rule>(
     if vcs > 64 {
         return Err(ConfigError::value("routing.vcs", vcs, "at most 64"));
     }
-    Ok(Box::new(HyperZRouting { name, rule, hz, scheme, vcs: vcs as u8 }))
+    let detours = if faulty {
+        let d = Detours::new(net.clone(), budget as u8);
+        d.check(&hz, name, &params.faults)?;
+        Some(d)
+    } else {
+        None
+    };
+    Ok(Box::new(HyperZRouting { name, rule, hz, scheme, vcs: vcs as u8, detours }))
+}
+
+/// Scheme B's VC count: `steps` (side hops taken run `0..steps`, `budget` of them deroutes), which
+/// `routing.vcs` must equal when set.
+fn scheme_b_vcs(params: &RoutingParams, name: &str, steps: usize, budget: usize) -> Result<usize, ConfigError> {
+    let vcs = params.vcs_or(steps);
+    if vcs != steps {
+        let deroutes =
+            if budget > 0 { format!(", {budget} of them deroutes (routing.max_deroutes)") } else { String::new() };
+        return Err(ConfigError::value(
+            "routing.vcs",
+            vcs,
+            format!(
+                "{steps} (or 0) for {name} on scheme B: VC = side hops taken, 0..={}{deroutes} (SPEC §5.3 scheme B)",
+                steps - 1
+            ),
+        ));
+    }
+    Ok(vcs)
 }
 
 impl<R: Rule> HyperZRouting<R> {
+    /// The candidates on a faulty network (see [`super::hyperz_faults`]): the rule's moves whose
+    /// link is alive and whose next state can still reach the destination, else every such Up, Down
+    /// and minimal Side move, else every such deroute.
+    fn faulty_candidates(&self, d: &Detours, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
+        let hz = &self.hz;
+        let here = Here::new(hz, at, st.dst);
+        let m = Mode::of(st);
+        let vcs = match self.scheme {
+            Scheme::SideHops => m.sides..m.sides + 1,
+            _ => 0..self.vcs,
+        };
+        let push = |out: &mut Vec<Candidate>, port: PortId, penalty: u32| {
+            for vc in vcs.clone() {
+                out.push(Candidate { port, vc, penalty, escape: false });
+            }
+        };
+        MOVES.with_borrow_mut(|moves| {
+            moves.clear();
+            self.rule.moves(hz, &here, st, moves);
+            d.with_search(|search| {
+                let mut any = false;
+                for mv in moves.iter() {
+                    if !d.net().alive(at, mv.port) {
+                        continue;
+                    }
+                    let step = hyperz_faults::step_of(hz, at, mv.port, here.zb);
+                    if (step == Step::Up && m.descending) || (step == Step::Deroute && m.deroutes >= d.budget()) {
+                        continue;
+                    }
+                    let next = hz.neighbour(at, mv.port).expect("HyperZ ports are wired").0;
+                    if search.reaches(hz, next, m.after(step), st.dst) {
+                        push(out, mv.port, mv.penalty);
+                        any = true;
+                    }
+                }
+                for tier in 2..4 {
+                    if any {
+                        break;
+                    }
+                    d.groups(hz, &here, m, tier..tier + 1, |step, ports| {
+                        if d.live(at, ports.clone()) {
+                            let next = hz.neighbour(at, ports.start).expect("HyperZ ports are wired").0;
+                            if search.reaches(hz, next, m.after(step), st.dst) {
+                                for p in ports.filter(|&p| d.net().alive(at, p)) {
+                                    push(out, p, 0);
+                                }
+                                any = true;
+                            }
+                        }
+                        false
+                    });
+                }
+            });
+        });
+    }
+
     /// The HyperZ it routes on.
     pub fn hyperz(&self) -> &HyperZ {
         &self.hz
@@ -306,6 +395,19 @@ impl<R: Rule> HyperZRouting<R> {
 
 thread_local! {
     static MOVES: std::cell::RefCell<Vec<Move>> = const { std::cell::RefCell::new(Vec::new()) };
+    static CANDIDATES: std::cell::RefCell<Vec<Candidate>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Calls `f` with the moves `rule` makes for a packet in state `st` at `at` on the fault-free
+/// HyperZ `hz` (the rule alone: no VC, no detour), through a per-thread buffer (no allocation).
+/// What a composition that brings its own escape (SurePath's, [`super::surepath`]) reads.
+#[inline]
+pub fn with_moves<R: Rule, T>(rule: &R, hz: &HyperZ, at: SwitchId, st: &RouteState, f: impl FnOnce(&[Move]) -> T) -> T {
+    MOVES.with_borrow_mut(|moves| {
+        moves.clear();
+        rule.moves(hz, &Here::new(hz, at, st.dst), st, moves);
+        f(moves)
+    })
 }
 
 impl<R: Rule> Routing for HyperZRouting<R> {
@@ -316,6 +418,10 @@ impl<R: Rule> Routing for HyperZRouting<R> {
         self.vcs as usize
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
+        if let Some(d) = &self.detours {
+            self.faulty_candidates(d, at, st, out);
+            return;
+        }
         let hz = &self.hz;
         let here = Here::new(hz, at, st.dst);
         MOVES.with_borrow_mut(|moves| {
@@ -351,6 +457,25 @@ impl<R: Rule> Routing for HyperZRouting<R> {
                 }
             }
         });
+    }
+    fn candidate_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>) -> bool {
+        // On a faulty network candidates cost a feasibility search: written as runs, so that the
+        // router keeps a waiting head's (`cache_candidates`) instead of searching every cycle.
+        let Some(d) = &self.detours else { return false };
+        CANDIDATES.with_borrow_mut(|cands| {
+            cands.clear();
+            self.faulty_candidates(d, at, st, cands);
+            runs_of(cands, out);
+        });
+        true
+    }
+    fn cache_candidates(&self) -> bool {
+        self.detours.is_some()
+    }
+    fn advance(&self, st: &mut RouteState, at: SwitchId, _next: SwitchId, c: &Candidate) {
+        if self.detours.is_some() {
+            hyperz_faults::advance(&self.hz, st, at, c.port);
+        }
     }
     fn escape_based(&self) -> bool {
         self.scheme == Scheme::Escape

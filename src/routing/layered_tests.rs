@@ -181,6 +181,9 @@ fn spare_vcs_are_spread_over_the_busiest_layers() {
     let layer_of = [0u8, 0, 1, 0, 0, 2, 0, 1, 0, u8::MAX];
     let vc = dfsssp::spread(&layer_of, 3, 5);
     assert_eq!(vc, vec![0, 1, 3, 2, 0, 4, 1, 3, 2, 0]);
+    // No layer (no route crosses a link: one live switch with servers) panicked; found by
+    // tests/fuzz.rs on a fat tree with one leaf failed.
+    assert_eq!(dfsssp::spread(&[u8::MAX; 4], 0, 4), vec![0; 4]);
 }
 
 #[test]

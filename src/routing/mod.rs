@@ -25,6 +25,7 @@ pub mod dmodk;
 pub mod dor;
 pub mod dragonfly_min;
 pub mod dragonfly_valiant;
+pub mod hyperz_faults;
 pub mod hyperz_moves;
 pub mod lash;
 pub mod minimal;
@@ -44,7 +45,11 @@ pub mod valiant;
 pub mod vc;
 
 #[cfg(test)]
+mod deadlock_tests;
+#[cfg(test)]
 mod family_tests;
+#[cfg(test)]
+mod hyperz_fault_tests;
 #[cfg(test)]
 mod hyperz_tests;
 #[cfg(test)]
@@ -195,6 +200,17 @@ pub trait Routing: Send + Sync {
     /// channels form the escape subnetwork that must be connected and have an acyclic extended
     /// channel dependency graph. Every state must offer these channels among its candidates.
     fn escape_subfunction(&self, _at: SwitchId, _dst: SwitchId, _out: &mut Vec<Candidate>) {}
+    /// For `hxsim check-deadlock` ([`deadlock::check`]): `st` with every field that neither this
+    /// routing's [`Routing::candidates`] nor its [`Routing::advance`] will read again reset to its
+    /// default, so that the analysis explores once the states that differ only there (a SurePath
+    /// packet in the escape is the same packet whatever its source and deroutes). It must keep
+    /// `dst` and `hops`. The contract, which debug builds of the checker assert on every state
+    /// they reach: at any switch, `st` and the result have the same candidates, and after any of
+    /// them their successors reduce to the same state. The default keeps every field: exact for
+    /// any routing, and as many states as [`deadlock::check_exact`] follows.
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        *st
+    }
     /// Routings built from tables computed once (Nue, Up*/Down*, DFSSSP, LASH, SPDA): what building
     /// them took.
     fn tables(&self) -> Option<TableReport> {
@@ -280,6 +296,9 @@ pub struct RoutingParams {
     pub packet_phits: u32,
     /// `seed`: the run's seed, which DAL names in its errors about a fault set it cannot route.
     pub seed: u64,
+    /// The `[faults]` keys in force, as `faults.random_links = 6, faults.random_switches = 1`
+    /// (empty without faults): what a routing's error about a fault set it cannot route names.
+    pub faults: String,
 }
 
 impl RoutingParams {
@@ -304,9 +323,10 @@ pub struct Entry {
     pub families: &'static [&'static str],
     /// Whether it routes around failed links and switches. DOR has one route per pair; OmniWAR
     /// keeps a packet between two switches of one row in that row; Clos-AD's routes are DOR; the
-    /// dragonfly and torus routings follow fixed l-g-l and dimension-order paths; the HyperZ and
-    /// fat-tree routings take no faults yet. (DAL detours around failed links: HyperX paper section
-    /// 6.) Configs with faults refuse the others before anything is built.
+    /// dragonfly and torus routings follow fixed l-g-l and dimension-order paths. (DAL detours
+    /// around failed links: HyperX paper section 6; the HyperZ and fat-tree routings take up then
+    /// down detours and side deroutes, Adda 2023 section 5.4, see [`hyperz_faults`].) Configs with
+    /// faults refuse the others before anything is built.
     pub fault_tolerant: bool,
     /// Whether it keeps all-pairs tables (a 2-byte next port per switch and destination switch and
     /// a VC byte per pair, `3 x switches^2` bytes), which the up-front memory check counts.
@@ -386,6 +406,22 @@ pub const REGISTRY: &[Entry] = &[
         doc: "SurePath with Polarized routes",
     },
     Entry {
+        name: "surepath-aliod",
+        families: HYPERZ,
+        build: |c, n| Ok(Box::new(surepath::SurePath::aliod(c, n)?)),
+        fault_tolerant: true,
+        all_pairs_tables: false,
+        doc: "SurePath's Up*/Down* escape with ALIOD's moves (HyperZ)",
+    },
+    Entry {
+        name: "surepath-minimal",
+        families: ANY,
+        build: |c, n| Ok(Box::new(surepath::SurePath::minimal(c, n)?)),
+        fault_tolerant: true,
+        all_pairs_tables: false,
+        doc: "SurePath's Up*/Down* escape with minimal routes",
+    },
+    Entry {
         name: "dal",
         families: HYPERX,
         build: |c, n| Ok(Box::new(dal::Dal::new(c, n)?)),
@@ -437,7 +473,7 @@ pub const REGISTRY: &[Entry] = &[
         name: "odim",
         families: HYPERZ,
         build: odim::build,
-        fault_tolerant: false,
+        fault_tolerant: true,
         all_pairs_tables: false,
         doc: "ordered-dimension HyperZ routing (Adda 2023 section 4.1)",
     },
@@ -445,7 +481,7 @@ pub const REGISTRY: &[Entry] = &[
         name: "cliod",
         families: HYPERZ,
         build: cliod::build,
-        fault_tolerant: false,
+        fault_tolerant: true,
         all_pairs_tables: false,
         doc: "common-level idle offset dimension (HyperZ, Adda 2023 Table 1)",
     },
@@ -453,7 +489,7 @@ pub const REGISTRY: &[Entry] = &[
         name: "aliod",
         families: HYPERZ,
         build: aliod::build,
-        fault_tolerant: false,
+        fault_tolerant: true,
         all_pairs_tables: false,
         doc: "any-level idle offset dimension (HyperZ, Adda 2023 Table 1)",
     },
@@ -461,7 +497,7 @@ pub const REGISTRY: &[Entry] = &[
         name: "deter",
         families: HYPERZ,
         build: deter::build,
-        fault_tolerant: false,
+        fault_tolerant: true,
         all_pairs_tables: false,
         doc: "deterministic HyperZ routing, D-mod-K for DRR (SPEC 5.2)",
     },
@@ -469,7 +505,7 @@ pub const REGISTRY: &[Entry] = &[
         name: "nca",
         families: HYPERZ,
         build: nca::build,
-        fault_tolerant: false,
+        fault_tolerant: true,
         all_pairs_tables: false,
         doc: "nearest-common-ancestor up/down (fat trees; ODim on HyperZ)",
     },
@@ -477,7 +513,7 @@ pub const REGISTRY: &[Entry] = &[
         name: "dmodk",
         families: HYPERZ,
         build: dmodk::build,
-        fault_tolerant: false,
+        fault_tolerant: true,
         all_pairs_tables: false,
         doc: "D-mod-K (fat trees; Deter on HyperZ)",
     },

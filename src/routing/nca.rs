@@ -9,6 +9,13 @@
 //! hops at the LCL, down*), which is the natural extension and stays deadlock free on one VC; the
 //! difference from `odim` is only the default VC count: one here (`routing.vcs` sets more; every VC
 //! is usable on every hop, SPEC §5.3).
+//!
+//! **With faults** (the Nue paper's fail-in-place fat trees): a packet rises only through parents
+//! from which some switch above has a live down path to the destination, and descends on the live
+//! parallel links ([`super::hyperz_faults`]): the rule of OpenSM's ftree routing (routes "downgoing
+//! by going up" from the destination over live links, then up ports towards switches that have
+//! them; `osm_ucast_ftree.c`), made adaptive. Routes stay up*/down*, deadlock free on one VC; a
+//! fault set that leaves two leaves without an up*/down* route is refused (exit 2).
 
 use super::odim::Odim;
 use super::{hyperz_moves, Routing, RoutingParams};
@@ -16,7 +23,7 @@ use crate::error::ConfigError;
 use crate::topology::Fabric;
 use std::sync::Arc;
 
-/// `routing.algorithm = "nca"` over `net` (a fault-free fat tree or HyperZ).
+/// `routing.algorithm = "nca"` over `net` (a fat tree or HyperZ, with or without faults).
 pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
     hyperz_moves::build(params, net, "nca", Odim, 1)
 }

@@ -8,6 +8,11 @@
 //! (`2 L* + |O|` processor hops). Deadlock free on one VC (SPEC §5.3: up* then dimension-ordered side
 //! hops then down*); every VC is usable on every hop, default 2 as for CLIOD and ALIOD (see
 //! [`super::hyperz_moves`] for `routing.vc_policy`). On a fat tree (`d = 0`) it is NCA ([`super::nca`]).
+//!
+//! **With faults**: up ports whose zone has a live down path to the destination, the ODim side where
+//! its link works and the route can be completed, else the detours of [`super::hyperz_faults`]
+//! (another offset dimension, another level reached up then down, a DAL deroute). Dimension order
+//! then no longer holds, so it runs on scheme B (VC = side hops taken), not on one VC.
 
 use super::hyperz_moves::{self, odim_moves, Here, Move, Rule};
 use super::{RouteState, Routing, RoutingParams};
@@ -27,7 +32,7 @@ impl Rule for Odim {
     }
 }
 
-/// `routing.algorithm = "odim"` over `net` (a fault-free HyperZ or fat tree).
+/// `routing.algorithm = "odim"` over `net` (a HyperZ or fat tree, with or without faults).
 pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
     hyperz_moves::build(params, net, "odim", Odim, 2)
 }

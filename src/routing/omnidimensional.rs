@@ -99,6 +99,12 @@ impl Omnidimensional {
             st.deroutes += 1;
         }
     }
+
+    /// What [`Omnidimensional::hops`] and [`Omnidimensional::advance`] read of `st`, with `hops`
+    /// ([`Routing::analysis_state`]): the destination and the deroutes taken.
+    pub fn analysis_state(&self, st: &RouteState) -> RouteState {
+        RouteState { dst: st.dst, hops: st.hops, deroutes: st.deroutes, ..Default::default() }
+    }
 }
 
 /// OmniWAR: Omnidimensional routes with the ladder (or another `routing.vc_policy`).
@@ -145,5 +151,8 @@ impl Routing for OmniWar {
     }
     fn advance(&self, st: &mut RouteState, at: SwitchId, _next: SwitchId, c: &Candidate) {
         self.routes.advance(st, at, c.port);
+    }
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        self.policy.analysis_state(st, self.routes.analysis_state(st))
     }
 }

@@ -72,7 +72,7 @@ use super::{network_diameter, push_run, Candidate, CandidateRun, RouteState, Rou
 use crate::error::ConfigError;
 use crate::topology::distances::{SparseDistances, DEBUG_CHECK_SWITCHES};
 use crate::topology::fabric::UNREACHABLE;
-use crate::topology::{Fabric, HyperX, PortId, SwitchId};
+use crate::topology::{Fabric, HyperX, HyperZ, PortId, SwitchId};
 use rayon::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -391,6 +391,12 @@ impl PolarizedRoutes {
         best
     }
 
+    /// What the routes read of `st`, with `hops` ([`Routing::analysis_state`]): the source and the
+    /// destination.
+    pub fn analysis_state(&self, st: &RouteState) -> RouteState {
+        RouteState { src: st.src, dst: st.dst, hops: st.hops, ..Default::default() }
+    }
+
     /// Longest route: `2 x diameter` (SurePath section 3.1.2), or that of the pruned routes (exact
     /// up to [`CORNER_TABLE_SWITCHES`] switches, [`bounded_route_hops`] above).
     pub fn max_hops(&self) -> usize {
@@ -488,6 +494,21 @@ impl PolarizedRoutes {
             }
             return;
         }
+        // The HyperZ path reads distances to level-1 switches (packets' ends; standalone Polarized's
+        // tables also ask about other switches, which take the scan).
+        if let Some(h) =
+            net.fault_free_hyperz().filter(|h| h.side_links_at_every_level() && h.level(s) == 1 && h.level(t) == 1)
+        {
+            if cfg!(debug_assertions) && net.num_switches() <= DEBUG_CHECK_SWITCHES {
+                // Debug builds: the HyperZ path offers exactly the hops of the generic port scan.
+                let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                self.hyperz_hops(h, at, st, filter, &mut |p, m| fast.push((p, m)));
+                self.scan_hops(at, st, filter, &mut |p, m| slow.push((p, m)));
+                assert_eq!(fast, slow, "polarized hops at {at} from {s} to {t} on a HyperZ");
+            }
+            self.hyperz_hops(h, at, st, filter, &mut f);
+            return;
+        }
         if let Some(sd) = net.sparse_distances() {
             if cfg!(debug_assertions) && net.num_switches() <= DEBUG_CHECK_SWITCHES {
                 // Debug builds: the fast path offers exactly the hops of the per-neighbour one.
@@ -505,6 +526,14 @@ impl PolarizedRoutes {
             self.sparse_hops(sd, at, st, filter, &mut f);
             return;
         }
+        self.scan_hops(at, st, filter, &mut f);
+    }
+
+    /// [`PolarizedRoutes::hops_with`] on any network: every live port, with two distance queries
+    /// per neighbour.
+    fn scan_hops(&self, at: SwitchId, st: &RouteState, filter: &Filter, f: &mut impl FnMut(PortId, i32)) {
+        let net = &*self.net;
+        let (s, t) = (st.src, st.dst);
         let (a, b) = (net.distance(at, s), net.distance(at, t));
         let filtered = !matches!(filter.corners, Corners::None);
         for p in 0..net.switch_ports(at) as PortId {
@@ -512,6 +541,68 @@ impl PolarizedRoutes {
                 let (ys, yt) = (net.distance(y, s), net.distance(y, t));
                 if let Some(dmu) = filter.offered(filtered, (a, b), (ys, yt), || y) {
                     f(p, dmu);
+                }
+            }
+        }
+    }
+
+    /// [`PolarizedRoutes::scan_hops`] on a fault-free HyperZ with side links at every level: the
+    /// same ports in the same order (down, up, side) without a virtual call or a distance query per
+    /// neighbour. The switch graph is the Cartesian product of the Z-node's graph, which is
+    /// bipartite by level, and the Hamming graph ([`HyperZ::switch_distance`]), so a tree hop
+    /// changes a distance to a level-1 switch by exactly one: down by one for the hops
+    /// [`HyperZ::for_each_minimal_port`] names (every parent while the zone does not hold it, else
+    /// the child whose zone does), up by one for the others; a side hop in dimension `k` changes
+    /// only the Hamming term of coordinate `k`.
+    fn hyperz_hops(&self, h: &HyperZ, at: SwitchId, st: &RouteState, filter: &Filter, f: &mut impl FnMut(PortId, i32)) {
+        let (s, t) = (st.src, st.dst);
+        let (a, b) = (h.switch_distance(at, s), h.switch_distance(at, t));
+        let filtered = !matches!(filter.corners, Corners::None);
+        let level = h.level(at);
+        let ups = h.up_ports(at);
+        let g = h.internal_links();
+        // Per end (s, t): whether the zone of `at` holds it, and the first port to its child if so.
+        let towards = |e: SwitchId| {
+            let server = h.first_server(e);
+            let holds = h.ancestor_contains(at, server);
+            (holds, h.down_port_to(at, server).map(|r| r.start))
+        };
+        let ((hs, cs), (ht, ct)) = (towards(s), towards(t));
+        let step = |closer: bool, d: u32| if closer { d - 1 } else { d + 1 };
+        let y = |p: PortId| h.neighbour(at, p).expect("HyperZ ports are wired").0;
+        // Down ports `0..ups.start` in groups of g_i, one group per child.
+        let width = g[level - 1] as PortId;
+        let mut p = 0;
+        while p < ups.start {
+            let (ys, yt) = (step(cs == Some(p), a), step(ct == Some(p), b));
+            if let Some(dmu) = filter.offered(filtered, (a, b), (ys, yt), || y(p)) {
+                (p..p + width).for_each(|q| f(q, dmu));
+            }
+            p += width;
+        }
+        // Up ports: every parent is one hop closer to an end the zone does not hold.
+        let (ys, yt) = (step(!hs, a), step(!ht, b));
+        if ups.start < ups.end {
+            let width = g[level] as PortId;
+            let mut p = ups.start;
+            while p < ups.end {
+                if let Some(dmu) = filter.offered(filtered, (a, b), (ys, yt), || y(p)) {
+                    (p..p + width).for_each(|q| f(q, dmu));
+                }
+                p += width;
+            }
+        }
+        let (za, zs, zt) = (h.znode(at), h.znode(s), h.znode(t));
+        for k in 0..h.dims() {
+            let (x, xs, xt) = (h.coord(za, k), h.coord(zs, k), h.coord(zt, k));
+            // Distances of the side neighbours in dimension `k` without their coordinate there.
+            let (bs, bt) = (a - (x != xs) as u32, b - (x != xt) as u32);
+            for v in (0..h.sides()[k]).filter(|&v| v != x) {
+                let (ys, yt) = (bs + (v != xs) as u32, bt + (v != xt) as u32);
+                if let Some(dmu) = filter
+                    .offered(filtered, (a, b), (ys, yt), || h.switch_at(level, h.with_coord(za, k, v), h.flat(at)))
+                {
+                    h.side_ports(at, k, v).for_each(|q| f(q, dmu));
                 }
             }
         }
@@ -690,8 +781,12 @@ impl Polarized {
             )
         } else if net.is_faulty() {
             format!("polarized routes on this faulty network (diameter {diam}) are up to {} hops", routes.max_hops())
-        } else {
+        } else if routes.max_hops() == 2 * diam {
             format!("polarized routes are up to 2 x diameter {diam} = {} hops", 2 * diam)
+        } else {
+            // Longer than twice the diameter where the polarized weight climbs away first (a
+            // dragonfly's or an RRG's corners): the message gives the bound the ladder uses.
+            format!("polarized routes on this network (diameter {diam}) are up to {} hops", routes.max_hops())
         };
         let policy = VcPolicy::from_params(params, 2 * net.topology().diameter() as usize, routes.max_hops(), &why)?;
         Ok(Polarized { routes, net, policy })
@@ -714,6 +809,9 @@ impl Routing for Polarized {
     }
     fn cache_candidates(&self) -> bool {
         true
+    }
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        self.policy.analysis_state(st, self.routes.analysis_state(st))
     }
 }
 
@@ -860,5 +958,48 @@ mod tests {
             }
         }
         assert!(corners > 0 && flagged > 0 && clean > 0, "corners {corners}, pairs flagged {flagged}, clean {clean}");
+    }
+
+    /// The fault-free HyperZ path offers exactly Table 1's hops under BFS distances, in port order,
+    /// for every (s, c, t) of HyperZ with g > 1 and h = 3 and of a fat tree.
+    #[test]
+    fn hyperz_hops_match_bfs_reference() {
+        use crate::topology::HyperZ;
+        for (sides, zones, roots, g) in [
+            (&[3usize, 2][..], &[2usize, 2][..], &[1usize, 2][..], &[1usize, 2][..]),
+            (&[2], &[2, 3, 2], &[1, 2, 2], &[1, 2, 2]),
+            (&[], &[4, 4, 4], &[1, 4, 16], &[1, 1, 1]),
+        ] {
+            let q = vec![vec![1; sides.len()]; zones.len()];
+            let hz = HyperZ::new(sides.to_vec(), zones.to_vec(), roots.to_vec(), g.to_vec(), q).unwrap();
+            let net = Arc::new(Fabric::new(Arc::new(hz.clone()), &FaultSet::default()));
+            let routes = PolarizedRoutes::new(net.clone());
+            // Standalone Polarized's tables ask about every switch pair, leaves or not (debug builds
+            // compare the HyperZ path with the scan wherever it applies).
+            assert!(PolarizedRoutes::pruned(net.clone()).unwrap().max_hops() > 0);
+            let n = net.num_switches() as SwitchId;
+            let bfs: Vec<Vec<u32>> = (0..n).map(|b| net.bfs(b)).collect();
+            let leaves: Vec<SwitchId> = (0..n).filter(|&x| hz.level(x) == 1).collect();
+            for &s in &leaves {
+                for &t in leaves.iter().filter(|&&t| t != s) {
+                    let st = RouteState { src: s, dst: t, ..Default::default() };
+                    let filter = Filter::new(&routes, &routes.corners, &st);
+                    for c in (0..n).filter(|&c| c != t) {
+                        let (ds, dt) = (&bfs[s as usize], &bfs[t as usize]);
+                        let (a, b) = (ds[c as usize], dt[c as usize]);
+                        let want: Vec<(PortId, i32)> = (0..net.switch_ports(c) as PortId)
+                            .filter_map(|p| {
+                                let y = net.neighbour(c, p).unwrap().0;
+                                let (ys, yt) = (ds[y as usize] as i32, dt[y as usize] as i32);
+                                allowed(a, b, ys - a as i32, yt - b as i32).map(|m| (p, m))
+                            })
+                            .collect();
+                        let mut got = Vec::new();
+                        routes.hyperz_hops(&hz, c, &st, &filter, &mut |p, m| got.push((p, m)));
+                        assert_eq!(got, want, "{} at {c} from {s} to {t}", hz.name());
+                    }
+                }
+            }
+        }
     }
 }

@@ -22,13 +22,24 @@
 //!
 //! - **OmniSP** (`surepath-omni`): Omnidimensional routes ([`Omnidimensional`]).
 //! - **PolSP** (`surepath-polarized`): Polarized routes ([`PolarizedRoutes`]).
+//!
+//! The same composition, SurePath's rule with another adaptive part, is the fault-tolerant
+//! baseline on HyperZ and fat trees (issue 32; the SurePath paper applies it to HyperX only):
+//! - **`surepath-aliod`**: ALIOD's moves (Adda 2023, Table 1; [`super::aliod`]) as computed on the
+//!   fault-free HyperZ, kept where their link is alive ([`RuleRoutes`]). Where faults leave ALIOD
+//!   no live move, the packet takes a forced escape hop, as PolSP does at a dead end; unlike
+//!   `aliod` on a faulty network ([`super::hyperz_faults`]) it needs no search and no scheme B.
+//! - **`surepath-minimal`**: every live port one hop closer to the destination over the live
+//!   links ([`MinimalRoutes`], [`super::minimal_ports`]), any family.
 
+use super::aliod::Aliod;
+use super::hyperz_moves::{self, idle_only_penalty, Rule};
 use super::omnidimensional::Omnidimensional;
 use super::polarized::PolarizedRoutes;
 use super::updown::{LinkKind, UpDown};
 use super::{push_run, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
 use crate::error::ConfigError;
-use crate::topology::{Fabric, PortId, SwitchId};
+use crate::topology::{Fabric, HyperZ, PortId, SwitchId};
 use std::sync::Arc;
 
 /// A set of routes SurePath can use in its routing subnetwork.
@@ -40,6 +51,9 @@ pub trait RouteSet: Send + Sync {
     fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>);
     /// State update for a routing hop through `port`.
     fn advance(&self, _st: &mut RouteState, _at: SwitchId, _port: PortId) {}
+    /// What [`RouteSet::push`] and [`RouteSet::advance`] read of `st`, with `hops` (see
+    /// [`Routing::analysis_state`]).
+    fn analysis_state(&self, st: &RouteState) -> RouteState;
 }
 
 impl RouteSet for Omnidimensional {
@@ -59,6 +73,9 @@ impl RouteSet for Omnidimensional {
     fn advance(&self, st: &mut RouteState, at: SwitchId, port: PortId) {
         Omnidimensional::advance(self, st, at, port);
     }
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        Omnidimensional::analysis_state(self, st)
+    }
 }
 
 impl RouteSet for PolarizedRoutes {
@@ -69,6 +86,83 @@ impl RouteSet for PolarizedRoutes {
     #[inline]
     fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
         self.candidate_runs(at, st, out, |_| vcs.clone());
+    }
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        PolarizedRoutes::analysis_state(self, st)
+    }
+}
+
+/// Minimal routes over the live links: every port of [`super::minimal_ports`], penalty 0.
+pub struct MinimalRoutes {
+    net: Arc<Fabric>,
+}
+
+impl RouteSet for MinimalRoutes {
+    #[inline]
+    fn push(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>, vcs: std::ops::Range<u8>) {
+        super::minimal_ports(&self.net, at, st.dst, |port| {
+            for vc in vcs.clone() {
+                out.push(Candidate { port, vc, penalty: 0, escape: false });
+            }
+        });
+    }
+    #[inline]
+    fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
+        super::minimal_ports(&self.net, at, st.dst, |port| push_run(out, port, vcs.clone(), 0, false));
+    }
+}
+
+/// A HyperZ rule's moves, computed on the fault-free HyperZ and kept where their link is alive,
+/// with the rule's penalties.
+pub struct RuleRoutes<R: Rule> {
+    net: Arc<Fabric>,
+    hz: HyperZ,
+    rule: R,
+}
+
+impl<R: Rule> RuleRoutes<R> {
+    /// The live moves of `rule` at `at`, as `f(port, penalty)`.
+    #[inline]
+    fn hops(&self, at: SwitchId, st: &RouteState, mut f: impl FnMut(PortId, u32)) {
+        hyperz_moves::with_moves(&self.rule, &self.hz, at, st, |moves| {
+            for m in moves {
+                if self.net.alive(at, m.port) {
+                    f(m.port, m.penalty);
+                }
+            }
+        });
+    }
+}
+
+impl<R: Rule> RouteSet for RuleRoutes<R> {
+    #[inline]
+    fn push(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>, vcs: std::ops::Range<u8>) {
+        self.hops(at, st, |port, penalty| {
+            for vc in vcs.clone() {
+                out.push(Candidate { port, vc, penalty, escape: false });
+            }
+        });
+    }
+    #[inline]
+    fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
+        self.hops(at, st, |port, penalty| push_run(out, port, vcs.clone(), penalty, false));
+    }
+}
+
+impl SurePath<MinimalRoutes> {
+    /// SurePath with minimal routes (any family).
+    pub fn minimal(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+        let routes = MinimalRoutes { net: net.clone() };
+        Self::with_routes("surepath-minimal", routes, params, net)
+    }
+}
+
+impl SurePath<RuleRoutes<Aliod>> {
+    /// SurePath with ALIOD's moves (a HyperZ or fat tree).
+    pub fn aliod(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+        let hz = hyperz_moves::hyperz(&net, "surepath-aliod")?.clone();
+        let routes = RuleRoutes { net: net.clone(), hz, rule: Aliod { idle_only: idle_only_penalty(params) } };
+        Self::with_routes("surepath-aliod", routes, params, net)
     }
 }
 
@@ -172,6 +266,15 @@ impl<R: RouteSet> Routing for SurePath<R> {
     }
     fn cache_candidates(&self) -> bool {
         true
+    }
+    /// In the escape a packet's candidates are the escape hops to its destination, whatever its
+    /// route so far; before, what the route set reads.
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        if st.escape {
+            RouteState { dst: st.dst, hops: st.hops, escape: true, ..Default::default() }
+        } else {
+            self.routes.analysis_state(st)
+        }
     }
     fn escape_subfunction(&self, at: SwitchId, dst: SwitchId, out: &mut Vec<Candidate>) {
         let esc = self.routing_vcs..self.vcs;

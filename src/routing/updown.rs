@@ -41,11 +41,21 @@
 //! switch pair; they are built level by level from the parents' sets. On a faulty HyperX one bit
 //! per switch marks those whose depth and Up set are still the fault-free ones: between two such
 //! switches `ud` is the closed form, so escape hops need no merge for them.
+//!
+//! On a fault-free HyperZ with side links at every level (issue 32) the switch graph is the
+//! Cartesian product of the Z-node's switch graph `T` (a PGFT) and the Hamming graph `H` of the
+//! Z-nodes (Adda 2023, section 3; [`HyperZ::switch_distance`]). A step towards the root changes one
+//! factor and brings that factor one step closer to the root's projection, so the Up-reachable set
+//! of `x` is the product `A_T(x_T) x A_H(x_H)`, and `b(x,t) = b_T(x_T,t_T) + b_H(x_H,t_H)`:
+//! `b_H` is HyperX's `#{k: x_k = t_k != r_k}` and `b_T` a table over one Z-node's switches
+//! ([`ZTree`], at most [`ZTREE_MAX`] of them, one byte per pair). Nothing per switch is stored
+//! beyond the depths, and escape hops read neighbours from the HyperZ's port layout (debug builds
+//! compare both with the Up-set merge on small networks).
 
 use crate::error::ConfigError;
 use crate::topology::distances::DEBUG_CHECK_SWITCHES;
 use crate::topology::fabric::UNREACHABLE;
-use crate::topology::{Fabric, HyperX, PortId, SwitchId};
+use crate::topology::{Fabric, HyperX, HyperZ, PortId, SwitchId};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -55,6 +65,107 @@ pub const UP_PENALTY: u32 = 112;
 pub const DOWN_PENALTY: u32 = 96;
 /// Penalties of shortcuts reducing the Up/Down distance by 1, 2, and 3 or more.
 pub const SHORTCUT_PENALTIES: [u32; 3] = [80, 64, 48];
+
+/// Most switches in one Z-node (the whole network, on a fat tree) for the [`ZTree`] closed form.
+pub const ZTREE_MAX: usize = 512;
+
+/// The Z-node factor of the Up/Down structure on a fault-free HyperZ (see the module doc): per
+/// switch of one Z-node (index `offset[level] + flat`), the largest depth its Up set in the
+/// Z-node's graph shares with each other's.
+struct ZTree {
+    hz: HyperZ,
+    /// `offset[l]`: tree index of level `l`'s first switch (`offset[1] = 0`).
+    offset: Vec<u32>,
+    /// Switches per Z-node.
+    m: usize,
+    /// `shared[u * m + v] = b_T(u, v)`.
+    shared: Vec<u8>,
+}
+
+impl ZTree {
+    /// The table for `hz` with the root `root`, or `None` where it does not apply (side links
+    /// missing at some level, or more than [`ZTREE_MAX`] switches per Z-node).
+    fn new(hz: &HyperZ, root: SwitchId) -> Option<ZTree> {
+        let h = hz.height();
+        let m: usize = (1..=h).map(|l| hz.nodes_per_znode(l)).sum();
+        if !hz.side_links_at_every_level() || m > ZTREE_MAX {
+            return None;
+        }
+        let mut offset = vec![0u32; h + 2];
+        for l in 1..=h {
+            offset[l + 1] = offset[l] + hz.nodes_per_znode(l) as u32;
+        }
+        let zr = hz.znode(root);
+        let index = |x: SwitchId| offset[hz.level(x)] as usize + hz.flat(x);
+        let switch = |u: usize| {
+            let l = (1..=h).rfind(|&l| offset[l] as usize <= u).expect("index below m");
+            hz.switch_at(l, zr, u - offset[l] as usize)
+        };
+        // Tree neighbours (down and up ports) of the root's Z-node.
+        let tree_nbrs = |u: usize| -> Vec<usize> {
+            let x = switch(u);
+            (0..hz.up_ports(x).end).map(|p| index(hz.neighbour(x, p).expect("wired").0)).collect()
+        };
+        let mut depth = vec![u32::MAX; m];
+        let mut order = vec![index(root)];
+        depth[order[0]] = 0;
+        let mut i = 0;
+        while i < order.len() {
+            let u = order[i];
+            for v in tree_nbrs(u) {
+                if depth[v] == u32::MAX {
+                    depth[v] = depth[u] + 1;
+                    order.push(v);
+                }
+            }
+            i += 1;
+        }
+        // Up sets as bit sets, by increasing depth (BFS order).
+        let words = m.div_ceil(64);
+        let mut up = vec![0u64; m * words];
+        for &u in &order {
+            up[u * words + u / 64] |= 1 << (u % 64);
+            for v in tree_nbrs(u) {
+                if depth[v] + 1 == depth[u] {
+                    for w in 0..words {
+                        up[u * words + w] |= up[v * words + w];
+                    }
+                }
+            }
+        }
+        let mut shared = vec![0u8; m * m];
+        for u in 0..m {
+            for v in 0..m {
+                let mut best = 0;
+                for w in 0..words {
+                    let mut both = up[u * words + w] & up[v * words + w];
+                    while both != 0 {
+                        best = best.max(depth[w * 64 + both.trailing_zeros() as usize]);
+                        both &= both - 1;
+                    }
+                }
+                shared[u * m + v] = best as u8;
+            }
+        }
+        Some(ZTree { hz: hz.clone(), offset, m, shared })
+    }
+
+    /// `b_T` of the Z-node positions of switches `x` and `t`.
+    #[inline]
+    fn shared_t(&self, x: SwitchId, t: SwitchId) -> u32 {
+        let h = &self.hz;
+        let (u, v) = (self.offset[h.level(x)] as usize + h.flat(x), self.offset[h.level(t)] as usize + h.flat(t));
+        self.shared[u * self.m + v] as u32
+    }
+
+    /// `b_H` of the Z-nodes of `x` and `t` for the root's Z-node `zr`: `#{k: x_k = t_k != r_k}`.
+    #[inline]
+    fn shared_h(&self, x: SwitchId, t: SwitchId, zr: u32) -> u32 {
+        let h = &self.hz;
+        let (zx, zt) = (h.znode(x), h.znode(t));
+        (0..h.dims()).filter(|&k| h.coord(zx, k) == h.coord(zt, k) && h.coord(zx, k) != h.coord(zr, k)).count() as u32
+    }
+}
 
 /// Kind of a link with respect to the root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +190,8 @@ pub struct UpDown {
     up: Vec<SwitchId>,
     /// A faulty HyperX's coordinates (for the closed form where it holds).
     faulty_hx: Option<HyperX>,
+    /// A fault-free HyperZ's Z-node table (the closed form of the module doc).
+    ztree: Option<ZTree>,
     /// Bit `x`: on a faulty HyperX, `x`'s depth is its Hamming distance to the root and its Up set
     /// is the fault-free one (see [`UpDown::ud`]).
     closed: Vec<u64>,
@@ -129,11 +242,25 @@ impl UpDown {
             up_start: Vec::new(),
             up: Vec::new(),
             faulty_hx,
+            ztree: None,
             closed: Vec::new(),
         };
         if u.hyperx().is_none() {
-            u.build_up_sets()?;
-            u.mark_closed();
+            u.ztree = u.net.fault_free_hyperz().and_then(|h| ZTree::new(h, root as SwitchId));
+            let check = cfg!(debug_assertions) && u.net.num_switches() <= DEBUG_CHECK_SWITCHES;
+            if u.ztree.is_none() || check {
+                u.build_up_sets()?;
+                u.mark_closed();
+            }
+            if u.ztree.is_some() && check {
+                // Debug builds: the closed form is the Up-set merge for every pair.
+                let n = u.net.num_switches() as SwitchId;
+                for x in 0..n {
+                    for t in 0..n {
+                        assert_eq!(u.ud(x, t), u.depth(x) + u.depth(t) - 2 * u.shared_depth(x, t), "ud({x}, {t})");
+                    }
+                }
+            }
         }
         Ok(u)
     }
@@ -158,6 +285,9 @@ impl UpDown {
     /// Up/Down distance `ud(x, t)`.
     #[inline]
     pub fn ud(&self, x: SwitchId, t: SwitchId) -> u32 {
+        if let Some(z) = &self.ztree {
+            return self.depth(x) + self.depth(t) - 2 * (z.shared_t(x, t) + z.shared_h(x, t, z.hz.znode(self.root)));
+        }
         match self.hyperx() {
             Some(h) => {
                 let mut shared = 0;
@@ -296,6 +426,8 @@ impl UpDown {
                     port += k;
                 }
             }
+        } else if let Some(z) = &self.ztree {
+            self.hyperz_hops(z, x, t, ux, &mut consider);
         } else if let Some(sd) = self.net.sparse_distances() {
             let h = sd.hyperx();
             if !self.is_closed(t) {
@@ -316,6 +448,44 @@ impl UpDown {
                 if let Some((y, _)) = self.net.neighbour(x, p) {
                     consider(p, self.depth(y), self.ud(y, t));
                 }
+            }
+        }
+    }
+
+    /// A fault-free HyperZ ([`ZTree`]): calls `g(port, d(y,r), ud(y,t))` for every port of `x`, in
+    /// port order (down, up, side), with one table lookup per tree neighbour (not per parallel
+    /// link) and the per-dimension update of HyperX for side neighbours (a side hop leaves the tree
+    /// factor as it is).
+    fn hyperz_hops(&self, z: &ZTree, x: SwitchId, t: SwitchId, ux: u32, g: &mut impl FnMut(PortId, u32, u32)) {
+        let h = &z.hz;
+        let (dx, dt) = (self.depth(x), self.depth(t));
+        let level = h.level(x);
+        let ups = h.up_ports(x);
+        let widths = h.internal_links();
+        let zr = h.znode(self.root);
+        let shared_h = z.shared_h(x, t, zr);
+        for (range, width) in
+            [(0..ups.start, widths[level - 1]), (ups.clone(), widths.get(level).copied().unwrap_or(1))]
+        {
+            let mut p = range.start;
+            while p < range.end {
+                let y = h.neighbour(x, p).expect("HyperZ ports are wired").0;
+                let dy = self.depth(y);
+                let uy = dy + dt - 2 * (z.shared_t(y, t) + shared_h);
+                let next = p + width as PortId;
+                (p..next).for_each(|q| g(q, dy, uy));
+                p = next;
+            }
+        }
+        // `b(x,t)` from `ud(x,t)`; side neighbours change only the Hamming terms.
+        let shared = (dx + dt - ux) / 2;
+        let (zx, zt) = (h.znode(x), h.znode(t));
+        for k in 0..h.dims() {
+            let (a, tt, r) = (h.coord(zx, k), h.coord(zt, k), h.coord(zr, k));
+            let classes = Self::dim_classes(a, tt, r, dx, shared, dt);
+            for v in (0..h.sides()[k]).filter(|&v| v != a) {
+                let (dy, uy) = classes[(v == r) as usize | ((v == tt) as usize) << 1];
+                h.side_ports(x, k, v).for_each(|q| g(q, dy, uy));
             }
         }
     }
@@ -457,9 +627,11 @@ impl UpDown {
         Ok(())
     }
 
-    /// Bytes held by the Up sets, depths and closed-form bits (for reports).
+    /// Bytes held by the Up sets, depths, closed-form bits and Z-node table (for reports).
     pub fn bytes(&self) -> usize {
-        4 * (self.depth.len() + self.up_start.len() + self.up.len()) + 8 * self.closed.len()
+        4 * (self.depth.len() + self.up_start.len() + self.up.len())
+            + 8 * self.closed.len()
+            + self.ztree.as_ref().map_or(0, |z| z.shared.len())
     }
 }
 
@@ -675,5 +847,53 @@ mod tests {
     fn bad_root_is_a_config_error() {
         let e = UpDown::new(net(&[4, 4], 0), 16).err().unwrap().to_string();
         assert!(e.contains("routing.escape_root") && e.contains("16") && e.contains("below 16"), "{e}");
+    }
+
+    /// On fault-free HyperZ (g > 1, h = 3) and a fat tree, with several roots, the closed form
+    /// `b = b_T + b_H` gives every pair the Up/Down distance of the former all-pairs pass, and the
+    /// escape hops are those of the generic port scan.
+    #[test]
+    fn hyperz_closed_form_matches_the_reference() {
+        for (sides, zones, roots, g) in [
+            (&[3usize, 2][..], &[2usize, 2][..], &[1usize, 2][..], &[1usize, 2][..]),
+            (&[2], &[2, 3, 2], &[1, 2, 2], &[1, 2, 2]),
+            (&[], &[4, 4, 4], &[1, 4, 16], &[1, 1, 1]),
+        ] {
+            let q = vec![vec![1; sides.len()]; zones.len()];
+            let hz = HyperZ::new(sides.to_vec(), zones.to_vec(), roots.to_vec(), g.to_vec(), q).unwrap();
+            let n = hz.num_switches();
+            let net = Arc::new(Fabric::new(Arc::new(hz.clone()), &FaultSet::default()));
+            for root in [0, n / 2, n - 1] {
+                let u = UpDown::new(net.clone(), root).unwrap();
+                assert!(u.ztree.is_some());
+                for t in 0..n as SwitchId {
+                    let row = ud_row(&u, t);
+                    for x in 0..n as SwitchId {
+                        assert_eq!(u.ud(x, t), row[x as usize], "{} root {root}: ud({x}, {t})", hz.name());
+                        if x == t {
+                            continue;
+                        }
+                        let (mut fast, mut scan) = (Vec::new(), Vec::new());
+                        u.hops(x, t, |p, pen, k| fast.push((p, pen, k)));
+                        let (dx, ux) = (u.depth(x), u.ud(x, t));
+                        let below = u.depth(t) >= dx && ux == u.depth(t) - dx;
+                        for p in 0..net.switch_ports(x) as PortId {
+                            let y = net.neighbour(x, p).unwrap().0;
+                            let uy = row[y as usize];
+                            let kind = u.kind(x, y);
+                            let allowed = match kind {
+                                LinkKind::Down => below,
+                                LinkKind::Up => !below,
+                                LinkKind::Horizontal => true,
+                            };
+                            if uy < ux && allowed {
+                                scan.push((p, UpDown::penalty(kind, ux - uy), kind));
+                            }
+                        }
+                        assert_eq!(fast, scan, "{} root {root}: hops at {x} to {t}", hz.name());
+                    }
+                }
+            }
+        }
     }
 }

@@ -37,6 +37,26 @@ pub const POLICIES: &[(&str, &str)] = &[
     ("dateline", "dateline VCs on torus rings (torus-dor)"),
 ];
 
+/// Most VCs a port can have (`routing.vcs` is at most this).
+pub const MAX_VCS: usize = 64;
+
+/// The VC count of a routing whose user left `routing.vcs` at 0: its own default `default`, raised
+/// to one VC per hop of its longest route (`max_hops`, explained by `why`) where that is more (the
+/// ladder and the DAVC functions need that many: Polarized on a dragonfly or an RRG, Valiant on a
+/// faulty network). The user set no VC count, so an error names `routing.algorithm`, not
+/// `routing.vcs`: only when the routes need more than [`MAX_VCS`].
+pub fn default_vcs(params: &RoutingParams, default: usize, max_hops: usize, why: &str) -> Result<usize, ConfigError> {
+    let need = default.max(max_hops).max(1);
+    if need > MAX_VCS {
+        return Err(ConfigError::value(
+            "routing.algorithm",
+            format!("\"{}\"", params.algorithm),
+            format!("a routing whose routes fit in the {MAX_VCS} VCs a port can have: {why}, so it needs {need} VCs"),
+        ));
+    }
+    Ok(need)
+}
+
 /// Every `routing.vc_policy` name.
 pub fn policy_names() -> Vec<&'static str> {
     POLICIES.iter().map(|p| p.0).collect()
@@ -107,15 +127,21 @@ pub enum VcPolicy {
 impl VcPolicy {
     /// The policy named by `routing.vc_policy` for a routing whose routes are at most `max_hops`
     /// switch-to-switch hops (`why` says why, for errors) and which uses `default_vcs` VCs when
-    /// `routing.vcs = 0`.
+    /// `routing.vcs = 0`, or more where the ladder or a DAVC function needs more ([`default_vcs`]).
     pub fn from_params(
         params: &RoutingParams,
         default_vcs: usize,
         max_hops: usize,
         why: &str,
     ) -> Result<Self, ConfigError> {
-        let vcs = params.vcs_or(default_vcs);
         let name = params.vc_policy.as_str();
+        let vcs = match (params.vcs, name) {
+            (Some(v), _) => v,
+            (None, "ladder" | "davc-n" | "davc-p" | "davc-np") => {
+                self::default_vcs(params, default_vcs, max_hops, why)?
+            }
+            (None, _) => default_vcs,
+        };
         match name {
             "ladder" => Ok(VcPolicy::Ladder(Ladder::new(vcs, max_hops, why)?)),
             "none" => Ok(VcPolicy::Any { vcs: vcs.max(1) }),
@@ -156,6 +182,16 @@ impl VcPolicy {
                 }
                 Ok(VcPolicy::Davc { f, vcs })
             }
+        }
+    }
+
+    /// For the deadlock analysis ([`super::Routing::analysis_state`]): `routes`, the state the
+    /// route set reads (with `hops`, which the ladder reads), where the policy reads nothing more;
+    /// DAVC also reads the VC and port of the previous hop, so it keeps `st` whole.
+    pub fn analysis_state(&self, st: &RouteState, routes: RouteState) -> RouteState {
+        match self {
+            VcPolicy::Davc { .. } => *st,
+            VcPolicy::Ladder(_) | VcPolicy::Any { .. } => routes,
         }
     }
 
@@ -250,6 +286,36 @@ mod tests {
         let l = Ladder::new(6, 6, "").unwrap();
         assert_eq!(l.vcs_for_hop(5), 5..6);
         assert!(Ladder::new(3, 6, "x").is_err());
+    }
+
+    /// A VC count the user did not set is raised to the routes' length (Polarized on a dragonfly:
+    /// 9 hops over a default of 2 x diameter 3 = 6, refused blaming `routing.vcs`), and only a count
+    /// the user set is blamed on `routing.vcs`, with the numbers of the routes it must fit.
+    #[test]
+    fn only_a_vc_count_the_user_set_is_blamed_on_routing_vcs() {
+        let params = |vcs: Option<usize>, policy: &str| RoutingParams {
+            algorithm: "polarized".into(),
+            vcs,
+            vc_policy: policy.into(),
+            escape_vcs: 1,
+            escape_root: 0,
+            max_deroutes: None,
+            extra_hops: 0,
+            packet_phits: 16,
+            seed: 1,
+        };
+        let why = "polarized routes on this network (diameter 3) are up to 9 hops";
+        for policy in ["ladder", "davc-np"] {
+            let p = VcPolicy::from_params(&params(None, policy), 6, 9, why).unwrap();
+            assert_eq!(p.vcs(), 9, "{policy}");
+            let e = VcPolicy::from_params(&params(Some(6), policy), 6, 9, why).unwrap_err().to_string();
+            assert!(e.contains("`routing.vcs`: 6") && e.contains("9 hops") && e.contains("at least 9 VCs"), "{e}");
+            // Routes longer than a port's VCs: the routing is at fault, not a key the user never set.
+            let e = VcPolicy::from_params(&params(None, policy), 6, 70, why).unwrap_err().to_string();
+            assert!(e.contains("`routing.algorithm`") && e.contains("70 VCs"), "{e}");
+        }
+        // A default that fits is kept as it was (Minimal's 2n on a HyperX of diameter n).
+        assert_eq!(VcPolicy::from_params(&params(None, "ladder"), 6, 3, "").unwrap().vcs(), 6);
     }
 
     #[test]

@@ -120,10 +120,10 @@ pub(crate) fn collect(
     let dp = stats.delivered_packets.max(1) as f64;
     let tables = params.routing.tables();
     let summary = Summary {
-        offered_load: offered,
+        offered_load: (!fixed).then_some(offered),
         accepted_load,
         average_latency: if stats.delivered_packets == 0 { f64::NAN } else { stats.latency_sum as f64 / dp },
-        latency_p99: stats.latency_quantile(0.99),
+        latency_p99: (stats.delivered_packets > 0).then(|| stats.latency_quantile(0.99)),
         average_hops: if stats.delivered_packets == 0 { f64::NAN } else { stats.hops_sum as f64 / dp },
         jain_index: match &params.silent {
             None => jain_index(&server_injected),
@@ -135,8 +135,9 @@ pub(crate) fn collect(
         cycles,
         wall_seconds: wall,
         hops_per_second: if wall > 0.0 { stats.traversals as f64 / wall } else { 0.0 },
-        completion_cycles: if fixed { Some(stats.last_delivery + 1) } else { None },
-        steady_state: steadiness.steady,
+        // An interrupted workload has not completed: no completion time.
+        completion_cycles: (fixed && complete).then_some(stats.last_delivery + 1),
+        steady_state: (stats.delivered_packets > 0).then_some(steadiness.steady),
         accepted_trend: steadiness.accepted_trend,
         in_flight_trend: steadiness.in_flight_trend,
         packets_generated: stats.generated_packets,

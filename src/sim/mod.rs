@@ -173,7 +173,8 @@ pub fn run_on(
         };
         let res = run::run_once(world, cfg, schedule.ending_at(end), opts, progress, tx)?;
         // Only rank 0 has the result: all ranks take its decision.
-        let again = res.as_ref().is_some_and(|r| r.complete && !r.summary.steady_state) && 2 * end <= bound;
+        let again =
+            res.as_ref().is_some_and(|r| r.complete && r.summary.steady_state == Some(false)) && 2 * end <= bound;
         if world.min_all(if world.is_root() { again as u64 } else { u64::MAX }) == 0 {
             if let (Some(out), Some(rx)) = (&samples, rx) {
                 for m in rx.try_iter() {
@@ -184,6 +185,15 @@ pub fn run_on(
         }
         end *= 2;
     }
+}
+
+/// The checks of bad input that need the model, without running it: build the network with its
+/// faults, the routing and the pattern as a run does (with the preflight checks, e.g. a network
+/// that faults split) and the memory check with the routing's VC count, then drop them. `hxsim
+/// sweep` makes them for every point before any point runs.
+pub fn validate(cfg: &Config, max_memory: Option<u64>) -> Result<(), ConfigError> {
+    let params = build_params(cfg, build_network(cfg)?, &cfg.schedule())?;
+    cfg.check_memory(1, max_memory, Some(params.routing.vcs()))
 }
 
 /// How many partitions send each interval to the `samples` of [`run_on`] with `layout`: every

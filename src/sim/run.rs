@@ -131,6 +131,14 @@ pub(crate) fn run_once(
         break (done, outcome);
     };
     let wall = start.elapsed().as_secs_f64();
+    let mut parts = parts;
+    if let Outcome::Interrupted { cycles } = outcome {
+        // After any checkpoint (which keeps them: the packets arrive when the run resumes): a
+        // stopped run counts what a complete run of its cycles counts.
+        for p in &mut parts {
+            p.uncount_late(cycles);
+        }
+    }
     let failed = matches!(outcome, Outcome::Deadlock { .. } | Outcome::Failed { .. });
     let local = RankResult::of(&parts, &outcome, failed);
     drop(parts);

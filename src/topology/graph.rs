@@ -27,6 +27,27 @@ use std::sync::Arc;
 /// Most switches a table-distance graph may have (the table is `switches^2` bytes).
 pub const MAX_SWITCHES: usize = 16384;
 
+/// Most edge visits the distance table's breadth-first searches may take (`switches x 2 links`,
+/// `switches^2 x degree` for a regular graph): 2^35, an RRG of 16,384 switches of degree 128.
+/// Beyond it the setup would run for a long time with nothing to show (an RRG of 16,384 switches
+/// of degree 1,000 needs 2.7 x 10^11, and its generator's adjacency checks `switches x degree^2`):
+/// refused up front.
+pub const MAX_TABLE_WORK: u128 = 1 << 35;
+
+/// Refuse a graph of `n` switches and `links` links whose distance table needs more than
+/// [`MAX_TABLE_WORK`] edge visits.
+pub fn check_table_work(n: usize, links: usize) -> Result<(), String> {
+    let work = n as u128 * 2 * links as u128;
+    if work > MAX_TABLE_WORK {
+        return Err(format!(
+            "a graph whose distance table takes at most 2^35 = {MAX_TABLE_WORK} edge visits (switches x 2 links); \
+             {n} switches and {links} links take {work:.1e}",
+            work = work as f64
+        ));
+    }
+    Ok(())
+}
+
 /// Distance-table value for "unreachable".
 const FAR: u8 = u8::MAX;
 
@@ -51,13 +72,14 @@ pub(super) fn check_servers(servers: usize) -> Result<(), ConfigError> {
 impl GraphConfig {
     /// Read and check the file: `(switches, links)`.
     pub fn read(&self) -> Result<(usize, Links), ConfigError> {
-        let text = std::fs::read_to_string(&self.file).map_err(|e| {
-            ConfigError::value(
-                "topology.file",
-                format!("\"{}\"", self.file),
-                format!("a readable edge-list file ({e})"),
-            )
-        })?;
+        let text =
+            crate::input::read_text(std::path::Path::new(&self.file), crate::input::DATA_MAX_BYTES).map_err(|why| {
+                ConfigError::value(
+                    "topology.file",
+                    format!("\"{}\"", self.file),
+                    format!("a readable edge-list file: {why}"),
+                )
+            })?;
         parse_edge_list(&text)
             .map_err(|(line, why)| ConfigError::value("topology.file", format!("{}:{line}", self.file), why))
     }
@@ -155,6 +177,7 @@ impl GraphTopology {
                 "between 1 and {MAX_SWITCHES} switches (the distance table is switches^2 bytes), got {n}"
             ));
         }
+        check_table_work(n, links.len())?;
         // Per switch: (far switch, link index, which end) sorted, so ports follow the far id.
         let mut lists: Vec<Vec<(SwitchId, u32, u8)>> = vec![Vec::new(); n];
         for (i, &(u, v)) in links.iter().enumerate() {

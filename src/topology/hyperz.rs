@@ -978,6 +978,13 @@ pub(super) fn router_ports(sides: &[usize], zones: &[usize], roots: &[usize], in
 
 /// Refuse networks beyond the simulator's id ranges before building them.
 pub(super) fn check_size(sides: &[usize], zones: &[usize], roots: &[usize]) -> Result<(), ConfigError> {
+    // A 0 makes the server count 0: name the list that holds it, not the one the count is read
+    // from (`sides = [0, 2]` was blamed on `topology.zones`).
+    for (key, v) in [("topology.sides", sides), ("topology.zones", zones), ("topology.roots", roots)] {
+        if v.contains(&0) {
+            return Err(ConfigError::value(key, format!("{v:?}"), "every entry at least 1 (SPEC section 2.3)"));
+        }
+    }
     let (switches, servers) = counts(sides, zones, roots);
     if switches > (1 << 24) {
         return Err(ConfigError::value("topology", format!("{switches} switches"), "at most 2^24 switches"));

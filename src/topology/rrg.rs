@@ -38,7 +38,7 @@ pub struct RrgConfig {
     /// Servers per switch, `k - r`.
     pub servers_per_switch: usize,
     /// Seed of the graph (default: the run's `seed`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::rng::seed_format::option")]
     pub seed: Option<u64>,
 }
 
@@ -65,6 +65,10 @@ impl TopologySpec for RrgConfig {
                 "at least 2 when switches > 2 (else it is disconnected)",
             ));
         }
+        // Checked before generating: the generator and the distance table's searches grow with
+        // switches^2 x degree.
+        super::graph::check_table_work(self.switches, self.switches * self.degree / 2)
+            .map_err(|e| ConfigError::value("topology.degree", self.degree, e))?;
         if !(self.switches * self.degree).is_multiple_of(2) {
             return Err(ConfigError::value(
                 "topology.degree",
@@ -193,5 +197,12 @@ mod tests {
         assert!(e(9, 3).to_string().contains("topology.degree"));
         assert!(e(5, 5).to_string().contains("topology.degree"));
         assert!(e(1, 1).to_string().contains("topology.switches"));
+        // 16,384 switches of degree 1,000: 2.7 x 10^11 edge visits for the distance table, refused
+        // before generating; degree 128 (2^35) is the most at that size.
+        let big = e(16384, 1000).to_string();
+        assert!(big.contains("topology.degree") && big.contains("2.7e11"), "{big}");
+        assert!(e(16384, 129).to_string().contains("edge visits"));
+        let ok = RrgConfig { switches: 16384, degree: 128, servers_per_switch: 1, seed: None };
+        assert!(ok.validate().is_ok());
     }
 }

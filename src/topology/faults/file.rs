@@ -22,8 +22,8 @@ struct JsonFaults {
 /// Read and check the faults of `path` on `topo`. Errors name `faults.file`, the file, the line or
 /// entry and what is allowed.
 pub fn read(topo: &dyn Topology, path: &str) -> Result<FaultSet, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::value("faults.file", format!("\"{path}\""), format!("a readable file ({e})")))?;
+    let text = crate::input::read_text(std::path::Path::new(path), crate::input::DATA_MAX_BYTES)
+        .map_err(|why| ConfigError::value("faults.file", format!("\"{path}\""), format!("a readable file: {why}")))?;
     parse(topo, path, &text)
 }
 

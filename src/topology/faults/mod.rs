@@ -75,7 +75,7 @@ pub struct FaultConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// Seed of the random fault draws; default: the run's `seed`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", with = "crate::rng::seed_format::option")]
     pub seed: Option<u64>,
     /// Structured shapes ([`shapes`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -1,0 +1,184 @@
+"""The hxsim-results package as a user meets it: installed with pip from ./python, reading a run and
+a sweep written by hxsim, drawing the standard figures, and the example script rebuilding SurePath
+Fig. 4's uniform panel from a reduced sweep.
+
+Run with `make test-python`, or by hand:
+
+    HXSIM_BIN=target/debug/hxsim python3 python/tests/test_hxsim_results.py
+
+Each `test_*` function also runs under pytest. Without pytest, this file runs them itself and
+prints `N passed, N failed`; the exit code is non-zero if any failed.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+ROUTINGS = ["minimal", "valiant", "omniwar", "polarized", "surepath-omni", "surepath-polarized"]
+PAPER_LABELS = ["Minimal", "Valiant", "OmniWAR", "Polarized", "OmniSP", "PolSP"]
+# SurePath Fig. 4's network (configs/hyperx-2d-16.toml) at reduced size: 4x4 switches, 4 servers each.
+REDUCED = ["--set", "topology.sides=[4,4]", "--set", "topology.servers_per_switch=4",
+           "--set", "simulation.warmup_cycles=300", "--set", "simulation.measure_cycles=600"]
+
+_WORK = tempfile.TemporaryDirectory()
+WORK = Path(_WORK.name)
+
+
+def hxsim_bin():
+    b = os.environ.get("HXSIM_BIN")
+    if b:
+        return b
+    target = os.environ.get("CARGO_TARGET_DIR", str(ROOT / "target"))
+    return str(Path(target) / "debug" / "hxsim")
+
+
+def hxsim(*args):
+    r = subprocess.run([hxsim_bin(), *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AssertionError(f"hxsim {' '.join(args)} exited {r.returncode}: {r.stderr}")
+    return r
+
+
+def installed():
+    """`pip install ./python` into a folder of this test's own (no dependencies: the test's Python
+    has them), imported from there."""
+    target = WORK / "site"
+    if not target.exists():
+        r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                            "--no-deps", "--no-build-isolation", "--target", str(target), str(ROOT / "python")],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        sys.path.insert(0, str(target))
+    import hxsim_results
+
+    assert Path(hxsim_results.__file__).resolve().is_relative_to(target.resolve()), hxsim_results.__file__
+    return hxsim_results
+
+
+def sweep_file():
+    """The reduced Fig. 4 sweep: uniform traffic, offered 0.2, 0.5 and 0.8, the six routings."""
+    path = WORK / "fig4.h5"
+    if not path.exists():
+        hxsim("sweep", str(ROOT / "configs" / "hyperx-2d-16.toml"), *REDUCED,
+              "--set", "traffic.load=0.2,0.5,0.8", "--set", "routing.algorithm=" + ",".join(ROUTINGS),
+              "-q", "-j", "2", "-o", str(path))
+    return str(path)
+
+
+def test_pip_install_gives_the_documented_api():
+    hx = installed()
+    for name in hx.__all__:
+        assert getattr(hx, name).__doc__, name
+
+
+def test_points_are_the_sweep_table_with_its_swept_keys_first():
+    hx = installed()
+    path = sweep_file()
+    pts = hx.points(path)
+    keys = hx.swept_keys(path)
+    assert keys[:2] == ["topology.sides", "topology.servers_per_switch"] and "traffic.load" in keys
+    assert list(pts.columns[: len(keys)]) == keys
+    assert list(pts.index) == list(range(18)) and pts["complete"].all()
+    assert pts["traffic.load"].dtype.kind == "f" and sorted(set(pts["traffic.load"])) == [0.2, 0.5, 0.8]
+    with h5py.File(path, "r") as f:
+        assert np.array_equal(pts["accepted_load"].to_numpy(), f["sweep/accepted_load"][()])
+        assert [g for g in pts["group"]] == [g.decode() for g in f["sweep/group"][()]]
+    i = hx.find_point(path, traffic__load=0.5, routing__algorithm="valiant")
+    assert pts.loc[i, "routing.algorithm"] == "valiant" and pts.loc[i, "traffic.load"] == 0.5
+    for bad in ({"traffic__load": 0.3}, {"routing__algorithm": "minimal"}):
+        try:
+            hx.find_point(path, **bad)
+            raise AssertionError(f"{bad} found one point")
+        except KeyError:
+            pass
+    grid = hx.grid(path)
+    assert dict(grid.sizes) == {"traffic.load": 3, "routing.algorithm": 6}
+    assert hx.is_sweep(path)
+
+
+def test_open_run_reads_a_run_file_and_a_sweep_point():
+    hx = installed()
+    run = WORK / "run.h5"
+    out = hxsim("run", str(ROOT / "configs" / "quickstart.toml"), *REDUCED[4:], "--json", "-q", "-o", str(run))
+    summary = json.loads(out.stdout)
+    r = hx.open_run(str(run))
+    assert set(r) == {"summary", "timeseries", "servers", "latency", "links", "vcs", "attrs"}
+    assert float(r["summary"]["accepted_load"]) == summary["accepted_load"]
+    assert r["timeseries"]["accepted_load"].dims == ("cycle",) and r["timeseries"].sizes["cycle"] == 9
+    assert r["servers"].sizes["server"] == 64 and r["links"].sizes["link"] == 96
+    assert int(r["latency"]["packets"].sum()) == summary["packets_delivered"]
+    assert r["attrs"]["status"] == "complete" and "[topology]" in r["attrs"]["config"]
+    assert not hx.is_sweep(str(run))
+
+    path = sweep_file()
+    pts = hx.points(path)
+    p = hx.open_run(path, point=7)
+    assert float(p["summary"]["average_latency"]) == pts.loc[7, "average_latency"]
+    for bad in (None, 18):
+        try:
+            hx.open_run(path, point=bad)
+            raise AssertionError(f"point {bad} opened")
+        except (ValueError, IndexError):
+            pass
+
+
+def test_figures_have_one_curve_per_routing_at_the_paper_size():
+    hx = installed()
+    fig = hx.plot_load_sweep(sweep_file())
+    w, h = fig.get_size_inches()
+    assert w == 7.0 and h < 3.5, (w, h)
+    assert [a.get_title() for a in fig.axes] == ["Throughput", "Latency", "Fairness"]
+    legend = fig.legends[0]
+    assert [t.get_text() for t in legend.get_texts()] == PAPER_LABELS
+    assert all(t.get_fontsize() == 9.0 for t in legend.get_texts())
+    assert all(t.get_fontsize() == 9.0 for a in fig.axes for t in a.get_xticklabels())
+    curves = [l for l in fig.axes[1].get_lines() if not l.get_label().startswith("_")]
+    assert len(curves) == 6 and all(len(l.get_xdata()) == 3 for l in curves)
+    # Valiant's latency is the highest at 0.8 (every packet goes through an intermediate switch).
+    valiant = curves[1].get_ydata()
+    assert all(valiant[-1] > c.get_ydata()[-1] for i, c in enumerate(curves) if i != 1)
+    one = hx.plot_latency(sweep_file(), where={"routing.algorithm": "minimal"})
+    assert not one.legends, "one series: no legend"
+    ts = hx.plot_timeseries(sweep_file(), point=0)
+    assert len(ts.axes) == 3 and len(ts.axes[0].get_lines()) >= 2
+
+
+def test_example_rebuilds_the_uniform_panel_of_fig_4():
+    site = installed().__file__
+    png = WORK / "fig4-uniform.png"
+    env = dict(os.environ, PYTHONPATH=str(Path(site).parents[1]))
+    r = subprocess.run([sys.executable, str(ROOT / "python" / "examples" / "surepath_fig4_uniform.py"), sweep_file(),
+                        str(png)], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    from PIL import Image
+
+    with Image.open(png) as im:
+        assert im.size[0] == 2100, im.size  # 7 in at 300 dpi
+
+
+def main():
+    tests = [(n, fn) for n, fn in sorted(globals().items()) if n.startswith("test_") and callable(fn)]
+    passed = failed = 0
+    for name, fn in tests:
+        try:
+            fn()
+            passed += 1
+            print(f"ok      {name}")
+        except Exception:
+            failed += 1
+            print(f"FAILED  {name}")
+            traceback.print_exc()
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
