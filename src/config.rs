@@ -23,6 +23,7 @@ pub struct Config {
     pub name: String,
     /// Master seed; every random stream is derived from it and the owner's id.
     #[serde(default = "default_seed", with = "crate::rng::seed_format")]
+    #[schemars(with = "u64")]
     pub seed: u64,
     /// The network: a family (`kind`) and its keys.
     pub topology: TopologyConfig,

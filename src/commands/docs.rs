@@ -24,7 +24,7 @@ pub const REFERENCE_PATH: &str = "docs/reference.md";
 pub fn run(out: Option<&std::path::Path>) -> Result<u8> {
     let page = reference();
     match out {
-        Some(p) => crate::staged::write_atomic(p, page.as_bytes())
+        Some(p) => crate::staged::write_atomic(p, page.as_bytes(), "--output")
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?,
         None => crate::console::out(&page)?,
     }

@@ -154,6 +154,12 @@ fn every_field_is_classified(part: &NetPartition) {
         parked: _,
         // Follows from the switches (`finish_restore`).
         undrained_servers: _,
+        // Set by the engine at the start of every window (`Partition::begin_window`).
+        window_end: _,
+        // Deliveries whose tail is due after the window's end: not saved; they matter only to a
+        // run stopped for good (`NetPartition::uncount_late`), and a run resumed from a
+        // checkpoint counts them as the uninterrupted run does.
+        late: _,
         // Caches of pure functions of the saved state, cleared by `begin_restore`.
         run_cache: _,
         run_cache_vc: _,

@@ -97,7 +97,7 @@ fn merged_checker_matches_the_exact_one_on_the_suites_networks() {
                     continue;
                 };
                 let Ok(net) = sim::build_network(&cfg) else { continue };
-                let Ok(r) = build(&cfg, net.clone()) else { continue };
+                let Ok(r) = build(&cfg.routing_params(), net.clone()) else { continue };
                 let rep = same(&format!("{alg} {policy:?} on {topology:?} {faults:?}"), &net, &*r);
                 compared += 1;
                 if rep.deadlock_free() {

@@ -110,6 +110,10 @@ impl RouteSet for MinimalRoutes {
     fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
         super::minimal_ports(&self.net, at, st.dst, |port| push_run(out, port, vcs.clone(), 0, false));
     }
+    /// Minimal routes depend on the destination alone.
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        RouteState { dst: st.dst, hops: st.hops, ..Default::default() }
+    }
 }
 
 /// A HyperZ rule's moves, computed on the fault-free HyperZ and kept where their link is alive,
@@ -146,6 +150,10 @@ impl<R: Rule> RouteSet for RuleRoutes<R> {
     #[inline]
     fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
         self.hops(at, st, |port, penalty| push_run(out, port, vcs.clone(), penalty, false));
+    }
+    /// A HyperZ rule may read any field of the state (its phase, level and deroutes): all are kept.
+    fn analysis_state(&self, st: &RouteState) -> RouteState {
+        *st
     }
 }
 

@@ -303,6 +303,7 @@ mod tests {
             extra_hops: 0,
             packet_phits: 16,
             seed: 1,
+            faults: String::new(),
         };
         let why = "polarized routes on this network (diameter 3) are up to 9 hops";
         for policy in ["ladder", "davc-np"] {

@@ -39,6 +39,7 @@ pub struct RrgConfig {
     pub servers_per_switch: usize,
     /// Seed of the graph (default: the run's `seed`).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::rng::seed_format::option")]
+    #[schemars(with = "Option<u64>")]
     pub seed: Option<u64>,
 }
 

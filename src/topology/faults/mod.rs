@@ -76,6 +76,7 @@ pub struct FaultConfig {
     pub file: Option<String>,
     /// Seed of the random fault draws; default: the run's `seed`.
     #[serde(skip_serializing_if = "Option::is_none", with = "crate::rng::seed_format::option")]
+    #[schemars(with = "Option<u64>")]
     pub seed: Option<u64>,
     /// Structured shapes ([`shapes`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
