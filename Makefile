@@ -1,8 +1,9 @@
 # Two commands on a fresh machine:
 #   make run    install what is missing, then simulate configs/quickstart.toml (release build)
 #   make test   install what is missing, then the lint gates (rustfmt, clippy with warnings as errors),
-#               cargo test, the API docs (no broken links), the Python tests (reading, netCDF tools, the
-#               python/ package) and the MPI test
+#               cargo test, the API docs (no broken links), the manual's links, the Python tests (reading,
+#               netCDF tools, the python/ package) and the MPI test
+#   make docs   the manual (mdBook, docs/) into target/book, with no broken link
 # scripts/setup.sh installs only what is missing (HDF5 C library and tools, ncdump, h5py, pandas, xarray, netCDF4,
 # matplotlib, and setuptools and wheel, which `pip install ./python` builds with).
 
@@ -21,7 +22,7 @@ endif
 endif
 endif
 
-.PHONY: setup run test lint test-docs test-python test-mpi bless reference
+.PHONY: setup run test lint test-docs test-links test-python test-mpi bless reference docs
 
 setup:
 	bash scripts/setup.sh
@@ -33,6 +34,7 @@ test: setup
 	$(MAKE) --no-print-directory lint
 	$(CARGO) test --workspace
 	$(MAKE) --no-print-directory test-docs
+	$(MAKE) --no-print-directory test-links
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-mpi
 
@@ -44,6 +46,11 @@ lint:
 # The API docs build without warnings (broken or private intra-doc links fail).
 test-docs:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace
+
+# Every relative link and anchor of README.md, configs/README.md and the manual's Markdown resolves
+# (the built HTML is checked by `make docs`, which needs mdBook).
+test-links:
+	$(PYTHON) scripts/check-links.py
 
 # The binary `cargo test` built (the test profile), not a second build of the whole crate.
 test-python:
@@ -65,3 +72,13 @@ bless:
 # (tests/reference.rs checks it is current).
 reference:
 	$(CARGO) run --quiet -- docs reference -o docs/reference.md
+
+# The manual: mdBook builds docs/ into target/book, then every link of the built pages is checked.
+# mdBook is installed when missing (about 4 minutes of build on 2 cores, so `make test` checks the
+# Markdown sources instead and needs no mdBook).
+MDBOOK ?= $(shell command -v mdbook 2>/dev/null || echo $(or $(CARGO_HOME),$(HOME)/.cargo)/bin/mdbook)
+docs:
+	@[ -x "$(MDBOOK)" ] || $(CARGO) install mdbook --locked --no-default-features --version '^0.5'
+	$(MDBOOK) build docs
+	$(PYTHON) scripts/check-links.py
+	$(PYTHON) scripts/check-links.py --html target/book

@@ -18,7 +18,7 @@
 # Traffic: uniform and transpose (the HyperZ paper's Figs. 5 and 6). Throughput is the saturation
 # throughput, the largest accepted load over the offered loads LOADS (as configs/hyperz-fig5-8.sh),
 # not the accepted load at offered 1.0 alone (SurePath Fig. 6): past saturation DAL and SurePath lose
-# throughput over time (README, *The model*; DAL on the HyperX here: 0.34 at offered 1.0 against
+# throughput over time (docs/model.md, *Congestion management*; DAL on the HyperX here: 0.34 at offered 1.0 against
 # 0.49 below it), which would measure that collapse rather than the faults. A routing that cannot
 # route a fault set (exit 2, e.g. a pair its rule leaves without a route) prints `refused`.
 #

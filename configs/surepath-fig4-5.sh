@@ -5,7 +5,7 @@
 # 4) and, to check "SurePath ... with fewer VCs", OmniSP/PolSP with 2n-2 VCs (n=2: 1+1, n=3: 3+1 as
 # in section 6), under Uniform, Random Server Permutation and Dimension Complement Reverse, and
 # Regular Permutation to Neighbour on the 3-D network; each point without and with congestion
-# management (injection throttling, README "The model"), with long windows and the steady-state
+# management (injection throttling, docs/model.md, "Congestion management"), with long windows and the steady-state
 # verdict of every run.
 #
 # Usage: configs/surepath-fig4-5.sh [raw.tsv]

@@ -29,7 +29,7 @@ else
         has_mpi "$HXSIM" || { echo "$HXSIM still links no MPI library" >&2; exit 2; }
     fi
 fi
-command -v mpirun >/dev/null || { echo "mpirun not found: install openmpi-bin (see README)" >&2; exit 2; }
+command -v mpirun >/dev/null || { echo "mpirun not found: install openmpi-bin (see docs/mpi-slurm.md)" >&2; exit 2; }
 
 opts=(-np "$ranks" --bind-to none)   # threads of a rank need more than the one core Open MPI binds to
 if ((ranks * threads > $(nproc))); then

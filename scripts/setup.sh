@@ -3,7 +3,7 @@
 #   - the HDF5 C library and tools (libhdf5-dev, hdf5-tools), the netCDF tools (netcdf-bin: ncdump) and pkg-config,
 #     from Debian/Ubuntu apt;
 #   - h5py, numpy, pandas, xarray, h5netcdf, netCDF4 and matplotlib for the python3 on PATH (tests/python, python/,
-#     README examples), and setuptools and wheel (the python/ package's test installs it with pip, offline), from apt
+#     the examples of docs/output.md), and setuptools and wheel (the python/ package's test installs it with pip, offline), from apt
 #     when that python3 is the system one, else with pip.
 # Runs as root, or through sudo when not root. PNG plots need no system fonts (one is built in).
 set -euo pipefail

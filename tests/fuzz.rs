@@ -6,7 +6,7 @@
 //! Coverage (issue 37): every topology family (`topology::registry::KINDS`, a tiny base each),
 //! every routing of `routing::REGISTRY` on every family it runs on, every fault kind of
 //! `[faults]` (random links and switches, lists, a CSV and a JSON file, shapes, a lifetime), every
-//! key of the README's configuration reference (as `--set` keys), every checkpoint flag
+//! key of the configuration reference, docs/reference.md (as `--set` keys), every checkpoint flag
 //! (`--checkpoint`, `--checkpoint-every`, `--resume`) and every output path option (`-o` of run,
 //! sweep, merge and plot, `--json-out`, `--checkpoint`, design's `--write-config`); each test
 //! asserts that what it covers is the whole list, so a new family, routing or key is fuzzed as soon
@@ -36,30 +36,22 @@ fn scale() -> u32 {
     std::env::var("HXSIM_FUZZ_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1).max(1)
 }
 
-/// Every key of the README's configuration reference: the dotted keys of its table (rows of
-/// several keys split), and `topology.KEY` for each key its topology table lists per family.
+/// Every key of the configuration reference (docs/reference.md, generated from the schema and
+/// checked by tests/reference.rs): the first cell of every key table above its `## Names`, for
+/// every topology family and the subtables (`faults.lifetime.*`, `faults.shapes.*`) included.
 fn reference_keys() -> Vec<String> {
     static KEYS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     KEYS.get_or_init(read_reference_keys).clone()
 }
 
 fn read_reference_keys() -> Vec<String> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let section = |title: &str| {
-        let start = readme.find(title).unwrap_or_else(|| panic!("README has no {title}"));
-        let rest = &readme[start + title.len()..];
-        rest[..rest.find("\n## ").unwrap_or(rest.len())].to_string()
-    };
-    let ticked = |cell: &str| -> Vec<String> { cell.split('`').skip(1).step_by(2).map(str::to_string).collect() };
-    let mut keys = Vec::new();
-    for line in section("## Configuration reference").lines().filter(|l| l.starts_with("| `")) {
-        let first = line.split('|').nth(1).unwrap_or("");
-        keys.extend(ticked(first).into_iter().filter(|k| !k.contains('<')));
-    }
-    for line in section("## Topologies").lines().filter(|l| l.starts_with("| `")) {
-        let cells: Vec<&str> = line.split('|').collect();
-        keys.extend(ticked(cells.get(2).copied().unwrap_or("")).into_iter().map(|k| format!("topology.{k}")));
-    }
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reference.md")).unwrap();
+    let keys_part = &page[..page.find("\n## Names").expect("docs/reference.md has a Names section")];
+    let mut keys: Vec<String> = keys_part
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .filter_map(|l| l.split('`').nth(1).map(str::to_string))
+        .collect();
     keys.sort();
     keys.dedup();
     assert!(keys.len() > 50, "the reference lists every key: {keys:?}");
@@ -334,7 +326,9 @@ fn fault_kinds(dir: &std::path::Path) -> Vec<FaultKind> {
     ];
     // Every `faults.*` key of the configuration reference is a fault kind here or a modifier the
     // runs set with each (`seed`, `unreachable`).
+    // A subtable's keys (`faults.lifetime.years`) count with their table.
     for key in reference_keys().iter().filter(|k| k.starts_with("faults.")) {
+        let key = key.splitn(3, '.').take(2).collect::<Vec<_>>().join(".");
         let k = &key["faults.".len()..];
         assert!(
             ["seed", "unreachable"].contains(&k)

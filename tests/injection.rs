@@ -165,7 +165,7 @@ fn any_vc_ejection_with_one_vc_is_vc_zero() {
 /// while `any` gives it 4 per VC (6 VCs here). The link capacity bounds both (4 servers and 9
 /// links per switch, 2.25 hops on average: 1.0), and the larger ejection buffer must show: on
 /// 4x4x4 and 6x6x6 networks it raised accepted load at offered 1.0 by 2.6% and 3.5%, to within 0.5%
-/// of CAMINOS's (README, *The model*).
+/// of CAMINOS's (docs/model.md, *Ejection into any VC*).
 #[test]
 fn any_vc_ejection_raises_uniform_saturation() {
     let uniform = ["routing.algorithm=minimal", "traffic.pattern=uniform", "router.allocator=random"];

@@ -427,7 +427,7 @@ fn checkpoints_resume_with_any_rank_count() {
     assert_same_results(&one, &h5, "one-process checkpoint resumed with 2 ranks");
 }
 
-/// Issue 37: a run stopped by SIGTERM under mpirun exits 143, as the README's table says, so that
+/// Issue 37: a run stopped by SIGTERM under mpirun exits 143, as the exit-code table of docs/commands.md says, so that
 /// requeue scripts see it. mpirun itself, sent SIGTERM, aborts the job and exits 1 whatever the
 /// ranks exit with (Open MPI 4.1); `jobs/local-mpirun.sh` forwards the signal and reads the exit
 /// code back from the run's JSON record (it exited 1).

@@ -1,6 +1,6 @@
 //! Issue 37, reliability: no file clobbered, no late failure, no summary that says more than the
 //! run measured. Each test reproduces one defect through the binary; what it expects follows from
-//! what must hold (a file that must not change, an exit code from the README's table, counts that
+//! what must hold (a file that must not change, an exit code from the table of docs/commands.md, counts that
 //! must agree between two runs), not from hxsim's own output.
 
 use hxsim::output::hdf5 as h5;
@@ -478,7 +478,7 @@ fn seeds_above_two_to_the_63_can_be_written_and_read() {
     assert_eq!(a["accepted_load"], record["accepted_load"]);
 }
 
-/// Exit codes as the README's table says: `check-deadlock` on a network that faults split and
+/// Exit codes as the table of docs/commands.md says: `check-deadlock` on a network that faults split and
 /// `plot` on an input that is not a results file are bad input, 2 (they exited 1).
 #[test]
 fn check_deadlock_on_a_split_network_and_plot_of_an_unreadable_file_exit_2() {

@@ -1,7 +1,7 @@
 //! Issue 12, "no result lost, no wrong number": each way hxsim lost a result or printed a wrong number,
 //! reproduced through the binary. Every expectation is derived from what must hold (a file that must
-//! not change, a bound on the accepted load, an exit code from the README's table), not pasted from
-//! hxsim's output.
+//! not change, a bound on the accepted load, an exit code from the table of docs/commands.md), not
+//! pasted from hxsim's output.
 
 use hxsim::output::hdf5 as h5;
 use std::os::unix::process::CommandExt;
@@ -469,8 +469,8 @@ fn merge_refuses_to_overwrite_inputs_and_reports_missing_points() {
     assert!(csv.lines().next().unwrap().contains("config.traffic.load"));
 }
 
-/// Item 14: exit codes follow the README's table: 2 for bad input (arguments, a missing input, an
-/// output path that cannot be created), and a `--set` type error names the `--set`.
+/// Item 14: exit codes follow the table of docs/commands.md: 2 for bad input (arguments, a missing
+/// input, an output path that cannot be created), and a `--set` type error names the `--set`.
 #[test]
 fn exit_codes_follow_the_table() {
     let dir = tempfile::tempdir().unwrap();

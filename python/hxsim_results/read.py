@@ -1,6 +1,6 @@
 """Opening runs and sweeps: xarray Datasets per group, and the sweep's points as a pandas frame.
 
-The layout (see hxsim's README, *Results*): a run's file has the groups `summary`, `timeseries`,
+The layout (see hxsim's manual, docs/output.md): a run's file has the groups `summary`, `timeseries`,
 `servers`, `latency`, `links` and `vcs` at its root; a sweep's file has the same in each group
 `points/NNN`, plus the table `sweep` (one row per point along the dimension `point`: `point`,
 `group`, each swept key, each summary key, `complete`, `error`) and the same values gridded over the

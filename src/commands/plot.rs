@@ -38,7 +38,7 @@ pub fn run(
     if !file.exists() {
         return Err(ConfigError::value("FILE", file.display(), "an existing results file (.h5)").into());
     }
-    // An input that cannot be read is bad input (exit 2), as the README's table says.
+    // An input that cannot be read is bad input (exit 2), as the exit-code table of docs/commands.md says.
     let f = h5::open_file(file).map_err(|e| {
         ConfigError::value("FILE", file.display(), format!("a results file written by hxsim (.h5): {}", e.root_cause()))
     })?;

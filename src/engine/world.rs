@@ -31,7 +31,7 @@ pub enum LaunchError {
         "started as one of {ranks} ranks ({var}={ranks}), but this hxsim was built without MPI support, \
          so every rank would run the whole simulation on its own. Rebuild with \
          `cargo build --release --features mpi` (needs the Debian packages libopenmpi-dev openmpi-bin \
-         libclang1-14 libclang-common-14-dev; see README, \"Running on several processes\"), or start one \
+         libclang1-14 libclang-common-14-dev; see docs/mpi-slurm.md, \"Running on several processes\"), or start one \
          process without mpirun/srun (set {SINGLE_PROCESS_ENV}=1 if {var} is left over from an outer launcher)"
     )]
     NoMpi {

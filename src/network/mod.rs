@@ -160,8 +160,8 @@ impl RouterOption for Allocator {
 }
 
 /// Injection throttling (`router.injection_throttle`), a congestion-management mechanism for the
-/// saturation collapse of escape-based routings (README, "The model"): a server injects its next
-/// packet only while the buffer space its switch watches is free above
+/// saturation collapse of escape-based routings (docs/model.md, "Congestion management"): a server
+/// injects its next packet only while the buffer space its switch watches is free above
 /// `router.injection_threshold`. Both variants are local-occupancy injection limitation as in
 /// López, Martínez and Duato, "DRIL: Dynamically reduced message injection limitation mechanism
 /// for wormhole networks" (ICPP 1998) and Baydal, López and Duato, "A family of mechanisms for
@@ -218,7 +218,7 @@ impl RouterOption for InjectionVcs {
 /// Which VCs of a server's output port (the ejection port) a packet at its destination switch may
 /// enter (`router.ejection_vcs`). `Any` is the default: CAMINOS (the SurePath paper's simulator)
 /// offers every VC of the server's port, and with VC 0 only the ejection port's smaller buffer cost
-/// 2-3.5% of accepted load at saturation on uniform traffic against CAMINOS (README, *The model*).
+/// 2-3.5% of accepted load at saturation on uniform traffic against CAMINOS (docs/model.md, "Ejection into any VC").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EjectionVcs {
     /// VC 0 only: the ejection port buffers `router.output_buffer_packets` packets.

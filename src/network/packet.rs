@@ -98,7 +98,7 @@ struct Link {
 /// FIFO of slab indices with only its head stored: the head's link entry holds the tail. A VC
 /// record is read for every head the router looks at, and there are `2 x vcs` of them per router
 /// port, so a 4-byte queue (against 8 for head and tail) is what brings a million-endpoint network
-/// under 1,000 bytes per endpoint (README, "Scale"). The head, which the router reads far more often
+/// under 1,000 bytes per endpoint (docs/performance.md, "Scale"). The head, which the router reads far more often
 /// than it appends, stays in the record (a circular list with only its tail stored costs a read of
 /// the tail's links per head looked at: 10% more CPU time on the million-endpoint network); appending
 /// and removing touch the links of the head and of the tail or next packet. A queue's length is not

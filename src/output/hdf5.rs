@@ -53,7 +53,11 @@ pub const SUMMARY_UNITS: &[(&str, &str, &str)] = &[
     ("wall_seconds", "s", "wall-clock time of the simulation loop"),
     ("hops_per_second", "switch traversals/s", "simulation speed"),
     ("completion_cycles", "cycles", "fixed workloads: cycle at which the last tail arrived"),
-    ("steady_state", "bool", "1 if the measured window reached a steady state (see hxsim's README, Steady state)"),
+    (
+        "steady_state",
+        "bool",
+        "1 if the measured window reached a steady state (see hxsim's manual, docs/model.md, Steady state)",
+    ),
     ("accepted_trend", "1", "fitted change of accepted load across the window, relative to its mean"),
     ("in_flight_trend", "1", "fitted change of packets in flight across the window, relative to its mean"),
     ("packets_generated", "packets", "packets generated over the whole run"),

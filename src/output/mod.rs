@@ -2,7 +2,7 @@
 //! and the JSON record of a run. Files are written under a partial name and moved into place at the
 //! end ([`crate::staged`]).
 //!
-//! Layout of a run's file (the README has the same with examples); a sweep puts the same layout in
+//! Layout of a run's file (docs/output.md has the same with examples); a sweep puts the same layout in
 //! each group `/points/NNN` and adds a table `/sweep` (see [`crate::commands::sweep`]):
 //!
 //! ```text

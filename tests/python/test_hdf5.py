@@ -48,7 +48,8 @@ def hxsim(*args, check=True):
 
 
 def load_sweep(path):
-    """The README's one-call loader: the whole sweep table as a DataFrame, in column order."""
+    """The manual's one-call loader (docs/output.md): the whole sweep table as a DataFrame, in
+    column order."""
     with h5py.File(path, "r") as f:
         t = f["sweep"]
         return pd.DataFrame({k: t[k].asstr()[()] if t[k].dtype.kind == "O" else t[k][()] for k in t.attrs["columns"]})
@@ -282,7 +283,7 @@ def test_xarray_opens_every_group_with_named_dims():
         hxsim("sweep", QUICKSTART, "--set", "traffic.load=0.2,0.4,0.6", "--set", "routing.algorithm=minimal,valiant",
               *SHORT, "-q", "-o", sweep)
         _open_all_with_xarray(sweep)
-        # The README's one-liners.
+        # The manual's one-liners (docs/output.md).
         df = xr.open_dataset(sweep, group="sweep", engine="h5netcdf").to_dataframe()
         assert len(df) == 6 and list(df["routing.algorithm"]) == ["minimal", "valiant"] * 3
         grid = xr.open_dataset(sweep, group="grid", engine="h5netcdf")
