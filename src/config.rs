@@ -793,8 +793,15 @@ impl Config {
         if ro.extra_hops > 64 {
             return Err(ConfigError::value("routing.extra_hops", ro.extra_hops, "between 0 and 64"));
         }
-        if ro.vcs > 64 {
-            return Err(ConfigError::value("routing.vcs", ro.vcs, "between 1 and 64, or 0 for the default (2n)"));
+        if ro.vcs > crate::routing::vc::MAX_VCS {
+            return Err(ConfigError::value(
+                "routing.vcs",
+                ro.vcs,
+                format!(
+                    "between 1 and {}, or 0 for the routing's default: the router keeps at most that many VCs per port",
+                    crate::routing::vc::MAX_VCS
+                ),
+            ));
         }
         let tr = &self.traffic;
         let shift = tr.pattern == PatternKind::AllToAllShift;

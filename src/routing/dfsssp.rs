@@ -52,7 +52,7 @@ use std::time::Instant;
 pub const NO_PORT: PortId = PortId::MAX;
 
 /// The most VCs the router supports (its per-port VC masks are 64-bit words).
-pub const MAX_VCS: usize = 64;
+pub const MAX_VCS: usize = super::vc::MAX_VCS;
 
 /// The most virtual layers the builders compute before giving up (layers are bytes, `u8::MAX`
 /// marks unrouted pairs).

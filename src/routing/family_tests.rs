@@ -137,6 +137,65 @@ fn ugal_offers_both_first_hops_with_the_extra_hops_as_penalty() {
     assert_eq!(s.phase, super::dragonfly_valiant::TO_DESTINATION, "minimal chosen");
 }
 
+/// Kim et al.'s UGAL-L chooses between the minimal and the Valiant route by local queues, so a
+/// packet goes minimally without a choice only where Valiant itself would (the intermediate group
+/// is the source's or the destination's, section 4.2). Where both routes leave the source by one
+/// port, the choice moves to the next router: following every packet while it is offered a single
+/// port, it must meet a router offering both the minimal port and the port towards its intermediate
+/// group, unless Valiant would route it minimally. (Deciding "minimal" at the source, as hxsim did
+/// before 2026-11-28, left these packets no choice.)
+#[test]
+fn ugal_leaves_no_packet_without_a_choice_that_valiant_would_divert() {
+    use super::dragonfly_valiant::port_to_group;
+    for topo in [DF, DF_ABS] {
+        let (net, r) = routing(topo, &["routing.algorithm=ugal"]);
+        let df = match net.topology().view() {
+            crate::topology::View::Dragonfly(d) => d.clone(),
+            _ => unreachable!(),
+        };
+        let n = net.num_switches() as SwitchId;
+        let (mut deferred, mut forced) = (0, 0);
+        for src in 0..n {
+            for dst in (0..n).filter(|&d| df.group(d) != df.group(src)) {
+                for grp in 0..df.groups() {
+                    let valiant_minimal = grp == df.group(src) || grp == df.group(dst);
+                    let mut st = RouteState { src, dst, ..Default::default() };
+                    let first = st;
+                    r.init_choices(&first, &mut |s| {
+                        if s.intermediate as usize == grp {
+                            st = s;
+                        }
+                    });
+                    let mut at = src;
+                    let chose = loop {
+                        if at == dst {
+                            break false;
+                        }
+                        let mut c: Vec<Candidate> = Vec::new();
+                        r.candidates(at, &st, &mut c);
+                        let mut ports: Vec<_> = c.iter().map(|x| x.port).collect();
+                        ports.sort();
+                        ports.dedup();
+                        if ports.len() > 1 {
+                            let mut want = [df.minimal_port(at, dst), port_to_group(&df, at, grp)];
+                            want.sort();
+                            assert_eq!(ports, want, "{topo}: {src} -> {dst} via group {grp}, at {at}");
+                            deferred += (at != src) as u32;
+                            break true;
+                        }
+                        let next = net.neighbour(at, c[0].port).unwrap().0;
+                        take_hop(&*r, &mut st, at, next, &c[0]);
+                        at = next;
+                    };
+                    assert_eq!(chose, !valiant_minimal, "{topo}: {src} -> {dst} via group {grp}");
+                    forced += (!chose) as u32;
+                }
+            }
+        }
+        assert!(deferred > 0 && forced > 0, "{topo}: both cases occur");
+    }
+}
+
 #[test]
 fn torus_dor_with_dateline_vcs_is_deadlock_free_and_needs_them() {
     for sides in ["[4, 4]", "[5, 3, 2]", "[6]"] {

@@ -228,3 +228,25 @@ fn spda_follows_one_bfs_tree_per_vc() {
     assert!(seen.iter().all(|&s| s > 60), "{seen:?}");
     assert_eq!(deadlock::check(&net, &*r).verdict, Verdict::Acyclic);
 }
+
+/// The DAVC paper evaluates SPDA up to 128 VCs (section 7); hxsim's router keeps one bit per VC in
+/// each port's 64-bit occupancy masks, so more than 64 trees are refused up front, naming the key
+/// and the limit, and 64 builds.
+#[test]
+fn spda_stops_at_the_routers_vc_limit_with_the_reason() {
+    assert_eq!(super::vc::MAX_VCS, u64::BITS as usize);
+    for vcs in [65, 128] {
+        let sets = vec!["routing.algorithm=spda".to_string(), format!("routing.vcs={vcs}")];
+        let e = crate::config::parse_str(&format!("seed = 3\n[topology]\n{RRG}\n"), "test", &sets).unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.contains("routing.vcs")
+                && m.contains(&vcs.to_string())
+                && m.contains("between 1 and 64")
+                && m.contains("per port"),
+            "{m}"
+        );
+    }
+    let (_, r) = routing(RRG, &["routing.algorithm=spda", "routing.vcs=64"]);
+    assert_eq!(r.vcs(), 64);
+}

@@ -2,9 +2,12 @@
 //! the packet one hop closer to its destination is a candidate, and the router picks the least
 //! occupied. On a faulty network "closer" is measured with BFS distances over the live links.
 //!
-//! VCs: `routing.vc_policy`; by default the ladder with two VCs per step on 2n VCs (SurePath Table
-//! 4: "2 VCs for each step"); on a faulty network routes are as long as the faulty diameter, and the
-//! ladder (or DAVC's VC count) is sized for that.
+//! VCs: `routing.vc_policy`; by default the ladder with two VCs per step (SurePath Table 4: "2 VCs
+//! for each step"), a step per hop of the longest minimal route: `2 D` VCs for diameter `D`. On a
+//! faulty network minimal routes are as long as the faulty diameter `D_f`, so the default is
+//! `2 D_f`, two VCs per step still (before 2026-11-28 it was the fault-free `2 D`, which the ladder
+//! split into `D_f` steps of one VC, e.g. 4 of the 6 VCs on a 3-D HyperX whose faults raise the
+//! diameter to 4, and 2 VCs left idle). A `routing.vcs` set by the user is kept as given.
 //!
 //! With `routing.vc_policy = "dor-escape"` it is the HyperX paper's Min-AD as evaluated there
 //! (section 4.1: "3 sets of 2 VCs ... One VC in each set is reserved for deadlock avoidance in the
@@ -66,7 +69,8 @@ impl Minimal {
             return Ok(Minimal { net, vcs: Vcs::DorEscape { hx, sets: (vcs / 2) as u8 } });
         }
         let diam = network_diameter(&net) as usize;
-        let default_vcs = 2 * net.topology().diameter() as usize;
+        // Fault-free, `diam` is the topology's diameter; past MAX_VCS the ladder takes what fits.
+        let default_vcs = (2 * net.topology().diameter() as usize).max((2 * diam).min(super::vc::MAX_VCS));
         let policy = VcPolicy::from_params(
             params,
             default_vcs,

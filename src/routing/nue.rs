@@ -48,6 +48,17 @@
 //! switch's settled neighbour may move to another settled neighbour, see `Construction::backtrack`);
 //! its *shortcut discovery* (section 6.2.6.3) is not, and an impasse that backtracking cannot solve
 //! falls back to the escape paths for the whole destination, as Alg. 4.1 does. The build is single-threaded and deterministic.
+//! Channel weights start at 1; OpenSM starts them at the square of the number of destinations,
+//! which keeps routes shortest and uses the load to choose among them: measured on the 7x7x7 torus
+//! it helps 2 layers and hurts 1 (more destinations on the escape paths), so it was not taken.
+//!
+//! What to expect (docs/validity-ugal-nue.md measures it): Nue is deterministic, one route per
+//! (switch, destination switch), while `updown` here is adaptive among all its shortest legal
+//! routes, so comparing the two is not the paper's comparison (OpenSM's Up*/Down* is deterministic).
+//! On a fat tree whose leaves have as many up-links as servers, routes per destination *switch*
+//! bring all the traffic to a leaf down one of its links, which bounds uniform throughput near
+//! `1 / servers per leaf` for every deterministic routing here (D-mod-K and DFSSSP too), at any
+//! layer count.
 //!
 //! Memory: the tables above plus, while building, 8 bytes per (channel, port) pair of the complete
 //! CDG; the build refuses (exit 2, naming `routing.algorithm`) when the tables would not fit.

@@ -23,8 +23,11 @@
 //! (`O(m n)`); a child's subtree containing the destination is found by binary search among the
 //! switch's children, sorted by pre-order. The report gives the build time.
 //!
-//! The DAVC paper runs SPDA with up to 128 VCs; the router here keeps 64 VCs per port at most
-//! (`routing.vcs` is validated against that), so `m <= 64`.
+//! The DAVC paper runs SPDA with up to 128 VCs; here `m <= 64`, because the router keeps 64 VCs
+//! per port at most ([`super::vc::MAX_VCS`]: one bit per VC in each port's occupancy masks, a
+//! `u64`), and `routing.vcs` is validated against that. Nothing in SPDA itself stops at 64 (the
+//! tree index is a `u8`); lifting the router's limit would widen every port record of every run
+//! for this one baseline, so it stays (docs/validity-ugal-nue.md).
 
 use super::dfsssp::own_vc_policy;
 use super::{Candidate, RouteState, Routing, RoutingParams, TableReport};

@@ -598,6 +598,23 @@ fn too_few_vcs_is_a_config_error_naming_the_route_length() {
     assert_eq!(r.vcs(), diam as usize);
 }
 
+/// SurePath Table 4: Minimal uses "2 VCs for each step" of the ladder, a step per hop. On a faulty
+/// network the longest minimal route is the faulty diameter (BFS from every switch here), so the
+/// default is two VCs for each of its hops, never fewer than the fault-free default; before
+/// 2026-11-28 the fault-free 2 D VCs were split into D_f steps of one VC (3 VCs on this 4x4).
+#[test]
+fn minimal_on_a_faulty_network_keeps_two_vcs_per_step() {
+    let (net, r) = routing(&[4, 4], &["faults.random_links=10"]);
+    let diam = (0..16).flat_map(|s| net.bfs(s)).filter(|&d| d != crate::topology::fabric::UNREACHABLE).max();
+    let diam = diam.unwrap() as usize;
+    assert!(diam > 2, "the faults lengthen the 4x4's diameter (2), got {diam}");
+    assert_eq!(r.vcs(), 2 * diam);
+    let (_, r) = routing(&[4, 4], &[]);
+    assert_eq!(r.vcs(), 4, "fault-free: 2 x diameter 2");
+    let (_, r) = routing(&[4, 4], &["faults.random_links=10", "routing.vcs=5"]);
+    assert_eq!(r.vcs(), 5 / diam * diam, "a routing.vcs set by the user is kept (the ladder floors it per step)");
+}
+
 // ---------------------------------------------------------------- check-deadlock
 
 fn check(sides: &[usize], sets: &[&str]) -> deadlock::Report {

@@ -5,10 +5,19 @@
 //! not read queues and the router picks the candidate with the lowest `Q + P` (see
 //! [`super`]), so UGAL offers at the source router both first hops, the minimal one with penalty
 //! 0 and the Valiant one with penalty `packet_phits x (H_nm - H_m)` (one packet per extra hop,
-//! never below 0): the additive form of the same comparison. If both first hops are the same port
-//! the packet goes minimally. After the first hop the choice is fixed: Valiant packets continue as
-//! in [`super::dragonfly_valiant`], minimal ones as in [`super::dragonfly_min`].
+//! never below 0): the additive form of the same comparison. After the choice, Valiant packets
+//! continue as in [`super::dragonfly_valiant`], minimal ones as in [`super::dragonfly_min`].
 //!
+//! **Where the choice is made.** When both routes leave the source router by the same port (the
+//! local link to a router that owns the global links to both the destination's and the
+//! intermediate group), queue occupancy cannot tell them apart, so the packet takes that hop
+//! *undecided* and chooses at the next router, the first where the routes part (its two global
+//! links), still from local queues only: routes stay `l g l g l`. Deciding "minimal" at the source
+//! in that case (as BookSim2's `ugal_dragonflynew` does, whose `q_m <= 2 q_nm + 30` holds when the
+//! ports are one) sends every such packet over the minimal global link whatever its load: on
+//! DF(6,12,6) under adversarial group traffic that is 5 intermediate groups in 73 for 11 routers in
+//! 12, which held accepted load to 0.17 against Valiant's 0.47 (docs/validity-ugal-nue.md).
+
 //! VCs: Dally's scheme with 3 VCs by default (minimal routes use the first two levels), or a DAVC
 //! policy with at least 5.
 
@@ -97,7 +106,11 @@ impl Routing for Ugal {
     }
     fn advance(&self, st: &mut RouteState, at: SwitchId, next: SwitchId, c: &Candidate) {
         if st.phase == UNDECIDED {
-            st.phase = if c.port == self.df.minimal_port(at, st.dst) { TO_DESTINATION } else { TO_INTERMEDIATE };
+            let min = self.df.minimal_port(at, st.dst);
+            // One port for both routes: no choice was offered, decide at the next router.
+            if port_to_group(&self.df, at, st.intermediate as usize) != min {
+                st.phase = if c.port == min { TO_DESTINATION } else { TO_INTERMEDIATE };
+            }
         }
         if st.phase == TO_INTERMEDIATE && self.df.group(next) == st.intermediate as usize {
             st.phase = TO_DESTINATION;

@@ -37,8 +37,11 @@ pub const POLICIES: &[(&str, &str)] = &[
     ("dateline", "dateline VCs on torus rings (torus-dor)"),
 ];
 
-/// Most VCs a port can have (`routing.vcs` is at most this).
-pub const MAX_VCS: usize = 64;
+/// Most VCs a port can have (`routing.vcs` is at most this): the router keeps one bit per VC in
+/// each port's occupancy masks (`vc_mask: u64` of the input and output port records in
+/// `network`), read on every allocation. Widening them to 128 bits would grow every port record
+/// of every run (and the checkpoint format) for the few configurations that need more VCs.
+pub const MAX_VCS: usize = u64::BITS as usize;
 
 /// The VC count of a routing whose user left `routing.vcs` at 0: its own default `default`, raised
 /// to one VC per hop of its longest route (`max_hops`, explained by `why`) where that is more (the
