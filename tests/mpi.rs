@@ -274,14 +274,20 @@ fn ranks_stream_the_time_series_during_the_run() {
     assert_same_timeseries(&hdf5::File::open(&one).unwrap(), &b, "streamed from 2 ranks");
 }
 
-/// Ranks on networks whose switches differ: a HyperZ (servers on level 1 only, ports per level) and
-/// a fat tree give the single-process summary for 2 and 3 ranks.
+/// Ranks on networks whose switches differ: a HyperZ (servers on level 1 only, ports per level), a
+/// fat tree, and a faulty HyperZ routed around its failed links and switch by ALIOD (issue 32) give
+/// the single-process summary for 2 and 3 ranks, and the faulty one for 2 and 3 threads too.
 #[test]
 fn ranks_give_the_single_process_summary_on_hyperz_and_fat_trees() {
     let dir = tempfile::tempdir().unwrap();
+    let hyperz = "kind = \"hyperz\"\nsides = [2,2]\nzones = [4,2,2]\nroots = [1,2,2]\ninternal_links = [1,2,1]";
+    let faulty = format!(
+        "{hyperz}\n[routing]\nalgorithm = \"aliod\"\nvc_policy = \"hyperz-b\"\n[faults]\nrandom_links = 4\nrandom_switches = 1"
+    );
     for (name, topo) in [
-        ("hyperz", "kind = \"hyperz\"\nsides = [2,2]\nzones = [4,2,2]\nroots = [1,2,2]\ninternal_links = [1,2,1]"),
-        ("fattree", "kind = \"fattree\"\nzones = [4,4,4]\nroots = [1,4,16]"),
+        ("hyperz", hyperz.to_string()),
+        ("fattree", "kind = \"fattree\"\nzones = [4,4,4]\nroots = [1,4,16]".to_string()),
+        ("hyperz-faulty", faulty),
     ] {
         let path = dir.path().join(format!("{name}.toml"));
         let text = format!(
@@ -297,6 +303,12 @@ fn ranks_give_the_single_process_summary_on_hyperz_and_fat_trees() {
         };
         let out = Command::new(env!("CARGO_BIN_EXE_hxsim")).args(args(1)).output().unwrap();
         let reference = summary(out, &format!("{name}, single process"));
+        if name == "hyperz-faulty" {
+            for threads in [2, 3] {
+                let out = Command::new(env!("CARGO_BIN_EXE_hxsim")).args(args(threads)).output().unwrap();
+                assert_eq!(summary(out, &format!("{name}, {threads} threads")), reference, "{name}: {threads} threads");
+            }
+        }
         for (ranks, threads) in [(2, 1), (3, 1)] {
             let out = Command::new("mpirun")
                 .args(["-np", &ranks.to_string(), "--oversubscribe", "--bind-to", "none"])
