@@ -179,7 +179,13 @@ fn read_json(path: &Path) -> Vec<Input> {
             _ if v.contains_key("accepted_load") => Some(v.clone()),
             _ => None,
         };
-        input.summary = summary.map(|s| s.into_iter().filter(|(_, x)| x.is_number()).collect());
+        // The figures a results file's `/summary` holds: numbers, and `steady_state` (true, false
+        // or null, as a run writes it); not the record's own `complete`, nor text.
+        input.summary = summary.map(|s| {
+            s.into_iter()
+                .filter(|(k, x)| x.is_number() || (k != "complete" && (x.is_boolean() || x.is_null())))
+                .collect()
+        });
         // A record or summary of a run that stopped says so (`complete`, `status`, as `hxsim run
         // --json` and `--json-out` write them, outside or inside `summary`).
         let stopped = [Some(&v), input.summary.as_ref().and(summary_obj(&v))]

@@ -308,6 +308,8 @@ def test_slurm_array_results_merge_into_a_sweep_file_that_plots():
                 continue  # this array task never ran
             sets = ["--set", f"traffic.load={load}", "--set", f"routing.algorithm={routing}"]
             r = hxsim("run", QUICKSTART, *sets, *SHORT, "--json", "-q", "-o", os.path.join(out, f"point-{i}.h5"))
+            if i == 0:
+                steady0 = json.loads(r.stdout)["steady_state"]
             with open(os.path.join(out, f"point-{i}.json"), "w") as f:
                 if i == 3:
                     # the run failed: the task recorded its point but no summary
@@ -327,6 +329,10 @@ def test_slurm_array_results_merge_into_a_sweep_file_that_plots():
             assert df.loc[2, "error"] == "missing" and not df.loc[2, "complete"]
             assert df.loc[0, "complete"] and df.loc[1, "complete"]
             assert math.isnan(df.loc[2, "accepted_load"])
+            # steady_state (true, false or null) comes through a JSON input as through an HDF5 one
+            with h5py.File(merged, "r") as f:
+                got = f["points/000/summary/steady_state"][()]
+            assert (math.isnan(got) if steady0 is None else got == int(steady0)), (kind, got, steady0)
             grid = xr.open_dataset(merged, group="grid", engine="h5netcdf")
             assert dict(grid.sizes) == {"traffic.load": 2, "routing.algorithm": 2}
             assert not bool(grid["complete"].sel({"traffic.load": 0.5, "routing.algorithm": "minimal"}))
