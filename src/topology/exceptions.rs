@@ -46,6 +46,14 @@ pub trait ClosedForm: Sync {
     fn port_count(&self, x: SwitchId) -> usize;
     /// The switch at the far end of port `p` of `x`, if wired.
     fn far_switch(&self, x: SwitchId, p: PortId) -> Option<SwitchId>;
+    /// Optionally, the ports of `u` in ranges of equal `d0(far end, b) - d0(u, b)` (-1, 0 or +1),
+    /// every wired port in exactly one range, and true; false (calling nothing) where the family
+    /// has no such shortcut, and then [`Exceptions`] evaluates `d0` at every neighbour. Families
+    /// whose neighbours fall into a few classes towards `b` (a fat tree's parents: the one on
+    /// `b`'s side and the others) save a `d0` per port.
+    fn port_classes(&self, _u: SwitchId, _b: SwitchId, _f: impl FnMut(std::ops::Range<PortId>, i32)) -> bool {
+        false
+    }
 }
 
 /// Per destination, a superset of the switches every link of which to a downhill neighbour failed
@@ -264,7 +272,7 @@ fn repair<C: ClosedForm>(
     }
     let e = s.epoch;
     let cb = comp[b as usize];
-    let mut lowest = usize::MAX;
+    let (mut lowest, mut top) = (usize::MAX, 0);
     for i in 0..s.seeds.len() {
         let u = s.seeds[i];
         if u == b || comp[u as usize] != cb || s.queued[u as usize] == e {
@@ -277,6 +285,7 @@ fn repair<C: ClosedForm>(
         }
         s.buckets[d].push(u);
         lowest = lowest.min(d);
+        top = top.max(d);
     }
     if lowest == usize::MAX {
         return;
@@ -285,43 +294,55 @@ fn repair<C: ClosedForm>(
     // unaffected downhill neighbour; the live uphill neighbours of an affected one are candidates.
     s.affected.clear();
     let mut d = lowest;
-    while d < s.buckets.len() {
+    while d <= top {
         let mut bucket = std::mem::take(&mut s.buckets[d]);
+        if s.buckets.len() < d + 2 {
+            s.buckets.resize_with(d + 2, Vec::new);
+        }
         for &u in &bucket {
             let mut kept = false;
-            for p in 0..cf.port_count(u) as PortId {
-                if !alive(u, p) {
-                    continue;
+            let hit = &s.hit;
+            let classified = cf.port_classes(u, b, |r, delta| {
+                if delta == -1 && !kept {
+                    kept = r.filter(|&p| alive(u, p)).filter_map(|p| cf.far_switch(u, p)).any(|y| hit[y as usize] != e);
                 }
-                if let Some(y) = cf.far_switch(u, p) {
-                    if s.hit[y as usize] != e && (y == b || cf.d0(y, b) as usize + 1 == d) {
-                        kept = true;
-                        break;
-                    }
-                }
+            });
+            if !classified {
+                kept = (0..cf.port_count(u) as PortId)
+                    .filter(|&p| alive(u, p))
+                    .filter_map(|p| cf.far_switch(u, p))
+                    .any(|y| hit[y as usize] != e && (y == b || cf.d0(y, b) as usize + 1 == d));
             }
             if kept {
                 continue;
             }
             s.hit[u as usize] = e;
             s.affected.push(u);
-            for p in 0..cf.port_count(u) as PortId {
-                if !alive(u, p) {
-                    continue;
+            let (queued, next) = (&mut s.queued, &mut s.buckets[d + 1]);
+            let mut push = |x: SwitchId| {
+                if queued[x as usize] != e {
+                    queued[x as usize] = e;
+                    next.push(x);
                 }
-                if let Some(x) = cf.far_switch(u, p) {
-                    if s.queued[x as usize] != e && cf.d0(x, b) as usize == d + 1 {
-                        s.queued[x as usize] = e;
-                        if s.buckets.len() <= d + 2 {
-                            s.buckets.resize_with(d + 3, Vec::new);
-                        }
-                        s.buckets[d + 1].push(x);
-                    }
+            };
+            let classified = cf.port_classes(u, b, |r, delta| {
+                if delta == 1 {
+                    r.filter(|&p| alive(u, p)).filter_map(|p| cf.far_switch(u, p)).for_each(&mut push);
                 }
+            });
+            if !classified {
+                (0..cf.port_count(u) as PortId)
+                    .filter(|&p| alive(u, p))
+                    .filter_map(|p| cf.far_switch(u, p))
+                    .filter(|&x| cf.d0(x, b) as usize == d + 1)
+                    .for_each(&mut push);
             }
         }
         bucket.clear();
         s.buckets[d] = bucket;
+        if !s.buckets[d + 1].is_empty() {
+            top = top.max(d + 1);
+        }
         d += 1;
     }
     if s.affected.is_empty() {
@@ -333,12 +354,18 @@ fn repair<C: ClosedForm>(
     s.order.clear();
     for &u in &s.affected {
         let mut best = u32::MAX;
-        for p in 0..cf.port_count(u) as PortId {
-            if !alive(u, p) {
-                continue;
+        let hit = &s.hit;
+        let d = cf.d0(u, b) as i32;
+        let classified = cf.port_classes(u, b, |r, delta| {
+            let v = (d + delta + 1) as u32;
+            if v < best && r.filter(|&p| alive(u, p)).filter_map(|p| cf.far_switch(u, p)).any(|y| hit[y as usize] != e)
+            {
+                best = v;
             }
-            if let Some(y) = cf.far_switch(u, p) {
-                if s.hit[y as usize] != e {
+        });
+        if !classified {
+            for y in (0..cf.port_count(u) as PortId).filter(|&p| alive(u, p)).filter_map(|p| cf.far_switch(u, p)) {
+                if hit[y as usize] != e {
                     best = best.min(1 + if y == b { 0 } else { cf.d0(y, b) });
                 }
             }

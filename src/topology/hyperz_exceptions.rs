@@ -31,6 +31,7 @@
 
 use super::exceptions::{ClosedForm, SeedIndex};
 use super::{HyperZ, PortId, SwitchId};
+use std::ops::Range;
 
 impl ClosedForm for HyperZ {
     fn switch_count(&self) -> usize {
@@ -47,6 +48,73 @@ impl ClosedForm for HyperZ {
     #[inline]
     fn far_switch(&self, x: SwitchId, p: PortId) -> Option<SwitchId> {
         self.neighbour(x, p).map(|(y, _)| y)
+    }
+    /// With side links at every level (module doc): the parents in two classes (the one whose root
+    /// digits are `b`'s up to `u`'s level plus one, when `b` is higher, and the others), likewise
+    /// the children (the one whose zone holds `b`, when `b` is lower, and the others), each class
+    /// rated by one `d0` at a representative; a side link to `b_k` in an offset dimension `k` is
+    /// -1, to another value there 0, in a dimension where the Z-nodes agree +1 (the Hamming part
+    /// of the product).
+    fn port_classes(&self, u: SwitchId, b: SwitchId, mut f: impl FnMut(Range<PortId>, i32)) -> bool {
+        if !self.side_links_at_every_level() {
+            return false;
+        }
+        let d = self.switch_distance(u, b) as i32;
+        let (i, j, h) = (self.level(u), self.level(b), self.height());
+        let delta = |p: PortId| self.switch_distance(self.neighbour(u, p).map_or(u, |x| x.0), b) as i32 - d;
+        let mut split = |all: Range<PortId>, special: Option<Range<PortId>>| match special {
+            _ if all.is_empty() => {}
+            None => f(all.clone(), delta(all.start)),
+            Some(s) => {
+                if all.start < s.start {
+                    f(all.start..s.start, delta(all.start));
+                }
+                f(s.clone(), delta(s.start));
+                if s.end < all.end {
+                    f(s.end..all.end, delta(s.end));
+                }
+            }
+        };
+        if i >= 2 {
+            let g = self.internal_links()[i - 1] as PortId;
+            let zi = self.zones()[i - 1];
+            let all = 0..zi as PortId * g;
+            let special = (j < i)
+                .then(|| self.zone_index(b, i - 1))
+                .filter(|&c| c / zi == self.zone_index(u, i))
+                .map(|c| (c % zi) as PortId * g..(c % zi + 1) as PortId * g);
+            split(all, special);
+        }
+        if i < h {
+            let g = self.internal_links()[i] as PortId;
+            let ups = self.up_ports(u);
+            let special = (j > i).then(|| {
+                let t = (self.flat(b) % self.r(i + 1) / self.r(i)) as PortId;
+                ups.start + t * g..ups.start + (t + 1) * g
+            });
+            split(ups, special);
+        }
+        let (zu, zb) = (self.znode(u), self.znode(b));
+        for k in 0..self.dims() {
+            let all = self.side_dim_ports(u, k);
+            if all.is_empty() {
+                continue;
+            }
+            let v = self.coord(zb, k);
+            if self.coord(zu, k) == v {
+                f(all, 1);
+            } else {
+                let s = self.side_ports(u, k, v);
+                if all.start < s.start {
+                    f(all.start..s.start, 0);
+                }
+                f(s.clone(), -1);
+                if s.end < all.end {
+                    f(s.end..all.end, 0);
+                }
+            }
+        }
+        true
     }
 }
 
@@ -285,6 +353,28 @@ mod tests {
             }
         }
         assert!(checked > 1000, "the faults changed only {checked} distances: the test would miss errors");
+    }
+
+    /// The port classes cover every port once, and each class's rating is `d0(far end) - d0(u)` at
+    /// every one of its ports, for every ordered pair of switches.
+    #[test]
+    fn port_classes_rate_every_port() {
+        for hz in instances() {
+            for u in 0..hz.num_switches() as SwitchId {
+                for b in 0..hz.num_switches() as SwitchId {
+                    let mut seen = vec![0; hz.switch_ports(u)];
+                    assert!(hz.port_classes(u, b, |r, delta| {
+                        for p in r {
+                            seen[p as usize] += 1;
+                            let y = hz.neighbour(u, p).unwrap().0;
+                            let want = hz.switch_distance(y, b) as i32 - hz.switch_distance(u, b) as i32;
+                            assert_eq!(delta, want, "{}: port {p} of {u} towards {b}", hz.name());
+                        }
+                    }));
+                    assert!(seen.iter().all(|&c| c == 1), "{}: {u} towards {b}: {seen:?}", hz.name());
+                }
+            }
+        }
     }
 
     /// The distance statistics from exceptions (histogram shortcut) equal BFS from every live
