@@ -187,6 +187,40 @@ impl<C: ClosedForm> Exceptions<C> {
         }
     }
 
+    /// When `a != b` are at their closed-form distance and the family rates its ports in classes
+    /// ([`ClosedForm::port_classes`]), calls `f` with every live port of `a` (`alive`) that brings a
+    /// packet one hop closer to `b`, in increasing port order, and returns true; otherwise returns
+    /// false and calls nothing. Such hops lead to a neighbour one closer in the closed form that is
+    /// not itself an exception (`d_f >= d0` everywhere).
+    #[inline]
+    pub fn minimal_ports(
+        &self,
+        a: SwitchId,
+        b: SwitchId,
+        alive: impl Fn(PortId) -> bool,
+        f: &mut impl FnMut(PortId),
+    ) -> bool {
+        if a == b || !self.same_component(a, b) {
+            return false;
+        }
+        let (lo, hi) = (self.start[b as usize] as usize, self.start[b as usize + 1] as usize);
+        let list = &self.src[lo..hi];
+        if list.binary_search(&a).is_ok() {
+            return false;
+        }
+        self.cf.port_classes(a, b, |r, delta| {
+            if delta == -1 {
+                for p in r.filter(|&p| alive(p)) {
+                    if let Some(y) = self.cf.far_switch(a, p) {
+                        if y == b || list.binary_search(&y).is_err() {
+                            f(p);
+                        }
+                    }
+                }
+            }
+        })
+    }
+
     /// The exceptions of destination `b`: sources (sorted) and their exact distances to `b`. Every
     /// other source of `b`'s component is at its closed-form distance from `b`.
     #[inline]

@@ -377,6 +377,39 @@ mod tests {
         }
     }
 
+    /// On faulty networks, the minimal ports from the exceptions are exactly the live ports whose far
+    /// end is closer by BFS, in port order, for every ordered pair.
+    #[test]
+    fn minimal_ports_from_exceptions_equal_bfs() {
+        let mut fast = 0;
+        for hz in instances() {
+            let topo: Arc<dyn Topology> = Arc::new(hz.clone());
+            let links = super::super::fabric::all_links(&hz).len();
+            let cfg: FaultConfig =
+                toml::from_str(&format!("random_links = {}\nrandom_switches = 1", links / 10)).unwrap();
+            let net = Fabric::new(topo.clone(), &cfg.build(&*topo, 3).unwrap());
+            let ex = net.tree_exceptions().unwrap();
+            let n = hz.num_switches() as SwitchId;
+            let dist: Vec<Vec<u32>> = (0..n).map(|b| net.bfs(b)).collect();
+            for a in 0..n {
+                for b in 0..n {
+                    let mut got = Vec::new();
+                    if ex.minimal_ports(a, b, |p| net.alive(a, p), &mut |p| got.push(p)) {
+                        fast += 1;
+                        let want: Vec<PortId> = (0..hz.switch_ports(a) as PortId)
+                            .filter(|&p| {
+                                net.neighbour(a, p)
+                                    .is_some_and(|(y, _)| dist[b as usize][y as usize] < dist[b as usize][a as usize])
+                            })
+                            .collect();
+                        assert_eq!(got, want, "{}: {a} -> {b}", hz.name());
+                    }
+                }
+            }
+        }
+        assert!(fast > 1000);
+    }
+
     /// The distance statistics from exceptions (histogram shortcut) equal BFS from every live
     /// server-bearing switch.
     #[test]
