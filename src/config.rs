@@ -941,9 +941,10 @@ impl Config {
     /// A cheap lower bound of the memory a run of this config needs, in bytes, and what drives it
     /// (see [`Config::check_memory`]). It counts the state whose size the config fixes: the router
     /// and server records [`crate::network::state_bytes`] allocates up front (every port's input
-    /// and output records and VCs, every server's), and with faults on a family other than HyperX
-    /// the all-pairs distance table (one byte per switch pair; a faulty HyperX keeps sparse
-    /// exceptions instead, `topology::distances`). `ranks` processes share the per-switch state;
+    /// and output records and VCs, every server's), and with faults on a family without a closed
+    /// form the all-pairs distance table (one byte per switch pair; a faulty HyperX, HyperZ or fat
+    /// tree keeps sparse exceptions instead, `topology::distances` and `topology::exceptions`, of
+    /// which the per-switch part is counted). `ranks` processes share the per-switch state;
     /// each holds the distance table. `vcs`: the VCs per port of the built routing, when known (else
     /// `Config::vcs_estimate`, a lower bound). Packets come on top: [`Config::packet_bytes_bound`].
     pub fn memory_lower_bound(&self, ranks: usize, vcs: Option<usize>) -> (u64, String) {
@@ -952,13 +953,19 @@ impl Config {
         let vcs = vcs.map_or_else(|| self.vcs_estimate(), |v| v as u128);
         let state = crate::network::state_bytes(switches, ports, servers, vcs) / ranks.max(1) as u128;
         let table = if self.faults.any() && self.topology.faulty_distance_table() { switches * switches } else { 0 };
+        // Without a table, faulty distances keep a component label and an exception offset per
+        // switch (`topology::exceptions`, `topology::distances`); the exceptions themselves depend
+        // on where the faults fall (5 bytes each, reported by `hxsim analyze`).
+        let sparse = if self.faults.any() && table == 0 { 8 * switches } else { 0 };
         let routes = self.routing_table_bytes();
         let series = self.timeseries_bytes();
-        let total = (state + table + routes + series).min(u64::MAX as u128) as u64;
+        let total = (state + table + sparse + routes + series).min(u64::MAX as u128) as u64;
         let why = format!(
             "{switches} switches with {ports} router ports x {vcs} VCs of router state{}{}{}",
             if table > 0 {
                 format!(", plus a {switches} x {switches} distance table because [faults] has faults")
+            } else if sparse > 0 {
+                ", plus sparse faulty distances (closed form and exceptions) because [faults] has faults".to_string()
             } else {
                 String::new()
             },

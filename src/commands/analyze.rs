@@ -48,6 +48,10 @@ pub struct Analysis {
     /// The most its packets can add (every buffer and source queue full), bytes:
     /// [`Config::packet_bytes_bound`].
     pub packet_bytes_max: u64,
+    /// With faults on a HyperX, HyperZ or fat tree: the switch pairs whose distance differs from
+    /// the family's closed form, which the run stores instead of an all-pairs table (5 bytes each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distance_exceptions: Option<u64>,
     /// Family-specific facts (e.g. switches, radix and links per level of a HyperZ).
     #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
     pub details: serde_json::Map<String, serde_json::Value>,
@@ -89,6 +93,11 @@ pub fn analysis(cfg: &Config, vcs: Option<usize>) -> Result<Analysis, ConfigErro
         unreachable_pairs: comps.unreachable_pairs,
         memory_bytes: cfg.memory_lower_bound(1, vcs).0,
         packet_bytes_max: cfg.packet_bytes_bound(vcs),
+        distance_exceptions: net
+            .sparse_distances()
+            .map(|sd| sd.exceptions())
+            .or_else(|| net.tree_exceptions().map(|ex| ex.exceptions()))
+            .map(|x| x as u64),
         details: net.topology().details(),
     })
 }
@@ -141,6 +150,14 @@ pub fn run(cfg: &Config, json: bool) -> Result<u8> {
             cfg.memory_lower_bound(1, vcs).1,
             crate::memory::human_bytes(a.packet_bytes_max)
         );
+        if let Some(x) = a.distance_exceptions {
+            println!(
+                "  faulty distances  closed form plus {x} exceptions ({}) instead of a {} x {} table",
+                crate::memory::human_bytes(5 * x),
+                a.switches,
+                a.switches
+            );
+        }
         if let Some(e) = &routing_error {
             println!("  routing           {} cannot be built: {e} (`hxsim run` exits 2)", cfg.routing.algorithm);
         }

@@ -650,6 +650,22 @@ pub fn minimal_ports(net: &Fabric, at: SwitchId, to: SwitchId, mut f: impl FnMut
             return;
         }
     }
+    if let Some(ex) = net.tree_exceptions() {
+        // A faulty HyperZ or fat tree where a shortest path of the fault-free network survives: the
+        // live ports one closer in the closed form to a switch that is no exception (the same ports,
+        // in the same increasing order, as the scan below finds).
+        if cfg!(debug_assertions) {
+            let (mut fast, mut slow) = (Vec::new(), Vec::new());
+            if ex.minimal_ports(at, to, |p| net.alive(at, p), &mut |p| fast.push(p)) {
+                minimal_ports_by_distance(net, at, to, |p| slow.push(p));
+                assert_eq!(fast, slow, "faulty HyperZ minimal ports at {at} towards {to}");
+                fast.into_iter().for_each(f);
+                return;
+            }
+        } else if ex.minimal_ports(at, to, |p| net.alive(at, p), &mut f) {
+            return;
+        }
+    }
     if let Some(sd) = net.sparse_distances() {
         // A faulty HyperX where a shortest path of the fault-free network survives: the next hops
         // are the live corrections of one coordinate whose switch keeps a live shortest path (the

@@ -4,11 +4,15 @@
 //! are alive, and graph distances. Without faults, distances come from the topology's formula (no
 //! tables, so a million-endpoint HyperX needs no O(switches^2) memory). With faults, a HyperX keeps
 //! its closed form plus a sparse list of the pairs whose every shortest path a fault cut
-//! ([`SparseDistances`], exact; checked against BFS in debug builds); other families compute
-//! all-pairs distances by BFS and store them as one byte per ordered pair, row per destination.
+//! ([`SparseDistances`], exact; checked against BFS in debug builds); a HyperZ or fat tree with side
+//! links at every level keeps its closed form plus the per-destination exceptions of
+//! [`Exceptions`] (exact, likewise checked); other families compute all-pairs distances by BFS and
+//! store them as one byte per ordered pair, row per destination.
 
 use super::distances::{SparseDistances, DEBUG_CHECK_SWITCHES};
+use super::exceptions::Exceptions;
 pub use super::faults::FaultSet;
+use super::hyperz_exceptions::HyperZSeeds;
 use super::{HyperX, HyperZ, PortId, SwitchId, Topology, View};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -38,10 +42,13 @@ pub struct Fabric {
     dead: Vec<bool>,
     /// `dead_switch[s]`: switch `s` has failed (its ports are dead too). Empty when none has.
     dead_switch: Vec<bool>,
-    /// All-pairs distances `dist[dst * n + src]` when faulty and not a HyperX; empty otherwise.
+    /// All-pairs distances `dist[dst * n + src]` when faulty and neither a HyperX nor a HyperZ or fat
+    /// tree with side links at every level; empty otherwise.
     dist: Vec<u8>,
     /// Distances of a faulty HyperX: Hamming distance plus exceptions.
     sparse: Option<SparseDistances>,
+    /// Distances of a faulty HyperZ or fat tree: its closed form plus exceptions.
+    tree: Option<Exceptions<HyperZ>>,
     /// Stride of per-port arrays: the largest number of switch-to-switch ports of a switch.
     ports: usize,
     /// The most router ports (servers plus switch-to-switch ports) of any switch.
@@ -105,6 +112,7 @@ impl Fabric {
             dead,
             dist: Vec::new(),
             sparse: None,
+            tree: None,
             ports,
             router_ports,
             n,
@@ -119,14 +127,18 @@ impl Fabric {
                 View::HyperX(h) => SparseDistances::new(h, |s, p| net.alive(s, p)),
                 _ => None,
             };
-            match sparse {
-                Some(sd) => {
-                    net.sparse = Some(sd);
-                    if cfg!(debug_assertions) && n <= DEBUG_CHECK_SWITCHES {
-                        net.check_against_bfs();
-                    }
-                }
-                None => net.dist = net.all_pairs_bfs(),
+            let tree = match (&sparse, net.topo.view()) {
+                (None, View::HyperZ(h)) => HyperZSeeds::new(h, |s, p| net.alive(s, p))
+                    .map(|seeds| Exceptions::new(h.clone(), |s, p| net.alive(s, p), |s| net.switch_alive(s), &seeds)),
+                _ => None,
+            };
+            match (sparse, tree) {
+                (Some(sd), _) => net.sparse = Some(sd),
+                (None, Some(ex)) => net.tree = Some(ex),
+                (None, None) => net.dist = net.all_pairs_bfs(),
+            }
+            if (net.sparse.is_some() || net.tree.is_some()) && cfg!(debug_assertions) && n <= DEBUG_CHECK_SWITCHES {
+                net.check_against_bfs();
             }
         }
         net
@@ -146,6 +158,12 @@ impl Fabric {
     #[inline]
     pub fn sparse_distances(&self) -> Option<&SparseDistances> {
         self.sparse.as_ref()
+    }
+
+    /// The exceptions of a faulty HyperZ or fat tree (see [`Exceptions`]).
+    #[inline]
+    pub fn tree_exceptions(&self) -> Option<&Exceptions<HyperZ>> {
+        self.tree.as_ref()
     }
 
     /// The underlying fault-free topology.
@@ -243,6 +261,8 @@ impl Fabric {
             h.hamming(a, b)
         } else if let Some(sd) = &self.sparse {
             sd.distance(a, b)
+        } else if let Some(ex) = &self.tree {
+            ex.distance(a, b)
         } else if self.dist.is_empty() {
             self.topo.distance(a, b)
         } else {
@@ -288,7 +308,7 @@ impl Fabric {
     /// its orbit; with faults, from every server-bearing switch.
     pub fn distance_stats(&self) -> DistanceStats {
         let topo = &*self.topo;
-        if let Some(hist) = self.sparse_histogram() {
+        if let Some(hist) = self.sparse_histogram().or_else(|| self.tree_histogram()) {
             let pairs: u64 = hist.iter().sum();
             let sum: u64 = hist.iter().enumerate().map(|(d, &c)| d as u64 * c).sum();
             return DistanceStats {
@@ -366,6 +386,60 @@ impl Fabric {
         }
         let dead: Vec<SwitchId> = (0..self.n as SwitchId).filter(|&x| !self.switch_alive(x)).collect();
         sd.histogram(&dead)
+    }
+}
+
+impl Fabric {
+    /// The distance histogram of all ordered pairs of live server-bearing switches from the
+    /// exceptions of a faulty HyperZ or fat tree, when the live server-bearing switches are
+    /// connected: the fault-free histogram from one source per orbit ([`Topology::distance_sources`],
+    /// closed form), less the pairs with a failed end, with each exception moved from its closed-form
+    /// distance to its exact one. O(orbits x switches + failed x switches + exceptions) instead of a
+    /// BFS from every switch.
+    pub(crate) fn tree_histogram(&self) -> Option<Vec<u64>> {
+        let ex = self.tree.as_ref()?;
+        let h = ex.closed_form();
+        let bearing: Vec<SwitchId> = (0..self.n as SwitchId).filter(|&s| h.servers_of(s) > 0).collect();
+        let live = || bearing.iter().copied().filter(|&s| self.switch_alive(s));
+        let first = live().next()?;
+        if live().any(|s| !ex.same_component(s, first)) {
+            return None;
+        }
+        let mut hist: Vec<i64> = Vec::new();
+        let mut add = |d: u32, c: i64| {
+            if hist.len() <= d as usize {
+                hist.resize(d as usize + 1, 0);
+            }
+            hist[d as usize] += c;
+        };
+        for (r, w) in self.topo.distance_sources() {
+            for &y in &bearing {
+                add(h.switch_distance(r, y), w as i64);
+            }
+        }
+        let dead: Vec<SwitchId> = bearing.iter().copied().filter(|&s| !self.switch_alive(s)).collect();
+        for &x in &dead {
+            for &y in &bearing {
+                add(h.switch_distance(x, y), -2);
+            }
+            for &y in &dead {
+                add(h.switch_distance(x, y), 1);
+            }
+        }
+        for b in live() {
+            let (src, dist) = ex.exceptions_to(b);
+            for (&a, &d) in src.iter().zip(dist) {
+                if h.servers_of(a) > 0 {
+                    add(h.switch_distance(a, b), -1);
+                    add(d as u32, 1);
+                }
+            }
+        }
+        while hist.last() == Some(&0) {
+            hist.pop();
+        }
+        debug_assert!(hist.iter().all(|&c| c >= 0), "negative pair count in {hist:?}");
+        Some(hist.into_iter().map(|c| c.max(0) as u64).collect())
     }
 }
 

@@ -49,4 +49,8 @@ impl TopologySpec for FatTreeConfig {
     fn router_ports(&self) -> u128 {
         router_ports(&[], &self.zones, &self.roots, &self.internal_links, 0)
     }
+    /// Faulty distances are the closed form plus exceptions ([`super::exceptions`]).
+    fn faulty_distance_table(&self) -> bool {
+        false
+    }
 }

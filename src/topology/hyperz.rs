@@ -504,6 +504,19 @@ impl HyperZ {
     pub fn switch_at(&self, level: usize, znode: u32, flat: usize) -> SwitchId {
         self.first[level] + (znode as usize * self.big_r[level] + flat) as u32
     }
+    /// Index of `sw`'s height-`level` zone inside its Z-node (`level` at least `sw`'s level): the zone
+    /// holds local processors `[index Pi, (index + 1) Pi)`, `Pi = prod_{t<=level} z_t` (SPEC §2.3). A
+    /// child's zone index at its own level is its parent's times `z_i` plus its child digit.
+    #[inline]
+    pub fn zone_index(&self, sw: SwitchId, level: usize) -> usize {
+        self.loc[sw as usize].zone_lo as usize / self.zprod[level]
+    }
+    /// `r_i` (`r_0 = 1`): a level-`i` switch's flat address modulo `r_i` is its root digits, shared
+    /// by every switch it reaches going down (SPEC §2.2).
+    #[inline]
+    pub fn r(&self, i: usize) -> usize {
+        self.r[i]
+    }
     /// `|O|`, the number of offset dimensions between two Z-nodes (Adda 2023, Def. 4.2; SPEC §5.1).
     #[inline]
     pub fn offset_count(&self, za: u32, zb: u32) -> u32 {
@@ -1061,6 +1074,14 @@ impl TopologySpec for HyperZConfig {
                 .unwrap_or(0),
         };
         router_ports(&self.sides, &self.zones, &self.roots, &self.internal_links, side)
+    }
+    /// With side links at every level (every `q_ik >= 1` where `s_k >= 2`), faulty distances are the
+    /// closed form plus exceptions ([`super::exceptions`]); otherwise an all-pairs table.
+    fn faulty_distance_table(&self) -> bool {
+        match self.params() {
+            Ok((_, q)) => !q.iter().all(|row| row.iter().zip(&self.sides).all(|(&q, &s)| q >= 1 || s < 2)),
+            Err(_) => true,
+        }
     }
 }
 

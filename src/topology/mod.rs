@@ -12,6 +12,7 @@
 
 pub mod clos;
 pub mod distances;
+pub mod exceptions;
 pub mod dragonfly;
 pub mod fabric;
 pub mod fattree;
@@ -19,6 +20,7 @@ pub mod faults;
 pub mod graph;
 pub mod hyperx;
 pub mod hyperz;
+pub mod hyperz_exceptions;
 pub mod kautz;
 pub mod registry;
 pub mod rrg;

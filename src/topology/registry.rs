@@ -22,7 +22,8 @@ pub trait TopologySpec {
     /// Whether a faulty network of this family keeps an all-pairs distance table (one byte per
     /// switch pair, counted by the up-front memory check): the default, for families without a
     /// closed form of faulty distances. A family whose [`crate::topology::Fabric`] keeps sparse
-    /// exceptions to its closed form instead (HyperX) says `false`.
+    /// exceptions to its closed form instead (HyperX; HyperZ and fat trees with side links at every
+    /// level, [`crate::topology::exceptions`]) says `false`.
     fn faulty_distance_table(&self) -> bool {
         true
     }

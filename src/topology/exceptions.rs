@@ -1,0 +1,452 @@
+//! Exact distances on a faulty network without all-pairs tables, for any family whose fault-free
+//! distance has a closed form `d0`: the closed form plus, per destination, a sorted list of the
+//! sources whose distance the faults changed (*exceptions*), found by a dynamic-BFS repair.
+//!
+//! **Why it is exact.** Faults only remove links (a failed switch removes all of its links), so the
+//! faulty distance `d_f >= d0` everywhere. Fix a destination `b` and call `u != b` *affected* when
+//! `d_f(u,b) > d0(u,b)`. A neighbour `y` of `u` is *downhill* when `d0(y,b) = d0(u,b) - 1`; then
+//! `u` is unaffected iff it has a live link to an unaffected downhill neighbour (a live shortest path
+//! of the fault-free network starts with such a hop, and conversely). So the affected switches are
+//! decided in increasing `d0`, each from its downhill neighbours, and:
+//! - an affected `u` whose live downhill neighbours are all unaffected has none at all: every link
+//!   from `u` to a downhill neighbour failed. These *seeds* are the only affected switches that no
+//!   affected switch below them reveals; the family enumerates a superset of them per destination
+//!   from the failed links ([`SeedIndex`]), cheaply, without scanning every fault per destination;
+//! - every other affected `u` is an uphill neighbour (`d0 + 1`), over a live link, of an affected
+//!   switch, so a bucket queue over `d0` that starts from the seeds and pushes the live uphill
+//!   neighbours of each affected switch meets every affected switch (Ramalingam and Reps' dynamic
+//!   shortest paths, specialised to unit weights and a closed-form `d0`).
+//!
+//! Exact distances of the affected switches follow from `d_f(u,b) = 1 + min over live neighbours
+//! y of d_f(y,b)`, where an unaffected `y` has `d_f = d0`: a multi-source BFS (Dijkstra with unit
+//! weights) over the affected switches whose sources carry `1 + min d0` of their unaffected live
+//! neighbours. Pairs in different connected components are unreachable (one labelling of the
+//! components); the search stays inside the destination's component, whose switches only have live
+//! links to it.
+//!
+//! Cost per destination: the seed candidates, plus the degree times the `d0` evaluations of every
+//! candidate and affected switch; nothing per destination without faults near it. Destinations run
+//! in parallel in fixed chunks, each with its own scratch (no allocation per destination once the
+//! scratch has grown), and the lists are concatenated in destination order, so the result does not
+//! depend on the thread count. Memory: a `u32` component label per switch, a `u32` offset per
+//! destination, and 5 bytes per exception. Lookups allocate, hash and lock nothing: a component
+//! check, then a binary search in the destination's list.
+
+use super::fabric::UNREACHABLE;
+use super::{PortId, SwitchId};
+use rayon::prelude::*;
+
+/// A family with a closed-form fault-free distance, as [`Exceptions`] reads it.
+pub trait ClosedForm: Sync {
+    /// Number of switches.
+    fn switch_count(&self) -> usize;
+    /// Fault-free hop distance between two switches.
+    fn d0(&self, a: SwitchId, b: SwitchId) -> u32;
+    /// Switch-to-switch ports of `x`.
+    fn port_count(&self, x: SwitchId) -> usize;
+    /// The switch at the far end of port `p` of `x`, if wired.
+    fn far_switch(&self, x: SwitchId, p: PortId) -> Option<SwitchId>;
+    /// Optionally, the ports of `u` in ranges of equal `d0(far end, b) - d0(u, b)` (-1, 0 or +1),
+    /// every wired port in exactly one range, and true; false (calling nothing) where the family
+    /// has no such shortcut, and then [`Exceptions`] evaluates `d0` at every neighbour. Families
+    /// whose neighbours fall into a few classes towards `b` (a fat tree's parents: the one on
+    /// `b`'s side and the others) save a `d0` per port.
+    fn port_classes(&self, _u: SwitchId, _b: SwitchId, _f: impl FnMut(std::ops::Range<PortId>, i32)) -> bool {
+        false
+    }
+}
+
+/// Per destination, a superset of the switches every link of which to a downhill neighbour failed
+/// (the seeds of the module doc), in any order, repeats allowed.
+pub trait SeedIndex: Sync {
+    /// Append the seed candidates of destination `b` to `out`.
+    fn candidates(&self, b: SwitchId, out: &mut Vec<SwitchId>);
+}
+
+/// Destinations per parallel task: large enough that the per-task buffers are reused many times.
+const CHUNK: usize = 256;
+
+/// Exact faulty distances: the closed form `d0` plus sorted exceptions (see the module doc).
+pub struct Exceptions<C> {
+    cf: C,
+    /// Connected component of each switch over live links.
+    comp: Vec<u32>,
+    /// Whether there is more than one component.
+    split: bool,
+    /// Exceptions of destination `b`: sources `src[start[b]..start[b+1]]`, sorted, with `dist`.
+    start: Vec<u32>,
+    src: Vec<SwitchId>,
+    /// Exact distances (at most 254; [`u8::MAX`] never occurs inside a component).
+    dist: Vec<u8>,
+}
+
+/// One task's reusable buffers, indexed by switch (stamps avoid clearing them per destination).
+struct Scratch {
+    epoch: u32,
+    /// `queued[x] == epoch`: `x` entered the candidate buckets for this destination.
+    queued: Vec<u32>,
+    /// `hit[x] == epoch`: `x` is affected.
+    hit: Vec<u32>,
+    /// `done[x] == epoch`: `x`'s exact distance is final.
+    done: Vec<u32>,
+    /// Tentative exact distance of an affected switch.
+    val: Vec<u32>,
+    buckets: Vec<Vec<SwitchId>>,
+    seeds: Vec<SwitchId>,
+    affected: Vec<SwitchId>,
+    order: Vec<(u32, SwitchId)>,
+    queue: Vec<(u32, SwitchId)>,
+    out: Vec<(SwitchId, u8)>,
+}
+
+impl Scratch {
+    fn new(n: usize) -> Self {
+        Scratch {
+            epoch: 0,
+            queued: vec![0; n],
+            hit: vec![0; n],
+            done: vec![0; n],
+            val: vec![0; n],
+            buckets: Vec::new(),
+            seeds: Vec::new(),
+            affected: Vec::new(),
+            order: Vec::new(),
+            queue: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+}
+
+impl<C: ClosedForm> Exceptions<C> {
+    /// Build from the closed form, a port-liveness predicate (a failed switch has no live port),
+    /// switch liveness and the family's seed index.
+    pub fn new(
+        cf: C,
+        alive: impl Fn(SwitchId, PortId) -> bool + Sync,
+        switch_alive: impl Fn(SwitchId) -> bool + Sync,
+        seeds: &impl SeedIndex,
+    ) -> Self {
+        let n = cf.switch_count();
+        let (comp, split) = components(&cf, &alive);
+        let chunks: Vec<(Vec<u32>, Vec<SwitchId>, Vec<u8>)> = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map_init(
+                || Scratch::new(n),
+                |s, c| {
+                    let (lo, hi) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
+                    let mut counts = Vec::with_capacity(hi - lo);
+                    let (mut src, mut dist) = (Vec::new(), Vec::new());
+                    for b in lo..hi {
+                        let b = b as SwitchId;
+                        if switch_alive(b) {
+                            repair(&cf, &alive, &comp, seeds, b, s);
+                        } else {
+                            s.out.clear();
+                        }
+                        counts.push(s.out.len() as u32);
+                        src.extend(s.out.iter().map(|e| e.0));
+                        dist.extend(s.out.iter().map(|e| e.1));
+                    }
+                    (counts, src, dist)
+                },
+            )
+            .collect();
+        let total: usize = chunks.iter().map(|c| c.1.len()).sum();
+        let mut start = Vec::with_capacity(n + 1);
+        let (mut src, mut dist) = (Vec::with_capacity(total), Vec::with_capacity(total));
+        start.push(0u32);
+        for (counts, s, d) in chunks {
+            for k in counts {
+                start.push(start.last().unwrap() + k);
+            }
+            src.extend(s);
+            dist.extend(d);
+        }
+        Exceptions { cf, comp, split, start, src, dist }
+    }
+
+    /// The closed form these distances correct.
+    #[inline]
+    pub fn closed_form(&self) -> &C {
+        &self.cf
+    }
+
+    /// Exact distance from `a` to `b` over live links ([`UNREACHABLE`] if disconnected).
+    #[inline]
+    pub fn distance(&self, a: SwitchId, b: SwitchId) -> u32 {
+        if a == b {
+            return 0;
+        }
+        if self.split && self.comp[a as usize] != self.comp[b as usize] {
+            return UNREACHABLE;
+        }
+        let (lo, hi) = (self.start[b as usize] as usize, self.start[b as usize + 1] as usize);
+        match self.src[lo..hi].binary_search(&a) {
+            Ok(i) => self.dist[lo + i] as u32,
+            Err(_) => self.cf.d0(a, b),
+        }
+    }
+
+    /// When `a != b` are at their closed-form distance and the family rates its ports in classes
+    /// ([`ClosedForm::port_classes`]), calls `f` with every live port of `a` (`alive`) that brings a
+    /// packet one hop closer to `b`, in increasing port order, and returns true; otherwise returns
+    /// false and calls nothing. Such hops lead to a neighbour one closer in the closed form that is
+    /// not itself an exception (`d_f >= d0` everywhere).
+    #[inline]
+    pub fn minimal_ports(
+        &self,
+        a: SwitchId,
+        b: SwitchId,
+        alive: impl Fn(PortId) -> bool,
+        f: &mut impl FnMut(PortId),
+    ) -> bool {
+        if a == b || !self.same_component(a, b) {
+            return false;
+        }
+        let (lo, hi) = (self.start[b as usize] as usize, self.start[b as usize + 1] as usize);
+        let list = &self.src[lo..hi];
+        if list.binary_search(&a).is_ok() {
+            return false;
+        }
+        self.cf.port_classes(a, b, |r, delta| {
+            if delta == -1 {
+                for p in r.filter(|&p| alive(p)) {
+                    if let Some(y) = self.cf.far_switch(a, p) {
+                        if y == b || list.binary_search(&y).is_err() {
+                            f(p);
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    /// The exceptions of destination `b`: sources (sorted) and their exact distances to `b`. Every
+    /// other source of `b`'s component is at its closed-form distance from `b`.
+    #[inline]
+    pub fn exceptions_to(&self, b: SwitchId) -> (&[SwitchId], &[u8]) {
+        let (lo, hi) = (self.start[b as usize] as usize, self.start[b as usize + 1] as usize);
+        (&self.src[lo..hi], &self.dist[lo..hi])
+    }
+
+    /// Whether `a` and `b` are in the same connected component.
+    #[inline]
+    pub fn same_component(&self, a: SwitchId, b: SwitchId) -> bool {
+        !self.split || self.comp[a as usize] == self.comp[b as usize]
+    }
+
+    /// Number of pairs whose distance differs from the closed form (unreachable pairs excluded).
+    pub fn exceptions(&self) -> usize {
+        self.src.len()
+    }
+
+    /// Whether every switch reaches every other.
+    pub fn connected(&self) -> bool {
+        !self.split
+    }
+
+    /// Bytes held (for reports).
+    pub fn bytes(&self) -> usize {
+        4 * (self.comp.len() + self.start.len() + self.src.len()) + self.dist.len()
+    }
+}
+
+/// Component labels over live links, and whether there is more than one.
+fn components<C: ClosedForm>(cf: &C, alive: &impl Fn(SwitchId, PortId) -> bool) -> (Vec<u32>, bool) {
+    let n = cf.switch_count();
+    let mut comp = vec![u32::MAX; n];
+    let mut stack = Vec::new();
+    let mut c = 0;
+    for r in 0..n {
+        if comp[r] != u32::MAX {
+            continue;
+        }
+        comp[r] = c;
+        stack.push(r as SwitchId);
+        while let Some(x) = stack.pop() {
+            for p in 0..cf.port_count(x) as PortId {
+                if !alive(x, p) {
+                    continue;
+                }
+                if let Some(y) = cf.far_switch(x, p) {
+                    if comp[y as usize] == u32::MAX {
+                        comp[y as usize] = c;
+                        stack.push(y);
+                    }
+                }
+            }
+        }
+        c += 1;
+    }
+    (comp, c > 1)
+}
+
+/// The exceptions of destination `b` into `s.out`, sorted by source (module doc).
+fn repair<C: ClosedForm>(
+    cf: &C,
+    alive: &impl Fn(SwitchId, PortId) -> bool,
+    comp: &[u32],
+    index: &impl SeedIndex,
+    b: SwitchId,
+    s: &mut Scratch,
+) {
+    s.out.clear();
+    s.seeds.clear();
+    index.candidates(b, &mut s.seeds);
+    if s.seeds.is_empty() {
+        return;
+    }
+    s.epoch = s.epoch.wrapping_add(1);
+    if s.epoch == 0 {
+        // The stamps wrapped: old marks could read as current.
+        s.queued.fill(0);
+        s.hit.fill(0);
+        s.done.fill(0);
+        s.epoch = 1;
+    }
+    let e = s.epoch;
+    let cb = comp[b as usize];
+    let (mut lowest, mut top) = (usize::MAX, 0);
+    for i in 0..s.seeds.len() {
+        let u = s.seeds[i];
+        if u == b || comp[u as usize] != cb || s.queued[u as usize] == e {
+            continue;
+        }
+        s.queued[u as usize] = e;
+        let d = cf.d0(u, b) as usize;
+        if s.buckets.len() <= d + 1 {
+            s.buckets.resize_with(d + 2, Vec::new);
+        }
+        s.buckets[d].push(u);
+        lowest = lowest.min(d);
+        top = top.max(d);
+    }
+    if lowest == usize::MAX {
+        return;
+    }
+    // Affected switches in increasing d0: a switch is unaffected iff a live link leads to an
+    // unaffected downhill neighbour; the live uphill neighbours of an affected one are candidates.
+    s.affected.clear();
+    let mut d = lowest;
+    while d <= top {
+        let mut bucket = std::mem::take(&mut s.buckets[d]);
+        if s.buckets.len() < d + 2 {
+            s.buckets.resize_with(d + 2, Vec::new);
+        }
+        for &u in &bucket {
+            let mut kept = false;
+            let hit = &s.hit;
+            let classified = cf.port_classes(u, b, |r, delta| {
+                if delta == -1 && !kept {
+                    kept = r.filter(|&p| alive(u, p)).filter_map(|p| cf.far_switch(u, p)).any(|y| hit[y as usize] != e);
+                }
+            });
+            if !classified {
+                kept = (0..cf.port_count(u) as PortId)
+                    .filter(|&p| alive(u, p))
+                    .filter_map(|p| cf.far_switch(u, p))
+                    .any(|y| hit[y as usize] != e && (y == b || cf.d0(y, b) as usize + 1 == d));
+            }
+            if kept {
+                continue;
+            }
+            s.hit[u as usize] = e;
+            s.affected.push(u);
+            let (queued, next) = (&mut s.queued, &mut s.buckets[d + 1]);
+            let mut push = |x: SwitchId| {
+                if queued[x as usize] != e {
+                    queued[x as usize] = e;
+                    next.push(x);
+                }
+            };
+            let classified = cf.port_classes(u, b, |r, delta| {
+                if delta == 1 {
+                    r.filter(|&p| alive(u, p)).filter_map(|p| cf.far_switch(u, p)).for_each(&mut push);
+                }
+            });
+            if !classified {
+                (0..cf.port_count(u) as PortId)
+                    .filter(|&p| alive(u, p))
+                    .filter_map(|p| cf.far_switch(u, p))
+                    .filter(|&x| cf.d0(x, b) as usize == d + 1)
+                    .for_each(&mut push);
+            }
+        }
+        bucket.clear();
+        s.buckets[d] = bucket;
+        if !s.buckets[d + 1].is_empty() {
+            top = top.max(d + 1);
+        }
+        d += 1;
+    }
+    if s.affected.is_empty() {
+        return;
+    }
+    // Exact distances: BFS over the affected switches from their unaffected live neighbours, which
+    // are at their closed-form distance. `order` holds the sources by starting value; `queue` the
+    // relaxed switches, whose values never decrease, so merging the two pops in Dijkstra order.
+    s.order.clear();
+    for &u in &s.affected {
+        let mut best = u32::MAX;
+        let hit = &s.hit;
+        let d = cf.d0(u, b) as i32;
+        let classified = cf.port_classes(u, b, |r, delta| {
+            let v = (d + delta + 1) as u32;
+            if v < best && r.filter(|&p| alive(u, p)).filter_map(|p| cf.far_switch(u, p)).any(|y| hit[y as usize] != e)
+            {
+                best = v;
+            }
+        });
+        if !classified {
+            for y in (0..cf.port_count(u) as PortId).filter(|&p| alive(u, p)).filter_map(|p| cf.far_switch(u, p)) {
+                if hit[y as usize] != e {
+                    best = best.min(1 + if y == b { 0 } else { cf.d0(y, b) });
+                }
+            }
+        }
+        s.val[u as usize] = best;
+        if best != u32::MAX {
+            s.order.push((best, u));
+        }
+    }
+    s.order.sort_unstable();
+    s.queue.clear();
+    let (mut i, mut q) = (0, 0);
+    loop {
+        let take_order = match (s.order.get(i), s.queue.get(q)) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(a), Some(c)) => a.0 <= c.0,
+        };
+        let (v, u) = if take_order {
+            i += 1;
+            s.order[i - 1]
+        } else {
+            q += 1;
+            s.queue[q - 1]
+        };
+        if s.done[u as usize] == e || v > s.val[u as usize] {
+            continue;
+        }
+        s.done[u as usize] = e;
+        for p in 0..cf.port_count(u) as PortId {
+            if !alive(u, p) {
+                continue;
+            }
+            if let Some(w) = cf.far_switch(u, p) {
+                let wi = w as usize;
+                if s.hit[wi] == e && s.done[wi] != e && v + 1 < s.val[wi] {
+                    s.val[wi] = v + 1;
+                    s.queue.push((v + 1, w));
+                }
+            }
+        }
+    }
+    for &u in &s.affected {
+        let v = s.val[u as usize];
+        debug_assert!(v != u32::MAX, "switch {u} shares {b}'s component but found no path to it");
+        s.out.push((u, if v == u32::MAX { u8::MAX } else { v.min(254) as u8 }));
+    }
+    s.out.sort_unstable_by_key(|x| x.0);
+}
