@@ -29,6 +29,7 @@
 //! Debug builds compare every pair against plain BFS on networks of up to [`DEBUG_CHECK_SWITCHES`]
 //! switches.
 
+use super::exceptions::ExceptionLists;
 use super::fabric::UNREACHABLE;
 use super::{HyperX, PortId, SwitchId};
 use rayon::prelude::*;
@@ -49,14 +50,8 @@ pub struct SparseDistances {
     cut: Vec<u64>,
     /// Bit `x`: switch `x` has a cut link.
     touched: Vec<u64>,
-    /// Connected component of each switch.
-    comp: Vec<u32>,
-    /// Whether there is more than one component.
-    split: bool,
-    /// Exceptions of destination `b`: sources `src[start[b]..start[b+1]]`, sorted, with `dist`.
-    start: Vec<u32>,
-    src: Vec<SwitchId>,
-    dist: Vec<u8>,
+    /// Component labels and per-destination exception lists (see [`ExceptionLists`]).
+    lists: ExceptionLists,
 }
 
 #[inline]
@@ -103,11 +98,7 @@ impl SparseDistances {
             slots,
             cut,
             touched,
-            comp: Vec::new(),
-            split: false,
-            start: vec![0; n + 1],
-            src: Vec::new(),
-            dist: Vec::new(),
+            lists: ExceptionLists { start: vec![0; n + 1], ..Default::default() },
         };
         sd.label_components();
         sd.find_exceptions();
@@ -192,7 +183,10 @@ impl SparseDistances {
         alive: impl Fn(PortId) -> bool,
         f: &mut impl FnMut(PortId),
     ) -> bool {
-        if a == b || (self.split && self.comp[a as usize] != self.comp[b as usize]) || self.exception(a, b).is_some() {
+        if a == b
+            || (self.lists.split && self.lists.comp[a as usize] != self.lists.comp[b as usize])
+            || self.exception(a, b).is_some()
+        {
             return false;
         }
         let h = &self.hx;
@@ -223,7 +217,7 @@ impl SparseDistances {
         if a == b {
             return 0;
         }
-        if self.split && self.comp[a as usize] != self.comp[b as usize] {
+        if self.lists.split && self.lists.comp[a as usize] != self.lists.comp[b as usize] {
             return UNREACHABLE;
         }
         // The exception lists are complete (every pair whose geodesics are all cut), so a pair not
@@ -244,41 +238,36 @@ impl SparseDistances {
     /// The stored distance of exception `(a, b)`.
     #[inline]
     fn exception(&self, a: SwitchId, b: SwitchId) -> Option<u8> {
-        let (lo, hi) = (self.start[b as usize] as usize, self.start[b as usize + 1] as usize);
-        self.src[lo..hi].binary_search(&a).ok().map(|i| self.dist[lo + i])
+        self.lists.exception(a, b)
     }
 
     /// The exceptions of destination `b`: sources (sorted) and their exact distances to `b`. Every
     /// other source of `b`'s component is at its Hamming distance from `b`.
     #[inline]
     pub fn exceptions_to(&self, b: SwitchId) -> (&[SwitchId], &[u8]) {
-        let (lo, hi) = (self.start[b as usize] as usize, self.start[b as usize + 1] as usize);
-        (&self.src[lo..hi], &self.dist[lo..hi])
+        self.lists.exceptions_to(b)
     }
 
     /// Whether `a` and `b` are in the same connected component (so [`SparseDistances::distance`]
     /// is finite).
     #[inline]
     pub fn same_component(&self, a: SwitchId, b: SwitchId) -> bool {
-        !self.split || self.comp[a as usize] == self.comp[b as usize]
+        self.lists.same_component(a, b)
     }
 
     /// Number of pairs whose distance differs from the Hamming distance.
     pub fn exceptions(&self) -> usize {
-        self.src.len()
+        self.lists.src.len()
     }
 
     /// Whether every switch reaches every other.
     pub fn connected(&self) -> bool {
-        !self.split
+        !self.lists.split
     }
 
     /// Bytes held (for reports).
     pub fn bytes(&self) -> usize {
-        8 * (self.cut.len() + self.touched.len())
-            + 4 * (self.comp.len() + self.start.len() + self.src.len())
-            + self.dist.len()
-            + 4 * self.slot_base.len()
+        8 * (self.cut.len() + self.touched.len()) + self.lists.bytes() + 4 * self.slot_base.len()
     }
 
     /// Ordered pairs of live switches at each distance, self pairs included, where `dead` lists
@@ -291,15 +280,15 @@ impl SparseDistances {
     /// (they never involve a failed switch, which is in no live pair's component).
     pub fn histogram(&self, dead: &[SwitchId]) -> Option<Vec<u64>> {
         let h = &self.hx;
-        let n = self.comp.len() as u64;
-        if self.split {
-            let mut is_dead = vec![false; self.comp.len()];
+        let n = self.lists.comp.len() as u64;
+        if self.lists.split {
+            let mut is_dead = vec![false; self.lists.comp.len()];
             for &x in dead {
                 is_dead[x as usize] = true;
             }
-            let mut live = (0..self.comp.len()).filter(|&x| !is_dead[x]);
+            let mut live = (0..self.lists.comp.len()).filter(|&x| !is_dead[x]);
             let first = live.next()?;
-            if live.any(|x| self.comp[x] != self.comp[first]) {
+            if live.any(|x| self.lists.comp[x] != self.lists.comp[first]) {
                 return None;
             }
         }
@@ -320,9 +309,9 @@ impl SparseDistances {
                 hist[h.hamming(x, y) as usize] += 1;
             }
         }
-        for b in 0..self.comp.len() {
-            for i in self.start[b] as usize..self.start[b + 1] as usize {
-                let (a, d) = (self.src[i], self.dist[i] as usize);
+        for b in 0..self.lists.comp.len() {
+            for i in self.lists.start[b] as usize..self.lists.start[b + 1] as usize {
+                let (a, d) = (self.lists.src[i], self.lists.dist[i] as usize);
                 hist[h.hamming(a, b as SwitchId) as usize] -= 1;
                 if hist.len() <= d {
                     hist.resize(d + 1, 0);
@@ -357,14 +346,14 @@ impl SparseDistances {
             }
             c += 1;
         }
-        self.split = c > 1;
-        self.comp = comp;
+        self.lists.split = c > 1;
+        self.lists.comp = comp;
     }
 
     /// Every pair whose geodesics are all cut, with its exact distance (module doc).
     fn find_exceptions(&mut self) {
         let h = &self.hx;
-        let n = self.comp.len();
+        let n = self.lists.comp.len();
         let l = h.dims();
         let this = &*self;
         // Every cut link direction (u -> v in dimension d) seeds the pairs it lies on a geodesic of.
@@ -397,7 +386,10 @@ impl SparseDistances {
                             a = h.with_coord(a, e, if r < ue { r } else { r + 1 });
                         }
                     }
-                    if a != b && this.comp[a as usize] == this.comp[b as usize] && !this.geodesic_alive(a, b) {
+                    if a != b
+                        && this.lists.comp[a as usize] == this.lists.comp[b as usize]
+                        && !this.geodesic_alive(a, b)
+                    {
                         out.push((b, a));
                     }
                     // Next choice (mixed radix).
@@ -427,22 +419,22 @@ impl SparseDistances {
             start[i + 1] += start[i];
         }
         let src: Vec<SwitchId> = pairs.iter().map(|p| p.1).collect();
-        self.start = start;
-        self.src = src;
+        self.lists.start = start;
+        self.lists.src = src;
         let this = &*self;
         // Exact distances, one destination at a time: Bellman-Ford over its exceptions.
         let per_dest: Vec<Vec<u8>> = (0..n)
             .into_par_iter()
-            .filter(|&b| this.start[b + 1] > this.start[b])
+            .filter(|&b| this.lists.start[b + 1] > this.lists.start[b])
             .map(|b| this.relax(b as SwitchId))
             .collect();
-        self.dist = per_dest.concat();
+        self.lists.dist = per_dest.concat();
     }
 
     /// Exact distances to `b` of its exceptions, in the order of `src`.
     fn relax(&self, b: SwitchId) -> Vec<u8> {
-        let (lo, hi) = (self.start[b as usize] as usize, self.start[b as usize + 1] as usize);
-        let srcs = &self.src[lo..hi];
+        let (lo, hi) = (self.lists.start[b as usize] as usize, self.lists.start[b as usize + 1] as usize);
+        let srcs = &self.lists.src[lo..hi];
         // For each exception: best value from non-exception neighbours, and its exception neighbours.
         let mut best = vec![u32::MAX; srcs.len()];
         let mut links: Vec<Vec<u32>> = vec![Vec::new(); srcs.len()];

@@ -66,18 +66,54 @@ pub trait SeedIndex: Sync {
 /// Destinations per parallel task: large enough that the per-task buffers are reused many times.
 const CHUNK: usize = 256;
 
+/// Component labels and per-destination exception lists: what both exact faulty-distance schemes
+/// (this module's and the HyperX one of [`super::distances`]) store beside their closed form.
+#[derive(Default)]
+pub struct ExceptionLists {
+    /// Connected component of each switch over live links.
+    pub comp: Vec<u32>,
+    /// Whether there is more than one component.
+    pub split: bool,
+    /// Where each destination's exceptions begin in `src` and `dist` (`n + 1` offsets).
+    pub start: Vec<u32>,
+    /// Exceptions of destination `b`: sources `src[start[b]..start[b+1]]`, sorted.
+    pub src: Vec<SwitchId>,
+    /// Exact distances (at most 254; [`u8::MAX`] never occurs inside a component).
+    pub dist: Vec<u8>,
+}
+
+impl ExceptionLists {
+    /// The exact distance from `a` to `b` when `(a, b)` is an exception of `b`.
+    #[inline]
+    pub fn exception(&self, a: SwitchId, b: SwitchId) -> Option<u8> {
+        let (src, dist) = self.exceptions_to(b);
+        src.binary_search(&a).ok().map(|i| dist[i])
+    }
+
+    /// The exceptions of destination `b`: sources (sorted) and their exact distances to `b`.
+    #[inline]
+    pub fn exceptions_to(&self, b: SwitchId) -> (&[SwitchId], &[u8]) {
+        let (lo, hi) = (self.start[b as usize] as usize, self.start[b as usize + 1] as usize);
+        (&self.src[lo..hi], &self.dist[lo..hi])
+    }
+
+    /// Whether `a` and `b` are in the same connected component.
+    #[inline]
+    pub fn same_component(&self, a: SwitchId, b: SwitchId) -> bool {
+        !self.split || self.comp[a as usize] == self.comp[b as usize]
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        4 * (self.comp.len() + self.start.len() + self.src.len()) + self.dist.len()
+    }
+}
+
 /// Exact faulty distances: the closed form `d0` plus sorted exceptions (see the module doc).
 pub struct Exceptions<C> {
     cf: C,
-    /// Connected component of each switch over live links.
-    comp: Vec<u32>,
-    /// Whether there is more than one component.
-    split: bool,
-    /// Exceptions of destination `b`: sources `src[start[b]..start[b+1]]`, sorted, with `dist`.
-    start: Vec<u32>,
-    src: Vec<SwitchId>,
-    /// Exact distances (at most 254; [`u8::MAX`] never occurs inside a component).
-    dist: Vec<u8>,
+    /// Component labels and per-destination exception lists (shared with the HyperX scheme).
+    lists: ExceptionLists,
 }
 
 /// One task's reusable buffers, indexed by switch (stamps avoid clearing them per destination).
@@ -162,7 +198,7 @@ impl<C: ClosedForm> Exceptions<C> {
             src.extend(s);
             dist.extend(d);
         }
-        Exceptions { cf, comp, split, start, src, dist }
+        Exceptions { cf, lists: ExceptionLists { comp, split, start, src, dist } }
     }
 
     /// The closed form these distances correct.
@@ -177,12 +213,12 @@ impl<C: ClosedForm> Exceptions<C> {
         if a == b {
             return 0;
         }
-        if self.split && self.comp[a as usize] != self.comp[b as usize] {
+        if self.lists.split && self.lists.comp[a as usize] != self.lists.comp[b as usize] {
             return UNREACHABLE;
         }
-        let (lo, hi) = (self.start[b as usize] as usize, self.start[b as usize + 1] as usize);
-        match self.src[lo..hi].binary_search(&a) {
-            Ok(i) => self.dist[lo + i] as u32,
+        let (lo, hi) = (self.lists.start[b as usize] as usize, self.lists.start[b as usize + 1] as usize);
+        match self.lists.src[lo..hi].binary_search(&a) {
+            Ok(i) => self.lists.dist[lo + i] as u32,
             Err(_) => self.cf.d0(a, b),
         }
     }
@@ -203,8 +239,8 @@ impl<C: ClosedForm> Exceptions<C> {
         if a == b || !self.same_component(a, b) {
             return false;
         }
-        let (lo, hi) = (self.start[b as usize] as usize, self.start[b as usize + 1] as usize);
-        let list = &self.src[lo..hi];
+        let (lo, hi) = (self.lists.start[b as usize] as usize, self.lists.start[b as usize + 1] as usize);
+        let list = &self.lists.src[lo..hi];
         if list.binary_search(&a).is_ok() {
             return false;
         }
@@ -225,29 +261,28 @@ impl<C: ClosedForm> Exceptions<C> {
     /// other source of `b`'s component is at its closed-form distance from `b`.
     #[inline]
     pub fn exceptions_to(&self, b: SwitchId) -> (&[SwitchId], &[u8]) {
-        let (lo, hi) = (self.start[b as usize] as usize, self.start[b as usize + 1] as usize);
-        (&self.src[lo..hi], &self.dist[lo..hi])
+        self.lists.exceptions_to(b)
     }
 
     /// Whether `a` and `b` are in the same connected component.
     #[inline]
     pub fn same_component(&self, a: SwitchId, b: SwitchId) -> bool {
-        !self.split || self.comp[a as usize] == self.comp[b as usize]
+        self.lists.same_component(a, b)
     }
 
     /// Number of pairs whose distance differs from the closed form (unreachable pairs excluded).
     pub fn exceptions(&self) -> usize {
-        self.src.len()
+        self.lists.src.len()
     }
 
     /// Whether every switch reaches every other.
     pub fn connected(&self) -> bool {
-        !self.split
+        !self.lists.split
     }
 
     /// Bytes held (for reports).
     pub fn bytes(&self) -> usize {
-        4 * (self.comp.len() + self.start.len() + self.src.len()) + self.dist.len()
+        self.lists.bytes()
     }
 }
 
