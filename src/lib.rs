@@ -39,6 +39,7 @@ pub mod metrics;
 pub mod topology;
 pub mod routing;
 pub mod traffic;
+pub mod workload;
 pub mod network;
 pub mod config;
 pub mod preflight;

@@ -1,0 +1,58 @@
+//! Recursive-doubling all-reduce: in step `j` (of `log2 N`) task `i` exchanges its whole buffer
+//! with task `i XOR 2^j` and reduces (Thakur, Rabenseifner and Gropp, "Optimization of collective
+//! communication operations in MPICH", IJHPCA 19(1), 2005, section 4.5; the "hypercube"
+//! all-reduce). `workload.bytes` is the buffer, sent whole in every step; `N` must be a power of
+//! two. Step `j + 1`'s send waits for step `j`'s receive (the reduced data) and send. Iterations
+//! repeat it, separated by `compute_cycles`.
+
+use super::{tasks_error, KernelParams};
+use crate::error::ConfigError;
+use crate::workload::{Builder, Origin, Workload};
+
+pub(super) const DESCRIPTION: &str =
+    "recursive-doubling all-reduce: log2(N) exchanges of the whole workload.bytes at distances 1, 2, 4, ...";
+
+pub(super) fn build(k: &KernelParams) -> Result<Workload, ConfigError> {
+    let n = k.tasks;
+    if n < 2 || !n.is_power_of_two() {
+        return Err(tasks_error(n, "a power of two, at least 2"));
+    }
+    let steps = n.trailing_zeros();
+    let o = Origin::default();
+    let mut b = Builder::new(
+        format!("allreduce-recursive-doubling, {n} tasks, {} bytes, {} iterations", k.bytes, k.iterations),
+        n,
+        None,
+    );
+    b.set_iterations(k.iterations);
+    for i in 0..n {
+        b.task(i);
+        let mut last: Option<(u32, u32)> = None;
+        for it in 0..k.iterations {
+            let mut gate = None;
+            if it > 0 && k.compute_cycles > 0 {
+                let c = b.calc(k.compute_cycles, o);
+                let (s, r) = last.expect("a previous step");
+                b.require(c, s, false);
+                b.require(c, r, false);
+                gate = Some(c);
+            }
+            for j in 0..steps {
+                let peer = i ^ (1 << j);
+                let tag = it as u64 * steps as u64 + j as u64;
+                let s = b.send(peer, k.bytes, tag, o);
+                let r = b.recv(peer, k.bytes, tag, o);
+                match (gate.take(), last) {
+                    (Some(c), _) => b.require(s, c, false),
+                    (None, Some((ps, pr))) => {
+                        b.require(s, ps, false);
+                        b.require(s, pr, false);
+                    }
+                    (None, None) => {}
+                }
+                last = Some((s, r));
+            }
+        }
+    }
+    b.finish().map_err(|e| ConfigError::value("workload.kernel", "\"allreduce-recursive-doubling\"", e.to_string()))
+}
