@@ -54,6 +54,122 @@ pub struct Config {
     /// How switches are mapped onto partitions (threads and ranks).
     #[serde(default)]
     pub partition: PartitionConfig,
+    /// A workload with causal dependencies (an application kernel, a collective, or a GOAL
+    /// schedule) instead of `[traffic]`; absent: the traffic of `[traffic]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadConfig>,
+}
+
+/// A workload with causal dependencies ([`crate::workload`]; docs/workloads.md). With it,
+/// `[traffic]` is not read: the servers send what their tasks' programs send, and the run ends
+/// when every task has finished.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkloadConfig {
+    /// A built-in kernel (`hxsim list` names them), or `goal` to replay `workload.file`.
+    pub kernel: String,
+    /// `kernel = "goal"`: the GOAL schedule to replay (relative to the config file's folder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    /// Tasks of a kernel (one per server); 0: one per live server. A GOAL file says its own.
+    pub tasks: u64,
+    /// Message bytes (a collective's buffer: each kernel's doc says which).
+    pub bytes: u64,
+    /// Iterations of the kernel.
+    pub iterations: u32,
+    /// Cycles of computation between iterations.
+    pub compute_cycles: u64,
+    /// The stencils' virtual grid (its product is the task count); empty: the most nearly square
+    /// or cubic grid.
+    pub grid: Vec<u32>,
+    /// Bytes a phit carries: a message of `b` bytes is `ceil(b / phit_bytes)` phits.
+    pub phit_bytes: u64,
+    /// How tasks map onto the live servers: `linear` (task `i` on the `i`-th live server),
+    /// `random` (a seeded random choice of servers), or `file` (`workload.mapping_file`: one server
+    /// id per line, task by task).
+    pub mapping: String,
+    /// `mapping = "file"`: the file of server ids.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapping_file: Option<PathBuf>,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig {
+            kernel: "allreduce-ring".into(),
+            file: None,
+            tasks: 0,
+            bytes: 1024,
+            iterations: 1,
+            compute_cycles: 0,
+            grid: Vec::new(),
+            phit_bytes: 16,
+            mapping: "linear".into(),
+            mapping_file: None,
+        }
+    }
+}
+
+/// The names `workload.mapping` takes.
+pub const WORKLOAD_MAPPINGS: [&str; 3] = ["linear", "random", "file"];
+
+impl WorkloadConfig {
+    /// Checks that need no network: the kernel's name, the sizes, the mapping.
+    fn validate(&self) -> Result<(), ConfigError> {
+        let kernels = crate::workload::kernels::names();
+        if self.kernel != "goal" && !kernels.contains(&self.kernel.as_str()) {
+            return Err(ConfigError::value(
+                "workload.kernel",
+                format!("\"{}\"", self.kernel),
+                format!("allowed: goal (with workload.file), {}", kernels.join(", ")),
+            ));
+        }
+        if self.kernel == "goal" && self.file.is_none() {
+            return Err(ConfigError::value("workload.file", "absent", "a GOAL file, with workload.kernel = \"goal\""));
+        }
+        if self.kernel != "goal" && self.file.is_some() {
+            return Err(ConfigError::value(
+                "workload.file",
+                self.file.as_ref().map_or(String::new(), |f| format!("\"{}\"", f.display())),
+                "absent unless workload.kernel = \"goal\"",
+            ));
+        }
+        if self.tasks > u32::MAX as u64 / 2 {
+            return Err(ConfigError::value("workload.tasks", self.tasks, "at most 2147483647"));
+        }
+        if self.iterations == 0 {
+            return Err(ConfigError::value("workload.iterations", 0, "at least 1"));
+        }
+        if !(1..=1 << 20).contains(&self.phit_bytes) {
+            return Err(ConfigError::value("workload.phit_bytes", self.phit_bytes, "between 1 and 1048576"));
+        }
+        if !WORKLOAD_MAPPINGS.contains(&self.mapping.as_str()) {
+            return Err(ConfigError::value(
+                "workload.mapping",
+                format!("\"{}\"", self.mapping),
+                format!("allowed: {}", WORKLOAD_MAPPINGS.join(", ")),
+            ));
+        }
+        if (self.mapping == "file") != self.mapping_file.is_some() {
+            return Err(ConfigError::value(
+                "workload.mapping_file",
+                self.mapping_file.as_ref().map_or("absent".to_string(), |f| format!("\"{}\"", f.display())),
+                "a file of server ids exactly when workload.mapping = \"file\"",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The kernel's parameters, for `tasks` tasks.
+    pub fn kernel_params(&self, tasks: u32) -> crate::workload::kernels::KernelParams {
+        crate::workload::kernels::KernelParams {
+            tasks,
+            bytes: self.bytes,
+            iterations: self.iterations,
+            compute_cycles: self.compute_cycles,
+            grid: self.grid.clone(),
+        }
+    }
 }
 
 fn default_name() -> String {
@@ -436,7 +552,8 @@ pub fn parse_str(text: &str, origin: &str, overrides: &[String]) -> Result<Confi
 }
 
 /// Keys whose value names another file (`[section] key`).
-const PATH_KEYS: [(&str, &str); 2] = [("faults", "file"), ("topology", "file")];
+const PATH_KEYS: [(&str, &str); 4] =
+    [("faults", "file"), ("topology", "file"), ("workload", "file"), ("workload", "mapping_file")];
 
 /// Make the relative paths of [`PATH_KEYS`] in a config file's `value` relative to the working
 /// directory by prefixing the file's folder `dir`: a config is read from anywhere, and the fault
@@ -737,6 +854,9 @@ impl Config {
     /// Check every value range and cross-key constraint that does not need the built topology.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.topology.validate()?;
+        if let Some(w) = &self.workload {
+            w.validate()?;
+        }
         let r = &self.router;
         if !(1..=1024).contains(&r.input_buffer_packets) {
             return Err(ConfigError::value(
@@ -1045,13 +1165,44 @@ impl Config {
     /// ([`crate::memory::memory_limit`]: `MemAvailable`, `ulimit -v` and `-d`, its own cgroup's
     /// limit): such a run would allocate for a long time and then abort. `vcs` as in [`Config::memory_lower_bound`].
     pub fn check_memory(&self, ranks: usize, limit: Option<u64>, vcs: Option<usize>) -> Result<(), ConfigError> {
+        self.check_memory_with(ranks, limit, vcs, 0)
+    }
+
+    /// [`Config::check_memory`] with `workload` bytes more per process: the compiled workload of
+    /// `[workload]` and its run-time state, known once it is built (a workload too large on its
+    /// own is refused naming `workload.tasks` or `workload.file`).
+    pub fn check_memory_with(
+        &self,
+        ranks: usize,
+        limit: Option<u64>,
+        vcs: Option<usize>,
+        workload: u64,
+    ) -> Result<(), ConfigError> {
         let Some((avail, source)) = limit.map(|l| (l, "--max-memory".to_string())).or_else(crate::memory::memory_limit)
         else {
             return Ok(());
         };
-        let (need, why) = self.memory_lower_bound(ranks, vcs);
+        let (net_need, why) = self.memory_lower_bound(ranks, vcs);
+        let need = net_need.saturating_add(workload);
         if need <= avail {
             return Ok(());
+        }
+        if let (Some(w), true) = (&self.workload, workload > 0 && net_need <= avail) {
+            let (key, value) = match &w.file {
+                Some(f) => ("workload.file", format!("\"{}\"", f.display())),
+                None => ("workload.tasks", w.tasks.to_string()),
+            };
+            return Err(ConfigError::value(
+                key,
+                value,
+                format!(
+                    "a workload that fits in memory: its operations and their run-time state take {} on top of \
+                     the network's {} ({why}), but {source} is {}",
+                    human_bytes(workload),
+                    human_bytes(net_need),
+                    human_bytes(avail)
+                ),
+            ));
         }
         let series = self.timeseries_bytes().min(u64::MAX as u128) as u64;
         if series > 0 && need.saturating_sub(series) <= avail {
@@ -1094,7 +1245,7 @@ impl Config {
     /// When the run measures and ends ([`Schedule`]).
     pub fn schedule(&self) -> Schedule {
         let s = &self.simulation;
-        let fixed = self.traffic.mode == TrafficMode::Fixed;
+        let fixed = self.traffic.mode == TrafficMode::Fixed || self.workload.is_some();
         let until = s.warmup_cycles + s.measure_cycles;
         Schedule {
             fixed,

@@ -64,7 +64,7 @@ pub fn run(cfg: &Config, opts: &RunOptions, json: bool, quiet: bool, outputs: &R
         let status = status_of(&res, signals.caught());
         let io = staged_json.map(|s| commit_json(s, cfg, &res, &status)).transpose().err();
         print_summary_with(cfg, &res.summary, &status, layout, json)?;
-        return finish_code(io, exit_status(res.complete, signals.caught()));
+        return finish_code(io, run_exit_code(&res, signals.caught()));
     };
     let staged = Staged::new(path, "--output")?;
     signals.discard_on_exit(Some(staged.tmp()));
@@ -141,10 +141,25 @@ pub fn run(cfg: &Config, opts: &RunOptions, json: bool, quiet: bool, outputs: &R
             out(&format!("  {:<18} {}\n", "results", path.display()))?;
         }
     }
-    finish_code(io, exit_status(res.complete, signals.caught()))
+    finish_code(io, run_exit_code(&res, signals.caught()))
+}
+
+/// The exit code of a run that produced a result: [`exit_status`], and 3 for a workload that
+/// stopped progressing (after saying what its tasks wait for on stderr).
+fn run_exit_code(res: &crate::sim::RunResult, caught: Option<i32>) -> u8 {
+    match &res.stalled {
+        Some(why) if caught.is_none() => {
+            note(&format!("error: {why}"));
+            3
+        }
+        _ => exit_status(res.complete, caught),
+    }
 }
 
 fn status_of(res: &crate::sim::RunResult, caught: Option<i32>) -> String {
+    if let (Some(_), None) = (&res.stalled, caught) {
+        return format!("stalled at cycle {}", res.summary.cycles);
+    }
     match (res.complete, caught) {
         (true, _) => "complete".to_string(),
         (false, Some(sig)) => format!("interrupted by {} at cycle {}", signal_name(sig), res.summary.cycles),
@@ -256,11 +271,15 @@ pub fn summary_text(cfg: &Config, s: &Summary, status: &str, layout: Layout, jso
     let endpoints = cfg.topology.size().1 as u64;
     writeln!(
         t,
-        "{} ({}; routing {}; {} traffic; {} ranks x {} threads)",
+        "{} ({}; routing {}; {}; {} ranks x {} threads)",
         cfg.name,
         sim::build_topology(cfg)?.name(),
         cfg.routing.algorithm,
-        cfg.traffic.pattern,
+        match &cfg.workload {
+            Some(w) if w.kernel == "goal" => format!("workload {}", w.file.as_deref().unwrap_or(Path::new("")).display()),
+            Some(w) => format!("workload {}", w.kernel),
+            None => format!("{} traffic", cfg.traffic.pattern),
+        },
         layout.ranks,
         layout.threads
     )?;
@@ -288,6 +307,28 @@ pub fn summary_text(cfg: &Config, s: &Summary, status: &str, layout: Layout, jso
     }
     if let Some(c) = s.completion_cycles {
         writeln!(t, "  {:<18} {:>14}  cycles", "completion time", c)?;
+    }
+    if cfg.workload.is_some() {
+        let cyc = |v: Option<u64>| v.map_or("-".to_string(), |c| c.to_string());
+        writeln!(
+            t,
+            "  {:<18} {:>14}  cycles (min {}, median {})",
+            "task finish max",
+            cyc(s.task_finish_max),
+            cyc(s.task_finish_min),
+            cyc(s.task_finish_median)
+        )?;
+        if let Some(i) = s.cycles_per_iteration {
+            writeln!(t, "  {:<18} {:>14.1}  cycles", "per iteration", i)?;
+        }
+        writeln!(
+            t,
+            "  {:<18} {:>14}  mean latency {} cycles, p99 {}",
+            "messages",
+            s.messages_delivered.unwrap_or(0),
+            s.message_latency_mean.map_or("-".to_string(), |m| format!("{m:.1}")),
+            cyc(s.message_latency_p99)
+        )?;
     }
     if s.routing_layers > 0 {
         writeln!(

@@ -198,6 +198,12 @@ pub enum Outcome {
         /// Cycles simulated.
         cycles: Cycle,
     },
+    /// With [`RunSpec::stop_when_drained`]: not drained, yet nothing in flight and nothing
+    /// scheduled anywhere (a workload whose tasks all wait for each other).
+    Stalled {
+        /// Cycle of the window end at which it was seen.
+        cycle: Cycle,
+    },
     /// Reached [`RunSpec::pause_at`]; every partition has parked its pending messages (see
     /// [`Partition::park`]) and the run can go on from there.
     Paused {
@@ -488,6 +494,9 @@ fn drive<P: Partition, X: Transport<P::Msg>>(
         }
         if spec.stop_when_drained && g.drained && g.in_flight == 0 {
             return (part, Outcome::Drained { cycles: end });
+        }
+        if spec.stop_when_drained && g.in_flight == 0 && g.next_activity == Cycle::MAX {
+            return (part, Outcome::Stalled { cycle: end });
         }
         if g.in_flight > 0 && end.saturating_sub(g.last_progress) > spec.watchdog {
             return (part, Outcome::Deadlock { cycle: end, last_progress: g.last_progress, in_flight: g.in_flight });

@@ -226,9 +226,75 @@ pub struct Stats {
     /// routing; empty until a partition sizes it).
     #[serde(default)]
     pub vc_phits: Vec<u64>,
+    /// Workloads: messages whose last packet arrived.
+    #[serde(default)]
+    pub messages_delivered: u64,
+    /// Workloads: sum of message latencies (a send's start to its message's last tail), cycles.
+    #[serde(default)]
+    pub message_latency_sum: u64,
+    /// Workloads: message latency histogram, log-linear buckets ([`log_bucket`]).
+    #[serde(default)]
+    pub message_latency_hist: Vec<u64>,
+}
+
+/// Values below this are their own bucket in [`log_bucket`].
+const LOG_EXACT: u64 = 1024;
+/// Buckets per power of two above [`LOG_EXACT`].
+const LOG_SUB: u64 = 64;
+
+/// The bucket of `v` in a log-linear histogram: exact below 1,024, then 64 buckets per power of
+/// two (relative width under 1.6%), so that message latencies of any size fit a few thousand
+/// buckets.
+pub fn log_bucket(v: u64) -> usize {
+    if v < LOG_EXACT {
+        return v as usize;
+    }
+    let e = 63 - v.leading_zeros() as u64; // v in [2^e, 2^(e+1))
+    let sub = (v - (1 << e)) >> (e - LOG_SUB.trailing_zeros() as u64);
+    (LOG_EXACT + (e - LOG_EXACT.trailing_zeros() as u64) * LOG_SUB + sub) as usize
+}
+
+/// The smallest value of bucket `b` of [`log_bucket`].
+pub fn log_bucket_low(b: usize) -> u64 {
+    let b = b as u64;
+    if b < LOG_EXACT {
+        return b;
+    }
+    let k = b - LOG_EXACT;
+    let e = k / LOG_SUB + LOG_EXACT.trailing_zeros() as u64;
+    (1 << e) + ((k % LOG_SUB) << (e - LOG_SUB.trailing_zeros() as u64))
 }
 
 impl Stats {
+    /// Record a workload message of latency `lat`.
+    pub fn record_message(&mut self, lat: u64) {
+        self.messages_delivered += 1;
+        self.message_latency_sum += lat;
+        let b = log_bucket(lat);
+        if self.message_latency_hist.len() <= b {
+            self.message_latency_hist.resize(b + 1, 0);
+        }
+        self.message_latency_hist[b] += 1;
+    }
+
+    /// The `q`-quantile of message latency (the low end of the bucket holding it; within 1.6%), or
+    /// `None` with no message.
+    pub fn message_latency_quantile(&self, q: f64) -> Option<u64> {
+        let total = self.messages_delivered;
+        if total == 0 {
+            return None;
+        }
+        let need = (q * total as f64).ceil().max(1.0) as u64;
+        let mut acc = 0;
+        for (b, &c) in self.message_latency_hist.iter().enumerate() {
+            acc += c;
+            if acc >= need {
+                return Some(log_bucket_low(b));
+            }
+        }
+        None
+    }
+
     /// Record a latency in the histogram.
     #[inline]
     pub fn record_latency(&mut self, lat: u64) {
@@ -267,6 +333,14 @@ impl Stats {
             self.vc_phits.resize(o.vc_phits.len(), 0);
         }
         for (a, b) in self.vc_phits.iter_mut().zip(&o.vc_phits) {
+            *a += b;
+        }
+        self.messages_delivered += o.messages_delivered;
+        self.message_latency_sum += o.message_latency_sum;
+        if self.message_latency_hist.len() < o.message_latency_hist.len() {
+            self.message_latency_hist.resize(o.message_latency_hist.len(), 0);
+        }
+        for (a, b) in self.message_latency_hist.iter_mut().zip(&o.message_latency_hist) {
             *a += b;
         }
     }
@@ -537,6 +611,51 @@ pub struct Summary {
     /// entries as the routing has VCs per port).
     #[serde(default)]
     pub vc_phits: Vec<u64>,
+    /// Workloads that completed: the cycle the last task finished at (the application's
+    /// execution time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub makespan_cycles: Option<u64>,
+    /// Workloads: the earliest finish of a task, cycles (over the tasks that finished).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_finish_min: Option<u64>,
+    /// Workloads: the median finish of a task (the lower median), cycles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_finish_median: Option<u64>,
+    /// Workloads: the latest finish of a task, cycles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_finish_max: Option<u64>,
+    /// Workloads: messages whose last packet arrived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages_delivered: Option<u64>,
+    /// Workloads: mean message latency (a send's start to its message's last tail), cycles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_latency_mean: Option<f64>,
+    /// Workloads: 99th percentile of message latency, cycles (within 1.6%: [`log_bucket`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_latency_p99: Option<u64>,
+    /// Iterative workloads that completed: the makespan over the iterations, cycles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_per_iteration: Option<f64>,
+}
+
+/// The workload figures of a [`Summary`], from the tasks' finish cycles (`u64::MAX`: not
+/// finished), the merged statistics, the kernel's iterations and whether the run completed.
+pub fn fill_workload_summary(s: &mut Summary, task_finish: &[u64], stats: &Stats, iterations: Option<u32>, complete: bool) {
+    let mut done: Vec<u64> = task_finish.iter().copied().filter(|&c| c != u64::MAX).collect();
+    done.sort_unstable();
+    s.task_finish_min = done.first().copied();
+    s.task_finish_median = (!done.is_empty()).then(|| done[(done.len() - 1) / 2]);
+    s.task_finish_max = done.last().copied();
+    let makespan = (complete && done.len() == task_finish.len()).then(|| done.last().copied().unwrap_or(0));
+    s.makespan_cycles = makespan;
+    s.messages_delivered = Some(stats.messages_delivered);
+    s.message_latency_mean =
+        (stats.messages_delivered > 0).then(|| stats.message_latency_sum as f64 / stats.messages_delivered as f64);
+    s.message_latency_p99 = stats.message_latency_quantile(0.99);
+    s.cycles_per_iteration = match (makespan, iterations) {
+        (Some(m), Some(i)) if i > 0 => Some(m as f64 / i as f64),
+        _ => None,
+    };
 }
 
 impl Summary {
@@ -586,6 +705,33 @@ pub fn peak_memory_bytes() -> u64 {
 
 #[cfg(test)]
 mod tests {
+
+    /// Log-linear buckets: exact below 1,024; above, every value lies in its bucket's
+    /// `[low, next low)`, buckets increase, and their width is under 1/64 of their low end.
+    #[test]
+    fn log_buckets_cover_values_in_order() {
+        let mut prev = 0;
+        for v in (0..5000u64).chain([1 << 20, (1 << 20) + 12345, u64::MAX / 3]) {
+            let b = log_bucket(v);
+            assert!(b >= prev || v < 5000 && b == prev, "buckets decrease at {v}");
+            prev = prev.max(b);
+            let (lo, hi) = (log_bucket_low(b), log_bucket_low(b + 1));
+            assert!(lo <= v && (v < hi || hi <= lo), "{v} outside bucket {b} [{lo}, {hi})");
+            if v < 1024 {
+                assert_eq!(lo, v);
+            } else if hi > lo {
+                assert!((hi - lo) as f64 <= lo as f64 / 64.0 + 1.0, "bucket {b} too wide: [{lo}, {hi})");
+            }
+        }
+        let mut st = Stats::default();
+        for lat in [10, 20, 30, 5000] {
+            st.record_message(lat);
+        }
+        assert_eq!(st.message_latency_quantile(0.5), Some(20));
+        let p99 = st.message_latency_quantile(0.99).unwrap();
+        assert!(p99 <= 5000 && p99 as f64 >= 5000.0 * (1.0 - 1.0 / 64.0), "{p99}");
+    }
+
     use super::*;
 
     /// Two ranks of two partitions each, relayed to rank 0, give the sums of all four partitions'

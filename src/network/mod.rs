@@ -49,9 +49,16 @@ mod prefetch;
 mod router;
 mod servers;
 mod state;
+mod tasks;
 
 pub use prefetch::FetchAhead;
 pub use state::{GlobalState, SwitchState};
+pub use tasks::{TaskState, WorkloadPlan, NO_TASK};
+
+/// Bytes of run-time state for `tasks` tasks of `ops` operations in all ([`WorkloadPlan`]).
+pub fn task_state_bytes(tasks: u64, ops: u64) -> u64 {
+    tasks::TaskRun::state_bytes(tasks, ops)
+}
 
 use crate::engine::{Cycle, Envelope, Lp, Partition, Scheduler, Status};
 use crate::metrics::{SampleSink, Stats};
@@ -333,6 +340,8 @@ pub struct ModelParams {
     /// Servers that take part in the traffic: those of live switches, or the `traffic.active_servers`
     /// (the denominator of the accepted load).
     pub live_servers: u64,
+    /// The workload and where its tasks run, with [`Injection::Workload`].
+    pub workload: Option<Arc<WorkloadPlan>>,
 }
 
 impl ModelParams {
@@ -664,6 +673,10 @@ pub struct NetPartition {
     window_end: Cycle,
     /// Deliveries counted with a tail at or after the window's end (see [`LateDelivery`]).
     late: Vec<LateDelivery>,
+    /// With a workload: the tasks of the partition's servers.
+    tasks: Option<Box<tasks::TaskRun>>,
+    /// Scratch: the servers whose tasks have messages to send after this cycle's events.
+    wake: Vec<tasks::Wake>,
 }
 
 /// A delivery counted before its tail arrived: the statistics count a packet when it leaves its
@@ -763,6 +776,7 @@ impl NetPartition {
         let (remaining, rate) = match p.injection {
             Injection::Fixed { packets } => (packets, 0.0),
             Injection::Bernoulli { packet_rate } => (0, packet_rate),
+            Injection::Workload => (0, 0.0),
         };
         let mut rng_traffic: Vec<Rng> =
             switches.iter().map(|&s| rng::stream(p.seed, s as u64, Purpose::Traffic)).collect();
@@ -791,6 +805,8 @@ impl NetPartition {
                 let first = match p.injection {
                     Injection::Fixed { .. } => 0,
                     Injection::Bernoulli { .. } => geometric_gap(&mut rng_traffic[li], rate) - 1,
+                    // Woken by its task ([`NetPartition::wake_servers`]).
+                    Injection::Workload => Cycle::MAX,
                 };
                 next_gen_min[li] = next_gen_min[li].min(first);
                 next_gen.push(first);
@@ -877,12 +893,48 @@ impl NetPartition {
             fetch_ahead: false,
             window_end: 0,
             late: Vec::new(),
+            tasks: None,
+            wake: Vec::new(),
             switches,
             local_of,
             p,
         };
         part.set_fetch_ahead(FetchAhead::Auto);
+        if let Some(plan) = &part.p.workload {
+            let servers: Vec<u32> = (0..n)
+                .flat_map(|li| (0..part.t_of[li] as u32).map(move |s| (li, s)))
+                .map(|(li, s)| part.first_server[li] + s)
+                .collect();
+            let mut run = tasks::TaskRun::new(plan.clone(), servers.into_iter());
+            run.start(&mut part.wake);
+            part.tasks = Some(Box::new(run));
+            part.wake_servers();
+        }
         part
+    }
+
+    /// Let the servers in [`NetPartition::wake`] generate their tasks' packets from the cycle
+    /// given (a message started).
+    fn wake_servers(&mut self) {
+        for w in std::mem::take(&mut self.wake).drain(..) {
+            let si = w.server as usize;
+            // The local switch of server `si`: the last whose first server is at or before it.
+            let li = self.srv_base.partition_point(|&b| b as usize <= si) - 1;
+            self.next_gen[si] = self.next_gen[si].min(w.at);
+            self.next_gen_min[li] = self.next_gen_min[li].min(w.at);
+        }
+    }
+
+    /// Process the workload's events of cycle `now` (arrivals and completions), before any switch
+    /// steps.
+    #[inline(never)]
+    fn task_events(&mut self, now: Cycle) {
+        let Some(tasks) = self.tasks.as_mut() else { return };
+        let mut wake = std::mem::take(&mut self.wake);
+        let stats = &mut self.stats;
+        tasks.events_at(now, &mut wake, |d| stats.record_message(d.latency));
+        self.wake = wake;
+        self.wake_servers();
     }
 
     /// Latency of the link behind port `pi` (index `li * np + port`).
@@ -907,6 +959,16 @@ impl NetPartition {
     /// Global ids of the switches of this partition.
     pub fn switches(&self) -> &[SwitchId] {
         &self.switches
+    }
+
+    /// Workloads: each local task's finish cycle (`Cycle::MAX` while running); empty without one.
+    pub fn task_finish_times(&self) -> Vec<(u32, Cycle)> {
+        self.tasks.as_ref().map_or_else(Vec::new, |t| t.finish_times().collect())
+    }
+
+    /// Workloads: what the first `max` unfinished local tasks wait for.
+    pub fn waiting_report(&self, max: usize) -> Vec<String> {
+        self.tasks.as_ref().map_or_else(Vec::new, |t| t.waiting_report(max))
     }
 
     /// Why the model stopped, if it failed.
@@ -1062,6 +1124,9 @@ impl Partition for NetPartition {
     }
 
     fn step(&mut self, now: Cycle, out: &mut Scheduler<'_, Msg>) {
+        if self.tasks.as_ref().is_some_and(|t| t.next_event() <= now) {
+            self.task_events(now);
+        }
         if self.credits_pending > 0 {
             self.send_due_credits(now, out);
         }
@@ -1091,15 +1156,17 @@ impl Partition for NetPartition {
     }
 
     fn status(&self, now: Cycle) -> Status {
+        let tasks = self.tasks.as_deref();
         let next_activity = if !self.slab.is_empty() || self.credits_pending > 0 {
             now
         } else {
-            self.next_gen_min.iter().copied().min().unwrap_or(Cycle::MAX)
+            let gen = self.next_gen_min.iter().copied().min().unwrap_or(Cycle::MAX);
+            gen.min(tasks.map_or(Cycle::MAX, |t| t.next_event()))
         };
         Status {
             in_flight: self.in_flight,
             last_progress: self.last_progress,
-            drained: self.undrained_servers == 0,
+            drained: self.undrained_servers == 0 && tasks.is_none_or(|t| t.running() == 0),
             next_activity,
             stop: false,
             failed: self.failure.is_some(),

@@ -23,6 +23,9 @@ pub struct Packet {
     pub ready_at: u64,
     /// Routing state.
     pub route: RouteState,
+    /// With a workload ([`crate::workload`]): the receive this packet's message is for, by its
+    /// index in the destination task's program; 0 otherwise. (It fits the slot's padding.)
+    pub op: u32,
 }
 
 /// Growable pool of packets with a free list. A packet and its queue links share one cache-line
@@ -174,7 +177,7 @@ mod tests {
     use super::*;
 
     fn pkt(src: u32) -> Packet {
-        Packet { src, dst: 0, created: 0, ready_at: 0, route: RouteState::default() }
+        Packet { src, dst: 0, created: 0, ready_at: 0, route: RouteState::default(), op: 0 }
     }
 
     #[test]

@@ -24,6 +24,9 @@ impl NetPartition {
             self.server_accepted[self.srv_base[li] as usize + port] += plen;
         }
         self.stats.record_delivery(tail, plen, lat, self.p.sample_cycles, self.p.window.1);
+        if let Some(tasks) = self.tasks.as_mut() {
+            tasks.arrival(self.srv_base[li] as usize + port, pkt, tail);
+        }
         if tail >= self.window_end {
             let server = self.srv_base[li] + port as u32;
             self.late.push(super::LateDelivery { tail, latency: lat, hops, server });
@@ -164,6 +167,9 @@ impl NetPartition {
             self.server_ready[si] = ready;
             next = next.min(ready);
             let pkt = self.slab.remove(idx);
+            if let Some(tasks) = self.tasks.as_mut() {
+                tasks.injected(si, now);
+            }
             if self.in_window(now) {
                 self.server_injected[si] += plen;
             }
@@ -243,6 +249,20 @@ impl NetPartition {
                     return;
                 }
             }
+            Injection::Workload => {
+                let tasks = self.tasks.as_ref().expect("a workload run has tasks");
+                if !tasks.wants_to_generate(si) {
+                    self.next_gen[si] = Cycle::MAX;
+                    return;
+                }
+                if !room {
+                    // Again next cycle: the queue drains at one packet per P cycles at most.
+                    self.next_gen[si] = now + 1;
+                    return;
+                }
+                // The source queue fills at once: a message's packets are all ready when it starts.
+                self.next_gen[si] = now;
+            }
             Injection::Fixed { .. } => {
                 if !room {
                     // Try again next cycle; the queue drains at one packet per P cycles at most.
@@ -258,7 +278,12 @@ impl NetPartition {
             }
         }
         let src = self.first_server[li] + s as u32;
-        let dst = if self.srv_generated.is_empty() {
+        let (mut created, mut op) = (now, 0);
+        let dst = if let Some(tasks) = self.tasks.as_mut() {
+            let (dst, start, recv) = tasks.next_packet(si).expect("a server woken by its task has a packet to send");
+            (created, op) = (start, recv);
+            dst
+        } else if self.srv_generated.is_empty() {
             self.p.pattern.destination(src, &mut self.rng_traffic[li])
         } else {
             let k = self.srv_generated[si];
@@ -275,7 +300,7 @@ impl NetPartition {
         }
         let mut route = RouteState { src: sw, dst: dst_sw, ..Default::default() };
         self.p.routing.init(&mut route, &mut self.rng_router[li]);
-        let idx = self.slab.insert(Packet { src, dst, created: now, ready_at: now, route });
+        let idx = self.slab.insert(Packet { src, dst, created, ready_at: now, route, op });
         self.servers[si].queue.push(&mut self.slab, idx);
         self.servers[si].queued += 1;
         let ready = self.servers[si].ready_at();

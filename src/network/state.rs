@@ -67,6 +67,9 @@ pub struct SwitchState {
     /// Credits of this switch's inputs waiting for their slots to free: the cycle they are sent
     /// at, the input port and the VC (see `NetPartition::send_due_credits`).
     credits_due: Vec<(Cycle, u16, u8)>,
+    /// Workloads: the tasks of the switch's servers (by server, `None` for one without a task).
+    #[serde(default)]
+    tasks: Vec<Option<super::TaskState>>,
 }
 
 /// The partition-level state, combined over all partitions (and ranks).
@@ -165,7 +168,10 @@ fn every_field_is_classified(part: &NetPartition) {
         run_cache_vc: _,
         run_cache_len: _,
         run_costs: _,
+        // Saved per switch in `SwitchState` (the tasks of its servers, with their events).
+        tasks: _,
         // Scratch of one step or one cycle, empty at a window end.
+        wake: _,
         cands: _,
         runs: _,
         reqs: _,
@@ -232,6 +238,7 @@ impl NetPartition {
         }
         due.sort_by_key(|d| d.0);
         let mut next_due = 0;
+        let mut tasks = self.tasks.as_ref().map(|t| t.save()).unwrap_or_default();
         for (li, &id) in self.switches.iter().enumerate() {
             let (s0, s1) = (self.srv_base[li] as usize, self.srv_base[li + 1] as usize);
             let mut pending = Vec::new();
@@ -280,6 +287,7 @@ impl NetPartition {
                 server_accepted: self.server_accepted[s0..s1].to_vec(),
                 pending,
                 credits_due,
+                tasks: if tasks.is_empty() { Vec::new() } else { tasks[s0..s1].iter_mut().map(Option::take).collect() },
             };
             f(st)?;
         }
@@ -312,6 +320,9 @@ impl NetPartition {
         // functions of the state they were learnt from).
         self.run_cache_vc.fill(super::NO_VC);
         self.run_costs.fill(super::router::RunCost::default());
+        if let Some(t) = self.tasks.as_mut() {
+            t.clear_events();
+        }
     }
 
     /// Restore one local switch from its record (see [`NetPartition::begin_restore`]).
@@ -396,6 +407,19 @@ impl NetPartition {
             self.credits_due[at as usize & self.due_mask].push(super::CreditDue { li: li as u32, port, vc });
             self.credits_pending += 1;
         }
+        match self.tasks.as_mut() {
+            Some(t) if st.tasks.len() == s1 - s0 => {
+                for (k, task) in st.tasks.into_iter().enumerate() {
+                    if let Some(task) = task {
+                        t.restore(s0 + k, task)?;
+                    } else if t.has_task(s0 + k) {
+                        return Err(format!("switch {}: the checkpoint's workload differs from this run's", st.id));
+                    }
+                }
+            }
+            None if st.tasks.is_empty() => {}
+            _ => return Err(format!("switch {}: the checkpoint's workload differs from this run's", st.id)),
+        }
         let parked = &mut self.parked.as_mut().expect("begin_restore first").1;
         parked.extend(st.pending.into_iter().map(|(at, m)| (at, st.id, m)));
         Ok(())
@@ -406,5 +430,8 @@ impl NetPartition {
         // A server still has packets to generate exactly while `remaining > 0` (fixed workloads;
         // 0 for Bernoulli traffic and silent servers), as counted by `NetPartition::new`.
         self.undrained_servers = self.servers.iter().filter(|s| s.remaining > 0).count() as u64;
+        if let Some(t) = self.tasks.as_mut() {
+            t.finish_restore();
+        }
     }
 }

@@ -154,6 +154,7 @@ pub fn build_params(cfg: &Config, net: Arc<Fabric>, schedule: &Schedule) -> Resu
     let mut silent = None;
     let mut component = None;
     let mut live_servers = reach.live_servers;
+    let workload = super::workload::plan(cfg, &net, reach.component.as_deref())?;
     if let Some(n) = cfg.traffic.active_servers {
         // The servers outside the active set are silent, as dead ones are; choosing the active set
         // among live servers is not defined, so faults that kill servers or split the network are
@@ -193,10 +194,17 @@ pub fn build_params(cfg: &Config, net: Arc<Fabric>, schedule: &Schedule) -> Resu
             component = reach.component.map(Arc::new);
         }
     }
+    if let Some(plan) = &workload {
+        // Servers without a task neither send nor receive; the accepted load is over the tasks.
+        silent = Some(Arc::new(plan.task_of.iter().map(|&t| t == crate::network::NO_TASK).collect()));
+        live_servers = plan.server_of.len() as u64;
+        component = None;
+    }
     let pattern = Arc::new(pattern);
     let class_latency = class_latencies(cfg, net.topology())?;
     let plen = cfg.packet.size_phits as u64;
     let injection = match cfg.traffic.mode {
+        _ if workload.is_some() => Injection::Workload,
         TrafficMode::Fixed => Injection::Fixed { packets: fixed_packets(cfg, live_servers)? },
         TrafficMode::Bernoulli => Injection::Bernoulli { packet_rate: cfg.traffic.load / plen as f64 },
     };
@@ -242,5 +250,6 @@ pub fn build_params(cfg: &Config, net: Arc<Fabric>, schedule: &Schedule) -> Resu
         component,
         unreachable_pairs: reach.unreachable_pairs,
         live_servers,
+        workload,
     })
 }

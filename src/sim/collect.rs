@@ -32,6 +32,10 @@ pub(crate) struct RankResult {
     pub(crate) peak_memory: u64,
     pub(crate) failure: Option<String>,
     pub(crate) blocked: Vec<String>,
+    /// Workloads: each local task's finish cycle (`Cycle::MAX`: not finished).
+    pub(crate) task_finish: Vec<(u32, Cycle)>,
+    /// Workloads that stalled: what the first unfinished tasks wait for.
+    pub(crate) waiting: Vec<String>,
 }
 
 impl RankResult {
@@ -43,6 +47,10 @@ impl RankResult {
             r.server_injected.extend_from_slice(&p.server_injected);
             r.server_accepted.extend_from_slice(&p.server_accepted);
             r.link_phits.extend_from_slice(&p.link_phits);
+            r.task_finish.extend(p.task_finish_times());
+        }
+        if matches!(outcome, Outcome::Stalled { .. }) {
+            r.waiting = parts.iter().flat_map(|p| p.waiting_report(8)).take(8).collect();
         }
         if failed {
             r.failure = parts.iter().find_map(|p| p.failure().map(str::to_string));
@@ -90,6 +98,15 @@ pub(crate) fn collect(
             link_phits[g * r..(g + 1) * r].copy_from_slice(&p.link_phits[l * r..(l + 1) * r]);
         }
     }
+    let mut task_finish = Vec::new();
+    if let Some(plan) = &params.workload {
+        task_finish = vec![Cycle::MAX; plan.server_of.len()];
+        for p in ranks {
+            for &(t, c) in &p.task_finish {
+                task_finish[t as usize] = c;
+            }
+        }
+    }
     let peak_memory_total: u64 = ranks.iter().map(|p| p.peak_memory).sum();
     let peak_memory_max = ranks.iter().map(|p| p.peak_memory).max().unwrap_or(0);
     // In-flight counts per sample: cumulative generated minus delivered is not per-interval data, so
@@ -103,9 +120,12 @@ pub(crate) fn collect(
     // Accepted load per live server; Jain's index over the servers that send.
     let servers = params.live_servers as f64;
     let fixed = schedule.fixed;
+    // A workload has finished when its last task has (a computation may end it after the last
+    // delivery).
+    let makespan = task_finish.iter().copied().max().filter(|&m| m != Cycle::MAX);
     let cycles = match end {
         End::Reached(c) => c,
-        End::Drained => stats.last_delivery + 1,
+        End::Drained => (stats.last_delivery + 1).max(makespan.unwrap_or(0)),
     };
     // An interrupted run measured only the cycles it reached.
     let window_cycles = schedule.measured_cycles(cycles);
@@ -151,7 +171,21 @@ pub(crate) fn collect(
         routing_build_seconds: tables.as_ref().map_or(0.0, |t| t.build_seconds),
         vcs_used: stats.vc_phits.iter().filter(|&&p| p > 0).count() as u64,
         vc_phits: stats.vc_phits.clone(),
+        makespan_cycles: None,
+        task_finish_min: None,
+        task_finish_median: None,
+        task_finish_max: None,
+        messages_delivered: None,
+        message_latency_mean: None,
+        message_latency_p99: None,
+        cycles_per_iteration: None,
     };
+    let mut summary = summary;
+    if let Some(plan) = &params.workload {
+        crate::metrics::fill_workload_summary(&mut summary, &task_finish, &stats, plan.workload.iterations(), complete);
+        // The completion of a workload is its makespan.
+        summary.completion_cycles = summary.makespan_cycles;
+    }
     RunResult {
         summary,
         stats,
@@ -163,5 +197,7 @@ pub(crate) fn collect(
         layout,
         peak_memory_max_rank: peak_memory_max,
         schedule,
+        task_finish,
+        stalled: None,
     }
 }

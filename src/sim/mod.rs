@@ -10,6 +10,7 @@
 pub mod build;
 pub mod collect;
 pub mod run;
+pub mod workload;
 
 use crate::config::{Config, ConfigError, Schedule};
 use crate::engine::{Cycle, Progress, World};
@@ -108,6 +109,12 @@ pub struct RunResult {
     pub peak_memory_max_rank: u64,
     /// When the run measured (the window of the counters above) and ended.
     pub schedule: Schedule,
+    /// Workloads: the cycle each task finished at (by task; `u64::MAX`: not finished); empty
+    /// without a workload.
+    pub task_finish: Vec<Cycle>,
+    /// Workloads that stopped progressing (every task waiting, the network empty): when, and what
+    /// the first waiting tasks wait for. The result is then incomplete, and `hxsim run` exits 3.
+    pub stalled: Option<String>,
 }
 
 /// How a run was spread over processes and threads (not part of the experiment: results never

@@ -26,7 +26,11 @@ pub(crate) fn run_once(
     let params = Arc::new(build_params(cfg, net.clone(), &schedule)?);
     // The command checked the memory before building anything, with a lower bound of the VC
     // count; the routing now says how many VCs every port gets.
-    cfg.check_memory(ranks, opts.max_memory, Some(params.routing.vcs()))?;
+    let workload_bytes = params.workload.as_ref().map_or(0, |p| {
+        let w = &p.workload;
+        w.bytes() + crate::network::task_state_bytes(w.tasks() as u64, w.total_ops()) / ranks as u64
+    });
+    cfg.check_memory_with(ranks, opts.max_memory, Some(params.routing.vcs()), workload_bytes)?;
     let n = net.num_switches();
     let total = ranks * threads;
     if threads == 0 || total > n {
@@ -167,7 +171,7 @@ pub(crate) fn run_once(
         // (one partition checks every 64 cycles); `collect` reports the completion cycle instead,
         // which does not.
         Outcome::Drained { .. } => (End::Drained, true),
-        Outcome::Interrupted { cycles } => (End::Reached(cycles), false),
+        Outcome::Interrupted { cycles } | Outcome::Stalled { cycle: cycles } => (End::Reached(cycles), false),
         Outcome::Paused { .. } => unreachable!("a pause is taken by the checkpoint loop"),
         Outcome::Deadlock { cycle, last_progress, in_flight } => {
             let blocked = results.iter().flat_map(|r| r.blocked.iter().cloned()).take(12).collect();
@@ -183,5 +187,14 @@ pub(crate) fn run_once(
     }
     let layout = Layout { ranks, threads };
     let offered = cfg.traffic.load;
-    Ok(Some(collect(&params, schedule, offered, &results, layout, cycles, wall, complete)))
+    let mut res = collect(&params, schedule, offered, &results, layout, cycles, wall, complete);
+    if let Outcome::Stalled { cycle } = outcome {
+        let waiting: Vec<String> = results.iter().flat_map(|r| r.waiting.iter().cloned()).take(8).collect();
+        res.stalled = Some(format!(
+            "the workload stopped progressing by cycle {cycle}: every unfinished task waits and nothing is in \
+             flight; waiting:\n  {}",
+            waiting.join("\n  ")
+        ));
+    }
+    Ok(Some(res))
 }

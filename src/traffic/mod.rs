@@ -18,6 +18,10 @@ pub enum Injection {
         /// Packets per server.
         packets: u64,
     },
+    /// A workload with causal dependencies ([`crate::workload`]): servers send the messages their
+    /// tasks' programs send, when the operations they require have completed
+    /// ([`crate::network::WorkloadPlan`]).
+    Workload,
 }
 
 /// The `n` servers that take part in the traffic when `traffic.active_servers = n` (the others
