@@ -1,0 +1,177 @@
+//! Workloads with causal dependencies against the zero-load model: on an idle network a message of
+//! `k` packets of `P` phits crossing `H` switches takes `(k - 1) P + L + H (X + L) + P - 1` cycles
+//! from its send's start to its last tail (the zero-load latency of `tests/model.rs`, plus `P`
+//! cycles per packet ahead of the last on the server's link), and a dependent send starts the cycle
+//! the receive completes. The expected makespans below are built from that and the kernels'
+//! definitions, not read from hxsim. Also: the results do not depend on the thread count, and bad
+//! workloads are refused.
+
+use hxsim::config::{parse_str, Config};
+use hxsim::engine::Progress;
+use hxsim::sim::{self, RunOptions, RunResult};
+
+/// Link latency `L`, crossbar latency `X`, packet length `P` of the configs below.
+const L: u64 = 3;
+const X: u64 = 2;
+const P: u64 = 16;
+
+/// A 1-D HyperX of `n` switches (a complete graph) with one server each: every pair of tasks has
+/// its own link, so simultaneous messages between distinct pairs never share one.
+fn line(n: usize, kernel: &str, sets: &[String]) -> Config {
+    let base = format!(
+        "name = \"w\"\n[topology]\nsides = [{n}]\nservers_per_switch = 1\n[link]\nlatency = {L}\n\
+         [router]\ncrossbar_latency = {X}\n[packet]\nsize_phits = {P}\n[workload]\nkernel = \"{kernel}\"\n\
+         phit_bytes = 8\n"
+    );
+    parse_str(&base, "test", sets).expect("valid test config")
+}
+
+fn run(cfg: &Config, threads: usize) -> RunResult {
+    sim::run(cfg, &RunOptions { threads, ..Default::default() }, &Progress::default()).expect("run succeeds")
+}
+
+/// Cycles from a message's start to its last tail on an idle network.
+fn message(bytes: u64, switches: u64) -> u64 {
+    let k = bytes.div_ceil(8).div_ceil(P).max(1);
+    (k - 1) * P + L + switches * (X + L) + P - 1
+}
+
+fn makespan(r: &RunResult) -> u64 {
+    assert!(r.complete, "the workload completed");
+    r.summary.makespan_cycles.expect("a makespan")
+}
+
+fn sets(kv: &[(&str, String)]) -> Vec<String> {
+    kv.iter().map(|(k, v)| format!("workload.{k}={v}")).collect()
+}
+
+/// Ping-pong between neighbouring switches: `iterations` round trips of two messages, with the
+/// answer `compute_cycles` after the question arrives.
+#[test]
+fn a_ping_pong_takes_the_zero_load_round_trips() {
+    for (bytes, iters, compute) in [(8u64, 1u64, 0u64), (1000, 3, 7), (4096, 2, 100)] {
+        let s = sets(&[
+            ("tasks", "2".into()),
+            ("bytes", bytes.to_string()),
+            ("iterations", iters.to_string()),
+            ("compute_cycles", compute.to_string()),
+        ]);
+        let r = run(&line(4, "pingpong", &s), 1);
+        let want = iters * (2 * message(bytes, 2) + compute);
+        assert_eq!(makespan(&r), want, "{bytes} bytes, {iters} iterations, compute {compute}");
+        assert_eq!(r.summary.messages_delivered, Some(2 * iters));
+        // Every message crossed the same idle path: the mean latency is the zero-load one.
+        assert_eq!(r.summary.message_latency_mean, Some(message(bytes, 2) as f64));
+    }
+}
+
+/// A ping-pong between servers two hops apart (a 2-D HyperX, servers on switches (0,0) and (1,1)
+/// by a mapping file) crosses three switches each way.
+#[test]
+fn a_ping_pong_over_two_hops_crosses_three_switches() {
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("map.txt");
+    // One server per switch: server id = switch id; (1,1) is switch 1 + 4 * 1 = 5.
+    std::fs::write(&map, "# task 0, task 1\n0\n5\n").unwrap();
+    let mut s = sets(&[("tasks", "2".into()), ("bytes", "300".into()), ("iterations", "2".into())]);
+    s.push("workload.mapping=\"file\"".into());
+    s.push(format!("workload.mapping_file=\"{}\"", map.display()));
+    s.push("topology.sides=[4,4]".into());
+    let r = run(&line(4, "pingpong", &s), 1);
+    assert_eq!(makespan(&r), 2 * 2 * message(300, 3));
+}
+
+/// Ring all-reduce of `N` tasks: `2 (N - 1)` steps of a `ceil(bytes / N)` chunk to the next task,
+/// each step after the previous one's receive, every task at once on its own link.
+#[test]
+fn a_ring_allreduce_takes_2_n_minus_1_zero_load_steps() {
+    for (n, bytes, iters, compute) in [(8u64, 800u64, 1u64, 0u64), (8, 8000, 2, 11), (5, 333, 1, 0)] {
+        let s = sets(&[
+            ("bytes", bytes.to_string()),
+            ("iterations", iters.to_string()),
+            ("compute_cycles", compute.to_string()),
+        ]);
+        let r = run(&line(n as usize, "allreduce-ring", &s), 1);
+        let chunk = bytes.div_ceil(n);
+        let want = iters * 2 * (n - 1) * message(chunk, 2) + (iters - 1) * compute;
+        assert_eq!(makespan(&r), want, "{n} tasks, {bytes} bytes, {iters} iterations");
+        assert_eq!(r.summary.task_finish_min, Some(want), "all tasks finish together");
+        assert_eq!(r.summary.messages_delivered, Some(iters * n * 2 * (n - 1)));
+    }
+}
+
+/// Recursive-doubling all-reduce: `log2 N` exchanges of the whole buffer.
+#[test]
+fn a_recursive_doubling_allreduce_takes_log2_n_zero_load_exchanges() {
+    for (n, bytes) in [(8u64, 500u64), (16, 64), (2, 10000)] {
+        let s = sets(&[("bytes", bytes.to_string())]);
+        let r = run(&line(n as usize, "allreduce-recursive-doubling", &s), 1);
+        assert_eq!(makespan(&r), n.trailing_zeros() as u64 * message(bytes, 2), "{n} tasks, {bytes} bytes");
+    }
+}
+
+/// Every kernel on a loaded 2-D HyperX (tasks share switches and links) gives the same summary and
+/// task finish times with 1, 2 and 3 threads.
+#[test]
+fn every_kernel_gives_the_same_results_on_any_thread_count() {
+    for k in hxsim::workload::kernels::REGISTRY {
+        let tasks = if k.name == "pingpong" { 2 } else { 16 };
+        let mut s = sets(&[
+            ("tasks", tasks.to_string()),
+            ("bytes", "2000".into()),
+            ("iterations", "2".into()),
+            ("compute_cycles", "20".into()),
+            ("mapping", "\"random\"".into()),
+        ]);
+        s.push("topology.sides=[4,4]".into());
+        s.push("topology.servers_per_switch=2".into());
+        let cfg = line(4, k.name, &s);
+        let one = run(&cfg, 1);
+        assert!(one.complete, "{}", k.name);
+        for threads in [2, 3] {
+            let other = run(&cfg, threads);
+            assert_eq!(
+                serde_json::to_string(&one.summary.clone().without_timings()).unwrap(),
+                serde_json::to_string(&other.summary.clone().without_timings()).unwrap(),
+                "{} with {threads} threads",
+                k.name
+            );
+            assert_eq!(one.task_finish, other.task_finish, "{} with {threads} threads", k.name);
+        }
+    }
+}
+
+fn refused(cfg: Result<Config, hxsim::config::ConfigError>, key: &str) {
+    let err = match cfg {
+        Err(e) => e,
+        Ok(c) => match sim::validate(&c, None) {
+            Err(e) => e,
+            Ok(()) => panic!("accepted; expected an error naming {key}"),
+        },
+    };
+    assert!(err.to_string().contains(key), "expected {key} in: {err}");
+}
+
+/// Bad workloads are refused before anything runs, naming the key.
+#[test]
+fn bad_workloads_are_refused_naming_the_key() {
+    let base = "[topology]\nsides = [4]\nservers_per_switch = 1\n[workload]\n";
+    let cfg = |extra: &str| parse_str(&format!("{base}{extra}"), "test", &[]);
+    refused(cfg("kernel = \"no-such\"\n"), "workload.kernel");
+    refused(cfg("kernel = \"goal\"\n"), "workload.file");
+    refused(cfg("kernel = \"pingpong\"\ntasks = 3\n"), "workload.tasks");
+    refused(cfg("kernel = \"allreduce-ring\"\ntasks = 5\n"), "workload.tasks");
+    refused(cfg("kernel = \"allreduce-recursive-doubling\"\ntasks = 3\n"), "workload.tasks");
+    refused(cfg("kernel = \"allreduce-ring\"\nmapping = \"snake\"\n"), "workload.mapping");
+    refused(cfg("kernel = \"allreduce-ring\"\nmapping = \"file\"\n"), "workload.mapping_file");
+    refused(cfg("kernel = \"allreduce-ring\"\niterations = 0\n"), "workload.iterations");
+    refused(cfg("kernel = \"allreduce-ring\"\nphit_bytes = 0\n"), "workload.phit_bytes");
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("m.txt");
+    for (text, what) in [("0\n1\n1\n3\n", "twice"), ("0\n1\n9\n3\n", "not a live server"), ("0\n1\n", "one server per task")] {
+        std::fs::write(&map, text).unwrap();
+        let c = cfg(&format!("kernel = \"allreduce-ring\"\nmapping = \"file\"\nmapping_file = \"{}\"\n", map.display()));
+        let err = sim::validate(&c.unwrap(), None).expect_err("a bad mapping file");
+        assert!(err.to_string().contains("workload.mapping_file") && err.to_string().contains(what), "{err}");
+    }
+}
