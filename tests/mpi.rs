@@ -480,3 +480,27 @@ fn a_sigterm_through_the_mpirun_script_exits_143() {
     assert_eq!(r["complete"], false);
     assert!(r["status"].as_str().unwrap().starts_with("interrupted by SIGTERM"), "{r}");
 }
+
+/// Every built-in workload kernel (tasks on random servers, two iterations with computation
+/// between them) gives the single-process summary, makespan and task finish statistics included,
+/// on 2 and 3 ranks.
+#[test]
+fn ranks_give_the_single_process_summary_for_every_workload_kernel() {
+    for k in hxsim::workload::kernels::REGISTRY {
+        let tasks = if k.name == "pingpong" { "2" } else { "64" };
+        let sets = [
+            format!("workload.kernel=\"{}\"", k.name),
+            format!("workload.tasks={tasks}"),
+            "workload.bytes=1500".to_string(),
+            "workload.iterations=2".to_string(),
+            "workload.compute_cycles=30".to_string(),
+            "workload.mapping=\"random\"".to_string(),
+        ];
+        let extra: Vec<&str> = sets.iter().flat_map(|s| ["--set", s.as_str()]).collect();
+        let reference = single(&extra, 1);
+        assert!(reference["makespan_cycles"].as_u64().is_some_and(|m| m > 0), "{}: {reference}", k.name);
+        for ranks in [2, 3] {
+            assert_eq!(mpirun(ranks, 1, &extra), reference, "{}: {ranks} ranks", k.name);
+        }
+    }
+}

@@ -168,10 +168,52 @@ fn bad_workloads_are_refused_naming_the_key() {
     refused(cfg("kernel = \"allreduce-ring\"\nphit_bytes = 0\n"), "workload.phit_bytes");
     let dir = tempfile::tempdir().unwrap();
     let map = dir.path().join("m.txt");
-    for (text, what) in [("0\n1\n1\n3\n", "twice"), ("0\n1\n9\n3\n", "not a live server"), ("0\n1\n", "one server per task")] {
+    for (text, what) in
+        [("0\n1\n1\n3\n", "twice"), ("0\n1\n9\n3\n", "not a live server"), ("0\n1\n", "one server per task")]
+    {
         std::fs::write(&map, text).unwrap();
-        let c = cfg(&format!("kernel = \"allreduce-ring\"\nmapping = \"file\"\nmapping_file = \"{}\"\n", map.display()));
+        let c =
+            cfg(&format!("kernel = \"allreduce-ring\"\nmapping = \"file\"\nmapping_file = \"{}\"\n", map.display()));
         let err = sim::validate(&c.unwrap(), None).expect_err("a bad mapping file");
         assert!(err.to_string().contains("workload.mapping_file") && err.to_string().contains(what), "{err}");
+    }
+}
+
+fn hxsim_json(args: &[&str], cwd: &std::path::Path) -> serde_json::Map<String, serde_json::Value> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hxsim")).args(args).current_dir(cwd).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON summary");
+    let m = v.as_object_mut().unwrap();
+    for k in ["wall_seconds", "hops_per_second", "peak_memory_bytes"] {
+        m.remove(k);
+    }
+    m.clone()
+}
+
+/// A checkpoint taken while the tasks are mid-way (two thirds into the makespan) resumes, with 1 or
+/// 2 threads, to the summary of the run that was never stopped.
+#[test]
+fn a_checkpoint_taken_mid_workload_resumes_bit_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = d.join("w.toml");
+    std::fs::write(
+        &cfg,
+        "name = \"w\"\n[topology]\nsides = [4, 4]\nservers_per_switch = 2\n[workload]\nkernel = \"allreduce-ring\"\n\
+         bytes = 20000\niterations = 2\ncompute_cycles = 40\nmapping = \"random\"\n",
+    )
+    .unwrap();
+    let c = cfg.to_str().unwrap();
+    let whole = hxsim_json(&["run", c, "-q", "--json", "--no-output", "--threads", "2"], d);
+    let makespan = whole["makespan_cycles"].as_u64().expect("a makespan");
+    let every = (2 * makespan / 3).to_string();
+    let ck = d.join("w.ckpt");
+    let k = ck.to_str().unwrap();
+    let paused =
+        hxsim_json(&["run", c, "-q", "--json", "--no-output", "--checkpoint", k, "--checkpoint-every", &every], d);
+    assert_eq!(whole, paused, "pausing for a checkpoint changed the run");
+    for threads in ["1", "2"] {
+        let resumed = hxsim_json(&["run", "--resume", k, "-q", "--json", "--no-output", "--threads", threads], d);
+        assert_eq!(whole, resumed, "resumed with {threads} threads");
     }
 }

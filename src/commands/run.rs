@@ -276,7 +276,8 @@ pub fn summary_text(cfg: &Config, s: &Summary, status: &str, layout: Layout, jso
         sim::build_topology(cfg)?.name(),
         cfg.routing.algorithm,
         match &cfg.workload {
-            Some(w) if w.kernel == "goal" => format!("workload {}", w.file.as_deref().unwrap_or(Path::new("")).display()),
+            Some(w) if w.kernel == "goal" =>
+                format!("workload {}", w.file.as_deref().unwrap_or(Path::new("")).display()),
             Some(w) => format!("workload {}", w.kernel),
             None => format!("{} traffic", cfg.traffic.pattern),
         },

@@ -640,7 +640,13 @@ pub struct Summary {
 
 /// The workload figures of a [`Summary`], from the tasks' finish cycles (`u64::MAX`: not
 /// finished), the merged statistics, the kernel's iterations and whether the run completed.
-pub fn fill_workload_summary(s: &mut Summary, task_finish: &[u64], stats: &Stats, iterations: Option<u32>, complete: bool) {
+pub fn fill_workload_summary(
+    s: &mut Summary,
+    task_finish: &[u64],
+    stats: &Stats,
+    iterations: Option<u32>,
+    complete: bool,
+) {
     let mut done: Vec<u64> = task_finish.iter().copied().filter(|&c| c != u64::MAX).collect();
     done.sort_unstable();
     s.task_finish_min = done.first().copied();

@@ -902,10 +902,35 @@ pub fn write_results(parent: &Group, res: &RunResult, ts: &mut Timeseries) -> Re
     }
     super::dims::attach_all(&server, "server", &vars.iter().collect::<Vec<_>>())?;
 
+    if !res.task_finish.is_empty() {
+        write_tasks(parent, res)?;
+    }
     write_latency(parent, &res.stats.latency_hist)?;
     write_links(parent, res, measured)?;
     write_vcs(parent, &res.summary.vc_phits, measured)?;
     ts.append_rest(&res.stats.samples, res.summary.cycles, res.complete && res.schedule.fixed)?;
+    Ok(())
+}
+
+/// Write `/tasks` (workloads only): per task, its server, whether it finished and when.
+fn write_tasks(parent: &Group, res: &RunResult) -> Result<()> {
+    let g = new_group_for(parent, "tasks", 4, 3)?;
+    set_str_attr(
+        &g,
+        "description",
+        "per task of the workload (index = task id, an MPI rank of the application): the server it ran on, \
+         whether it finished, and the cycle it finished at (its last operation's completion; 0 if it did not finish)",
+    )?;
+    let ids: Vec<u32> = (0..res.task_finish.len() as u32).collect();
+    let task = column(&g, "task", &ids, "", "task index (the dimension of this group)")?;
+    let done: Vec<u8> = res.task_finish.iter().map(|&c| (c != u64::MAX) as u8).collect();
+    let finish: Vec<u64> = res.task_finish.iter().map(|&c| if c == u64::MAX { 0 } else { c }).collect();
+    let vars = [
+        column(&g, "server", &res.task_server, "", "global id of the server the task ran on")?,
+        column(&g, "finished", &done, "1", "1 if the task finished, 0 if the run ended first")?,
+        column(&g, "finish_cycles", &finish, "cycles", "cycle the task's last operation completed")?,
+    ];
+    super::dims::attach_all(&task, "task", &vars.iter().collect::<Vec<_>>())?;
     Ok(())
 }
 

@@ -198,6 +198,7 @@ pub(crate) fn collect(
         peak_memory_max_rank: peak_memory_max,
         schedule,
         task_finish,
+        task_server: params.workload.as_ref().map_or_else(Vec::new, |p| p.server_of.clone()),
         stalled: None,
     }
 }

@@ -112,6 +112,8 @@ pub struct RunResult {
     /// Workloads: the cycle each task finished at (by task; `u64::MAX`: not finished); empty
     /// without a workload.
     pub task_finish: Vec<Cycle>,
+    /// Workloads: the server each task ran on (by task); empty without a workload.
+    pub task_server: Vec<u32>,
     /// Workloads that stopped progressing (every task waiting, the network empty): when, and what
     /// the first waiting tasks wait for. The result is then incomplete, and `hxsim run` exits 3.
     pub stalled: Option<String>,

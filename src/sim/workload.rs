@@ -51,7 +51,8 @@ fn map_tasks(cfg: &Config, w: &WorkloadConfig, tasks: u32, live: &[u32], ns: usi
             let path = w.mapping_file.as_deref().expect("validated: mapping = file has a file");
             let key = |v: String, e: String| ConfigError::value("workload.mapping_file", v, e);
             let shown = format!("\"{}\"", path.display());
-            let text = crate::input::read_text(path, crate::input::DATA_MAX_BYTES).map_err(|e| key(shown.clone(), e))?;
+            let text =
+                crate::input::read_text(path, crate::input::DATA_MAX_BYTES).map_err(|e| key(shown.clone(), e))?;
             let mut alive = vec![false; ns];
             for &s in live {
                 alive[s as usize] = true;
@@ -66,7 +67,10 @@ fn map_tasks(cfg: &Config, w: &WorkloadConfig, tasks: u32, live: &[u32], ns: usi
                 let at = format!("{}:{}", path.display(), n + 1);
                 let s: u32 = l.parse().map_err(|_| key(at.clone(), format!("\"{l}\" is not a server id")))?;
                 if s as usize >= ns || !alive[s as usize] {
-                    return Err(key(at, format!("server {s} is not a live server (0 to {}, not on a failed switch)", ns - 1)));
+                    return Err(key(
+                        at,
+                        format!("server {s} is not a live server (0 to {}, not on a failed switch)", ns - 1),
+                    ));
                 }
                 if std::mem::replace(&mut used[s as usize], true) {
                     return Err(key(at, format!("server {s} is given twice: one task per server")));
@@ -85,11 +89,7 @@ fn map_tasks(cfg: &Config, w: &WorkloadConfig, tasks: u32, live: &[u32], ns: usi
 /// every switch when faults split the network (tasks that exchange messages must share one).
 /// Also refuses a workload whose memory, with the run's, does not fit (`ranks` processes each hold
 /// it whole).
-pub fn plan(
-    cfg: &Config,
-    net: &Fabric,
-    component: Option<&[u32]>,
-) -> Result<Option<Arc<WorkloadPlan>>, ConfigError> {
+pub fn plan(cfg: &Config, net: &Fabric, component: Option<&[u32]>) -> Result<Option<Arc<WorkloadPlan>>, ConfigError> {
     let Some(w) = &cfg.workload else { return Ok(None) };
     let ns = net.num_servers();
     let live: Vec<u32> = (0..ns as u32).filter(|&v| net.server_alive(v)).collect();
