@@ -52,9 +52,28 @@ pub struct Analysis {
     /// the family's closed form, which the run stores instead of an all-pairs table (5 bytes each).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distance_exceptions: Option<u64>,
+    /// With `[workload]`: its tasks, operations, messages and memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadFacts>,
     /// Family-specific facts (e.g. switches, radix and links per level of a HyperZ).
     #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
     pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+/// What `hxsim analyze` says of a `[workload]`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WorkloadFacts {
+    /// The kernel and its sizes, or the GOAL file.
+    pub name: String,
+    /// Tasks (one per server).
+    pub tasks: u32,
+    /// Operations over all tasks.
+    pub operations: u64,
+    /// Messages (sends).
+    pub messages: u64,
+    /// Bytes the compiled workload and its run-time state take (every process holds the
+    /// workload; the state is split over the partitions), counted in the memory check.
+    pub bytes: u64,
 }
 
 /// Compute the analysis of a config's network; `vcs`: the VCs per port of the config's routing, if
@@ -91,6 +110,19 @@ pub fn analysis(cfg: &Config, vcs: Option<usize>) -> Result<Analysis, ConfigErro
         live_servers: comps.live_servers,
         servers_lost: net.num_servers() as u64 - comps.live_servers,
         unreachable_pairs: comps.unreachable_pairs,
+        workload: match &cfg.workload {
+            None => None,
+            Some(w) => {
+                let wl = sim::workload::build_workload(w, comps.live_servers)?;
+                Some(WorkloadFacts {
+                    name: wl.name().to_string(),
+                    tasks: wl.tasks(),
+                    operations: wl.total_ops(),
+                    messages: wl.messages(),
+                    bytes: wl.bytes() + crate::network::task_state_bytes(wl.tasks() as u64, wl.total_ops()),
+                })
+            }
+        },
         memory_bytes: cfg.memory_lower_bound(1, vcs).0,
         packet_bytes_max: cfg.packet_bytes_bound(vcs),
         distance_exceptions: net
@@ -156,6 +188,16 @@ pub fn run(cfg: &Config, json: bool) -> Result<u8> {
                 crate::memory::human_bytes(5 * x),
                 a.switches,
                 a.switches
+            );
+        }
+        if let Some(w) = &a.workload {
+            println!(
+                "  workload          {}: {} tasks, {} operations, {} messages, {} (counted in the memory check)",
+                w.name,
+                w.tasks,
+                w.operations,
+                w.messages,
+                crate::memory::human_bytes(w.bytes)
             );
         }
         if let Some(e) = &routing_error {

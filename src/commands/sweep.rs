@@ -374,10 +374,62 @@ fn table(
     SweepTable { axes: axes.to_vec(), rows }
 }
 
+/// The sweep table of workloads: execution time (makespan), the median task's finish, message
+/// latency (mean and p99).
+fn workload_table_text(axes: &[Axis], points: &[Point], outcomes: &[Outcome], label_w: usize) -> String {
+    use std::fmt::Write;
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{:<label_w$}  {:>12}  {:>12}  {:>10}  {:>8}  status",
+        "point", "makespan", "median task", "msg lat", "msg p99"
+    );
+    let cyc = |v: Option<u64>| v.map_or("-".to_string(), |c| c.to_string());
+    for (p, o) in points.iter().zip(outcomes) {
+        let label = p.label(axes);
+        let _ = match o {
+            Outcome::Done(r) => {
+                let s = &r.summary;
+                writeln!(
+                    t,
+                    "{label:<label_w$}  {:>12}  {:>12}  {:>10}  {:>8}  {}",
+                    cyc(s.makespan_cycles),
+                    cyc(s.task_finish_median),
+                    s.message_latency_mean.map_or("-".into(), |m| format!("{m:.1}")),
+                    cyc(s.message_latency_p99),
+                    if r.stalled.is_some() {
+                        "stalled"
+                    } else if r.complete {
+                        "ok"
+                    } else {
+                        "interrupted"
+                    }
+                )
+            }
+            Outcome::Failed(e) => writeln!(
+                t,
+                "{label:<label_w$}  {:>12}  {:>12}  {:>10}  {:>8}  failed: {}",
+                "-",
+                "-",
+                "-",
+                "-",
+                e.lines().next().unwrap_or("")
+            ),
+            Outcome::NotRun => {
+                writeln!(t, "{label:<label_w$}  {:>12}  {:>12}  {:>10}  {:>8}  not run", "-", "-", "-", "-")
+            }
+        };
+    }
+    t
+}
+
 fn table_text(axes: &[Axis], points: &[Point], outcomes: &[Outcome]) -> String {
     use std::fmt::Write;
     let mut t = String::new();
     let label_w = points.iter().map(|p| p.label(axes).len()).max().unwrap_or(5).max(5);
+    if outcomes.iter().any(|o| matches!(o, Outcome::Done(r) if r.summary.messages_delivered.is_some())) {
+        return workload_table_text(axes, points, outcomes, label_w);
+    }
     let _ = writeln!(
         t,
         "{:<label_w$}  {:>9}  {:>10}  {:>6}  {:>7}  {:>6}  status",
