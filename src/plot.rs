@@ -113,6 +113,8 @@ pub struct Series {
     /// reach a steady state (summary `steady_state` false), so its value is a point on a drift. Such
     /// markers are drawn hollow inside a black ring, and the legend explains the ring.
     pub unsteady: Vec<bool>,
+    /// Draw each point as a bar from the axis's base up to it (categorical panels).
+    pub bars: bool,
 }
 
 impl Series {
@@ -129,6 +131,7 @@ impl Series {
             line: true,
             style,
             unsteady: pts.iter().map(|p| p.2).collect(),
+            bars: false,
         }
     }
 
@@ -659,6 +662,11 @@ fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Pa
         if s.line {
             chart.draw_series(LineSeries::new(data.clone(), color.stroke_width(g.pen.line))).map_err(err)?;
         }
+        if s.bars {
+            chart
+                .draw_series(data.iter().map(|&(x, y)| Rectangle::new([(x - 0.35, y0), (x + 0.35, y)], color.filled())))
+                .map_err(err)?;
+        }
         if s.markers {
             let shown = s.points.iter().enumerate().filter(|(_, (x, y))| x.is_finite() && y.is_finite());
             for (i, q) in shown {
@@ -976,10 +984,27 @@ fn title_for(f: &File, t: &Table, rows: &[usize]) -> String {
     if !net.is_empty() {
         parts.push(net);
     }
+    if config.parse::<toml::Table>().ok().is_some_and(|c| c.contains_key("workload")) {
+        // A workload sweep: the kernel is in the figure's suffix (one figure per kernel) or in
+        // the fixed settings.
+        return parts.join(" \u{2014} ");
+    }
     if let Some(p) = pattern {
         parts.push(format!("{} traffic", pattern_label(&p)));
     }
     parts.join(" \u{2014} ")
+}
+
+/// "workload KERNEL" (or the GOAL file's name) of a config with `[workload]`.
+fn workload_label(config: Option<&toml::Table>) -> Option<String> {
+    let w = config?.get("workload")?;
+    let kernel = w.get("kernel").and_then(|k| k.as_str()).unwrap_or("allreduce-ring");
+    if kernel == "goal" {
+        let file = w.get("file").and_then(|f| f.as_str()).unwrap_or("");
+        let name = Path::new(file).file_name().map_or(file.to_string(), |n| n.to_string_lossy().into_owned());
+        return Some(format!("GOAL schedule {name}"));
+    }
+    Some(format!("workload {kernel}"))
 }
 
 /// Whether a swept key with one value is worth a figure's title: what was simulated (routing,
@@ -1012,6 +1037,8 @@ pub fn sweep_figures(f: &File, figure: Figure, by: Option<&str>) -> Result<Vec<(
         Some(k) => {
             return Err(ConfigError::value("--by", k, format!("one of the swept keys: {}", t.swept.join(", "))).into())
         }
+        // Workloads: one figure per kernel (execution times compare within a kernel).
+        None if t.varying(&all).iter().any(|k| k == "workload.kernel") => Some("workload.kernel".to_string()),
         // One figure per pattern when curves run along the load; a point chart shows the patterns
         // side by side instead.
         None if t.varying(&all).iter().any(|k| k == "traffic.load") => {
@@ -1053,6 +1080,10 @@ fn sweep_figure(f: &File, t: &Table, rows: &[usize], figure: Figure, by: Option<
     let title = title_for(f, t, rows);
     let varying: Vec<String> = t.varying(rows).into_iter().filter(|k| Some(k.as_str()) != by).collect();
     let has_load = varying.iter().any(|k| k == "traffic.load");
+    let workload = t.has("makespan_cycles") && t.col("makespan_cycles")?.iter().any(|v| v.is_finite());
+    if workload && matches!(figure, Figure::All) {
+        return workload_figure(f, t, rows, &varying, title);
+    }
     let fixed = t.has("completion_cycles") && t.col("completion_cycles")?.iter().any(|v| v.is_finite());
     if fixed && !has_load && matches!(figure, Figure::All) {
         return completion_figure(f, t, rows, &varying, title);
@@ -1149,7 +1180,7 @@ fn sweep_figure(f: &File, t: &Table, rows: &[usize], figure: Figure, by: Option<
                         })
                         .collect();
                     let unsteady = rs.iter().map(|&r| steady.as_ref().is_some_and(|s| s[r] == 0.0)).collect();
-                    Series { label: label.clone(), points, markers: true, line: false, style: i, unsteady }
+                    Series { label: label.clone(), points, markers: true, line: false, style: i, unsteady, bars: false }
                 })
                 .collect();
             panels.push(Panel {
@@ -1192,6 +1223,7 @@ fn completion_figure(f: &File, t: &Table, rows: &[usize], varying: &[String], ti
                     line: true,
                     style: i,
                     unsteady: Vec::new(),
+                    bars: false,
                 });
             }
         }
@@ -1205,6 +1237,7 @@ fn completion_figure(f: &File, t: &Table, rows: &[usize], varying: &[String], ti
             line: false,
             style: i,
             unsteady: Vec::new(),
+            bars: false,
         });
     }
     let mut panels = Vec::new();
@@ -1230,6 +1263,79 @@ fn completion_figure(f: &File, t: &Table, rows: &[usize], varying: &[String], ti
     });
     let legend = series.iter().enumerate().map(|(i, (l, _))| (l.clone(), i, true)).collect();
     Ok(Fig { title, panels, legend })
+}
+
+/// The workload figure of a sweep: the execution time (makespan) of each series as bars, and each
+/// series' per-task finish times as a cumulative distribution (from its point's `/tasks`).
+fn workload_figure(f: &File, t: &Table, rows: &[usize], varying: &[String], title: String) -> Result<Fig> {
+    let mut keys = varying.to_vec();
+    keys.sort_by_key(|k| k != "routing.algorithm");
+    let series = group_rows(t, rows, &keys);
+    let makespan = t.col("makespan_cycles")?;
+    let mut bars = Vec::new();
+    let mut cdfs = Vec::new();
+    for (i, (label, rs)) in series.iter().enumerate() {
+        let r = rs[0];
+        bars.push(Series {
+            label: label.clone(),
+            points: vec![(i as f64, makespan[r])],
+            style: i,
+            bars: true,
+            ..Default::default()
+        });
+        if let Some(g) = t.group.get(r).filter(|g| !g.is_empty()).and_then(|g| f.group(g).ok()) {
+            if let Some(points) = finish_cdf(&g)? {
+                cdfs.push(Series { label: label.clone(), points, line: true, style: i, ..Default::default() });
+            }
+        }
+    }
+    let mut panels = vec![Panel {
+        title: "Execution time".into(),
+        x_desc: String::new(),
+        y_desc: "Cycles until the last task finished".into(),
+        series: bars,
+        y_from_zero: true,
+        categories: series.iter().map(|(l, _)| l.clone()).collect(),
+        ..Default::default()
+    }];
+    if !cdfs.is_empty() {
+        panels.push(finish_cdf_panel(cdfs));
+    }
+    let legend = series.iter().enumerate().map(|(i, (l, _))| (l.clone(), i, false)).collect();
+    Ok(Fig { title, panels, legend })
+}
+
+/// The per-task finish-time distribution of a run group with `/tasks` (finished tasks only):
+/// points `(cycle, fraction of tasks finished by it)`, or `None` without `/tasks`.
+fn finish_cdf(run: &Group) -> Result<Option<Vec<(f64, f64)>>> {
+    let Ok(tasks) = run.group("tasks") else { return Ok(None) };
+    let finish = read_f64(&tasks.dataset("finish_cycles")?)?;
+    let done = read_f64(&tasks.dataset("finished")?)?;
+    let n = finish.len().max(1) as f64;
+    let mut c: Vec<f64> = finish.iter().zip(&done).filter(|(_, &d)| d != 0.0).map(|(&x, _)| x).collect();
+    c.sort_by(f64::total_cmp);
+    // A step per distinct finish cycle (a million tasks finish at far fewer distinct cycles).
+    // From 0 at the first finish, so that tasks finishing together draw a vertical step.
+    let mut pts: Vec<(f64, f64)> = c.first().map(|&x| vec![(x, 0.0)]).unwrap_or_default();
+    for (k, &x) in c.iter().enumerate() {
+        let y = (k + 1) as f64 / n;
+        match pts.last_mut() {
+            Some(last) if last.0 == x && last.1 > 0.0 => last.1 = y,
+            _ => pts.push((x, y)),
+        }
+    }
+    Ok(Some(pts))
+}
+
+fn finish_cdf_panel(series: Vec<Series>) -> Panel {
+    Panel {
+        title: "Task finish times".into(),
+        x_desc: "Cycle".into(),
+        y_desc: "Fraction of tasks finished".into(),
+        series,
+        y_from_zero: true,
+        ..Default::default()
+    }
 }
 
 /// The time-series figure of a run (a file's root, or a sweep point's group).
@@ -1294,7 +1400,11 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
         // The routing, the mode and the workload are in the title already.
         .filter(|(k, _)| titled_key(k) && !["routing.algorithm", "traffic.mode", "traffic.workload_phits"].contains(k))
         .map(|(k, v)| value_label(k, v));
-    let title = [net, format!("{} traffic", pattern_label(&pattern)), routing_label(&routing), load]
+    let (traffic_part, load) = match workload_label(table.as_ref()) {
+        Some(w) => (w, String::new()),
+        None => (format!("{} traffic", pattern_label(&pattern)), load),
+    };
+    let title = [net, traffic_part, routing_label(&routing), load]
         .into_iter()
         .chain(others)
         .filter(|s| !s.is_empty())
@@ -1307,6 +1417,7 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
         line: true,
         style,
         unsteady: Vec::new(),
+        bars: false,
     };
     let panels = vec![
         Panel {
@@ -1343,12 +1454,24 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
             ..Default::default()
         },
     ];
-    let legend = vec![
+    let mut legend = vec![
         ("injected load".into(), 0, false),
         ("accepted load".into(), 1, false),
         ("mean latency".into(), 2, false),
         ("packets in flight".into(), 4, false),
     ];
+    let mut panels = panels;
+    // A workload's run: its tasks' finish times too.
+    if let Some(points) = finish_cdf(run)? {
+        panels.push(finish_cdf_panel(vec![Series {
+            label: "tasks".into(),
+            points,
+            line: true,
+            style: 5,
+            ..Default::default()
+        }]));
+        legend.push(("fraction of tasks finished".into(), 5, false));
+    }
     Ok(Fig { title, panels, legend })
 }
 
