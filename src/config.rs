@@ -66,7 +66,7 @@ pub struct Config {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkloadConfig {
-    /// A built-in kernel (`hxsim list` names them), or `goal` to replay `workload.file`.
+    /// A built-in kernel (listed under "Workload kernels" in `hxsim docs reference`), or `goal` to replay `workload.file`.
     pub kernel: String,
     /// `kernel = "goal"`: the GOAL schedule to replay (relative to the config file's folder).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -283,6 +283,12 @@ fn names_section(md: &mut String) {
     router_modes::<InjectionVcs>(md);
     router_modes::<EjectionVcs>(md);
     router_modes::<Allocation>(md);
+    md.push_str("### Workload kernels (`workload.kernel`)\n\n| name | description |\n|---|---|\n");
+    md.push_str("| `goal` | replay the GOAL schedule of `workload.file` (LogGOPSim's format), one task per rank |\n");
+    for k in crate::workload::kernels::REGISTRY {
+        let _ = writeln!(md, "| `{}` | {} |", k.name, k.description);
+    }
+    md.push('\n');
     let methods = generator.root_schema_for::<partitioning::Method>().to_value();
     md.push_str("### Partitioning methods (`partition.method`)\n\n| name | description |\n|---|---|\n");
     for m in methods.get("oneOf").and_then(Value::as_array).into_iter().flatten() {
@@ -330,6 +336,9 @@ mod tests {
         }
         for e in crate::routing::REGISTRY {
             assert!(page.contains(&format!("| `{}` |", e.name)), "routing {}", e.name);
+        }
+        for k in crate::workload::kernels::REGISTRY {
+            assert!(page.contains(&format!("| `{}` |", k.name)), "kernel {}", k.name);
         }
     }
 }
