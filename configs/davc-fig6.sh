@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# DAVC paper (Lopez, Hernandez, Navaridas, et al., "Deadlock avoidance for arbitrary topologies"),
+# DAVC paper (Pascual and Navaridas, "High-Performance, Low-Complexity Deadlock Avoidance for
+# Arbitrary Topologies/Routings"),
 # Fig. 6: accepted load and VC utilization of the dragonfly DF(6,12,6) (876 switches, 5256
 # servers; configs/dragonfly-6-12-6.toml) with Min and Valiant routing under DAVC's F_N, F_P, F_NP
 # and Dally's scheme (2 VCs for Min, 3 for Valiant; paper section 7.1 and Fig. 4), uniform and

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# DAVC paper (Lopez, Hernandez, Navaridas, et al., "Deadlock avoidance for arbitrary topologies"),
+# DAVC paper (Pascual and Navaridas, "High-Performance, Low-Complexity Deadlock Avoidance for
+# Arbitrary Topologies/Routings"),
 # Fig. 8: accepted load and VC utilization of the random regular graph RRG(876, 23, 17) (876
 # switches, 17 switch links and 6 servers each, 5256 servers; configs/rrg-876-23-17.toml) with the
 # generic routings SP, ECMP and AllPath(1) under DAVC's F_N, F_P and F_NP, against SPDA with m
