@@ -916,13 +916,17 @@ impl NetPartition {
     /// Let the servers in [`NetPartition::wake`] generate their tasks' packets from the cycle
     /// given (a message started).
     fn wake_servers(&mut self) {
-        for w in std::mem::take(&mut self.wake).drain(..) {
+        // Taken and put back: the scratch keeps its capacity.
+        let mut wake = std::mem::take(&mut self.wake);
+        for w in &wake {
             let si = w.server as usize;
             // The local switch of server `si`: the last whose first server is at or before it.
             let li = self.srv_base.partition_point(|&b| b as usize <= si) - 1;
             self.next_gen[si] = self.next_gen[si].min(w.at);
             self.next_gen_min[li] = self.next_gen_min[li].min(w.at);
         }
+        wake.clear();
+        self.wake = wake;
     }
 
     /// Process the workload's events of cycle `now` (arrivals and completions), before any switch

@@ -265,7 +265,8 @@ impl TaskRun {
     fn release(&mut self, slot: usize, op: OpIndex, started: bool) {
         let t = self.task[slot];
         let w = &self.plan.workload;
-        for &d in w.dependents(t, op) {
+        // In reverse: the ready stack then starts them in program order.
+        for &d in w.dependents(t, op).iter().rev() {
             if (d & ON_START != 0) != started {
                 continue;
             }
