@@ -3,9 +3,16 @@
 //! Every kernel builds a [`Workload`] from the same [`KernelParams`] (task count, message bytes,
 //! iterations, compute cycles between iterations), reading the ones that apply to it.
 
+mod allgather_ring;
 mod allreduce_recursive_doubling;
 mod allreduce_ring;
+mod alltoall_pairwise;
+mod broadcast_binomial;
+mod butterfly;
 mod pingpong;
+mod reduce_scatter_ring;
+mod stencil;
+mod waterfall;
 
 use super::Workload;
 use crate::error::ConfigError;
@@ -46,6 +53,22 @@ pub const REGISTRY: &[Kernel] = &[
         description: allreduce_recursive_doubling::DESCRIPTION,
         build: allreduce_recursive_doubling::build,
     },
+    Kernel { name: "stencil-2d", description: stencil::DESCRIPTION_2D, build: stencil::build_2d },
+    Kernel { name: "stencil-3d", description: stencil::DESCRIPTION_3D, build: stencil::build_3d },
+    Kernel { name: "butterfly", description: butterfly::DESCRIPTION, build: butterfly::build },
+    Kernel { name: "waterfall", description: waterfall::DESCRIPTION, build: waterfall::build },
+    Kernel { name: "allgather-ring", description: allgather_ring::DESCRIPTION, build: allgather_ring::build },
+    Kernel {
+        name: "reduce-scatter-ring",
+        description: reduce_scatter_ring::DESCRIPTION,
+        build: reduce_scatter_ring::build,
+    },
+    Kernel { name: "alltoall-pairwise", description: alltoall_pairwise::DESCRIPTION, build: alltoall_pairwise::build },
+    Kernel {
+        name: "broadcast-binomial",
+        description: broadcast_binomial::DESCRIPTION,
+        build: broadcast_binomial::build,
+    },
 ];
 
 /// The kernel named `name`.
@@ -61,4 +84,149 @@ pub fn names() -> Vec<&'static str> {
 /// The error for a task count a kernel cannot take.
 pub(crate) fn tasks_error(n: u32, allowed: &str) -> ConfigError {
     ConfigError::value("workload.tasks", n, allowed)
+}
+
+/// The error for a kernel whose workload the builder refused (a bug in the kernel, reported
+/// rather than panicking).
+pub(crate) fn refused(kernel: &str, e: super::WorkloadError) -> ConfigError {
+    ConfigError::value("workload.kernel", format!("\"{kernel}\""), e.to_string())
+}
+
+/// Dependencies of the operations of one step on those of the step before: `op` waits for every
+/// operation in `on` (or for nothing when `on` is empty).
+pub(crate) fn require_all(b: &mut super::Builder, op: super::OpIndex, on: &[super::OpIndex]) {
+    for &p in on {
+        b.require(op, p, false);
+    }
+}
+
+/// The time a workload takes in the telephone model (each send occupies its task for one round
+/// and its message arrives at the round's end; a receive completes when it has started and its
+/// message has arrived; a calc of `c` cycles takes `c` rounds; a dependent starts when what it
+/// requires has completed, or started for an `irequires`), or `None` if some operation never
+/// completes (tasks waiting for each other). An independent check of the kernels: their round
+/// counts are known in closed form (a binomial broadcast of `N` takes `ceil(log2 N)` rounds, a
+/// ring `N - 1`, a pipeline of `W` waves through `N` tasks `N + W - 2`).
+#[cfg(test)]
+pub(crate) fn rounds(w: &Workload) -> Option<u64> {
+    use super::{OpKind, ON_START};
+    let tasks = w.tasks();
+    let mut base = vec![0usize; tasks as usize + 1];
+    for t in 0..tasks {
+        base[t as usize + 1] = base[t as usize] + w.ops_of(t).len();
+    }
+    let total = base[tasks as usize];
+    let mut left: Vec<u32> = (0..tasks).flat_map(|t| w.ops_of(t).iter().map(|o| o.requires)).collect();
+    let mut ready = vec![0u64; total];
+    let mut started: Vec<Option<u64>> = vec![None; total];
+    let mut arrival: Vec<Option<u64>> = vec![None; total];
+    let mut done: Vec<Option<u64>> = vec![None; total];
+    enum Ev {
+        Start(usize, u64),
+        Arrive(usize, u64),
+        Complete(usize, u64),
+    }
+    let locate = |g: usize| {
+        let t = base.partition_point(|&b| b <= g) - 1;
+        (t as u32, (g - base[t]) as u32)
+    };
+    let mut events: Vec<Ev> = (0..total).filter(|&g| left[g] == 0).map(|g| Ev::Start(g, 0)).collect();
+    while let Some(ev) = events.pop() {
+        let (g, time, on_start) = match ev {
+            Ev::Start(g, t) => {
+                started[g] = Some(t);
+                let (task, i) = locate(g);
+                let op = w.op(task, i);
+                match op.kind {
+                    OpKind::Send => {
+                        events.push(Ev::Complete(g, t + 1));
+                        events.push(Ev::Arrive(base[op.peer as usize] + op.partner as usize, t + 1));
+                    }
+                    OpKind::Calc => events.push(Ev::Complete(g, t + op.arg)),
+                    OpKind::Recv => {
+                        if let Some(a) = arrival[g] {
+                            events.push(Ev::Complete(g, t.max(a)));
+                        }
+                    }
+                }
+                (g, t, true)
+            }
+            Ev::Arrive(g, a) => {
+                arrival[g] = Some(a);
+                if let Some(t) = started[g] {
+                    events.push(Ev::Complete(g, t.max(a)));
+                }
+                continue;
+            }
+            Ev::Complete(g, t) => {
+                done[g] = Some(t);
+                (g, t, false)
+            }
+        };
+        let (task, i) = locate(g);
+        for &d in w.dependents(task, i) {
+            if (d & ON_START != 0) != on_start {
+                continue;
+            }
+            let dg = base[task as usize] + (d & !ON_START) as usize;
+            ready[dg] = ready[dg].max(time);
+            left[dg] -= 1;
+            if left[dg] == 0 {
+                events.push(Ev::Start(dg, ready[dg]));
+            }
+        }
+    }
+    done.iter().try_fold(0, |m, d| d.map(|d| m.max(d)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{Builder, Origin};
+
+    fn params(tasks: u32, iterations: u32, compute: u64) -> KernelParams {
+        KernelParams { tasks, bytes: 256, iterations, compute_cycles: compute, grid: vec![] }
+    }
+
+    /// The telephone model on the examples: a ping-pong round trip is 2 rounds (plus the
+    /// responder's calc), the ring all-reduce 2(N - 1), recursive doubling log2 N; and two tasks
+    /// that each receive before sending never finish.
+    #[test]
+    fn rounds_of_the_examples_and_of_a_deadlock() {
+        let pp = by_name("pingpong").unwrap().build;
+        assert_eq!(rounds(&pp(&params(2, 5, 0)).unwrap()), Some(10));
+        assert_eq!(rounds(&pp(&params(2, 5, 3)).unwrap()), Some(10 + 5 * 3));
+        let ring = by_name("allreduce-ring").unwrap().build;
+        assert_eq!(rounds(&ring(&params(7, 1, 0)).unwrap()), Some(12));
+        let rd = by_name("allreduce-recursive-doubling").unwrap().build;
+        assert_eq!(rounds(&rd(&params(32, 2, 0)).unwrap()), Some(10));
+
+        let o = Origin::default();
+        let mut b = Builder::new("deadlock", 2, None);
+        for t in 0..2 {
+            b.task(t);
+            let r = b.recv(1 - t, 8, 0, o);
+            let s = b.send(1 - t, 8, 0, o);
+            b.require(s, r, false);
+        }
+        assert_eq!(rounds(&b.finish().unwrap()), None);
+    }
+
+    /// Every kernel builds at a size it accepts, completes (no task waits forever), is named after
+    /// itself and refuses a task count of 1.
+    #[test]
+    fn every_kernel_builds_and_completes() {
+        for k in REGISTRY {
+            let tasks = if k.name == "pingpong" { 2 } else { 16 };
+            let w = (k.build)(&params(tasks, 3, 10)).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            assert!(w.name().starts_with(k.name), "{}", w.name());
+            assert_eq!(w.tasks(), tasks);
+            assert_eq!(w.iterations(), Some(3));
+            assert!(rounds(&w).is_some(), "{} does not complete", k.name);
+            assert!(!k.description.is_empty());
+            let e = (k.build)(&params(1, 1, 0)).expect_err(k.name).to_string();
+            assert!(e.contains("workload.tasks"), "{}: {e}", k.name);
+        }
+        assert_eq!(names().len(), REGISTRY.len());
+    }
 }
