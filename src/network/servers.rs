@@ -169,6 +169,11 @@ impl NetPartition {
             let pkt = self.slab.remove(idx);
             if let Some(tasks) = self.tasks.as_mut() {
                 tasks.injected(si, now);
+                if tasks.wants_to_generate(si) {
+                    // Its next packet, made next cycle (see `generate`).
+                    self.next_gen[si] = now + 1;
+                    self.next_gen_min[li] = self.next_gen_min[li].min(now + 1);
+                }
             }
             if self.in_window(now) {
                 self.server_injected[si] += plen;
@@ -250,18 +255,17 @@ impl NetPartition {
                 }
             }
             Injection::Workload => {
+                // A packet is made when the source queue is empty, and the next when this one is
+                // injected (`server_stage` wakes the server again): the message waits in the
+                // task's memory, not as packets, so a workload holds only the packets in the
+                // network. The timing is that of a queue filled at once: the next packet is made
+                // the cycle after an injection, and the link takes it `P >= 1` cycles after that
+                // injection at the earliest.
+                self.next_gen[si] = Cycle::MAX;
                 let tasks = self.tasks.as_ref().expect("a workload run has tasks");
-                if !tasks.wants_to_generate(si) {
-                    self.next_gen[si] = Cycle::MAX;
+                if srv.queued > 0 || !tasks.wants_to_generate(si) {
                     return;
                 }
-                if !room {
-                    // Again next cycle: the queue drains at one packet per P cycles at most.
-                    self.next_gen[si] = now + 1;
-                    return;
-                }
-                // The source queue fills at once: a message's packets are all ready when it starts.
-                self.next_gen[si] = now;
             }
             Injection::Fixed { .. } => {
                 if !room {

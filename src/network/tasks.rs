@@ -5,8 +5,9 @@
 //! **When operations start and complete** (docs/workloads.md):
 //! - `calc(c)` started at `t` completes at `t + c`;
 //! - `send` started at `t` puts its message in its server's send queue at `t` (one message at a
-//!   time per server, in start order, as one NIC DMA engine does); its packets enter the source
-//!   queue as room allows, each carrying its message's start as its creation cycle, and the send
+//!   time per server, in start order, as one NIC DMA engine does); its packets are made one at a
+//!   time as the server's link takes them, each carrying its message's start as its creation
+//!   cycle, and the send
 //!   completes when its last packet has left the server: the head is injected at `h`, the tail
 //!   has left at `h + P` (the cycle the server's link is free again), when the send buffer could be
 //!   reused (MPI's local completion of an eager send). Not on the receive's arrival: a send
