@@ -20,6 +20,7 @@
 //! program order fixes it, which keeps results independent of timing and layout.) Wildcard
 //! receives (`MPI_ANY_SOURCE`) are not supported.
 
+pub mod goal;
 pub mod kernels;
 
 use std::fmt;
