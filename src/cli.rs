@@ -280,9 +280,10 @@ pub enum WorkloadCommand {
     /// Write a built-in kernel (`workload.kernel`) as a GOAL schedule that `hxsim workload check`,
     /// LogGOPSim's txt2bin and hxsim's GOAL reader read back as the same workload.
     Export(WorkloadExportArgs),
-    /// Read a GOAL schedule and print its tasks, operations, messages and the bytes it takes in
-    /// memory; exit code 2, with the file and line, if it cannot be replayed (a syntax error, an
-    /// unknown label, a dependency cycle, a rank beyond num_ranks, a receive that no send matches).
+    /// Read a GOAL schedule and print its tasks, operations, messages, the bytes it takes in
+    /// memory and its critical path in rounds of one message per task; exit code 2, with the file
+    /// and line, if it cannot be replayed (a syntax error, an unknown label, a dependency cycle, a
+    /// rank beyond num_ranks, a receive that no send matches, tasks that wait for each other).
     Check {
         /// The GOAL schedule.
         file: PathBuf,

@@ -57,6 +57,8 @@ fn an_exported_kernel_checks_with_the_sizes_it_implies() {
     assert_eq!(v["messages"], 96);
     assert_eq!(v["message_bytes"], 96 * 64);
     assert_eq!(v["operations"], 96 + 96 + 16);
+    // One round per iteration (all halo sends at once) and 10 cycles of calc between the two.
+    assert_eq!(v["rounds"], 2 + 10);
     // Without -o the same schedule goes to standard output.
     let out = hxsim(&[
         "workload",
@@ -82,14 +84,17 @@ fn an_exported_kernel_checks_with_the_sizes_it_implies() {
 }
 
 /// LogGOPSim's example schedules: binomial broadcasts send N - 1 messages, the dissemination
-/// barrier N log2 N.
+/// barrier N log2 N; each takes log2 N rounds.
 #[test]
 fn loggopsim_examples_check() {
-    for (file, tasks, messages) in
-        [("binary_tree_16.goal", 16, 15), ("schedgen2_binomial_bcast_8.goal", 8, 7), ("dissemination_16.goal", 16, 64)]
-    {
+    for (file, tasks, messages, rounds) in [
+        ("binary_tree_16.goal", 16, 15, 4),
+        ("schedgen2_binomial_bcast_8.goal", 8, 7, 3),
+        ("dissemination_16.goal", 16, 64, 4),
+    ] {
         let v = check_json(&PathBuf::from(repo(&format!("tests/data/goal/{file}"))));
-        assert_eq!((v["tasks"].as_u64(), v["messages"].as_u64()), (Some(tasks), Some(messages)), "{file}");
+        let got = (v["tasks"].as_u64(), v["messages"].as_u64(), v["rounds"].as_u64());
+        assert_eq!(got, (Some(tasks), Some(messages), Some(rounds)), "{file}");
     }
 }
 
@@ -104,6 +109,12 @@ fn bad_schedules_exit_2_naming_file_and_line() {
         ("cycle.goal", format!("{head}a: calc 1\nb: calc 1\na requires b\nb requires a\n}}\n"), ":", "cycle"),
         ("rank.goal", format!("{head}}}\nrank 5 {{\n}}\n"), ":4", "beyond num_ranks 2"),
         ("match.goal", format!("{head}l1: recv 8b from 1 tag 2\n}}\n"), ":3", "no send matches"),
+        (
+            "wait.goal",
+            format!("{head}r: recv 8b from 1\ns: send 8b to 1\ns requires r\n}}\nrank 1 {{\nr: recv 8b from 0\ns: send 8b to 0\ns requires r\n}}\n"),
+            "",
+            "task 0, operation 0 (a receive from task 1) never completes",
+        ),
     ];
     for (name, text, line, what) in cases {
         let path = dir.path().join(name);

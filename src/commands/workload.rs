@@ -1,11 +1,12 @@
 //! `hxsim workload`: write a built-in kernel ([`crate::workload::kernels`]) as a GOAL schedule,
-//! and check a GOAL schedule ([`crate::workload::goal`]): that it can be replayed, and how large
-//! it is. Bad input (a kernel's parameters, a schedule's errors) exits with code 2, naming the
+//! and check a GOAL schedule ([`crate::workload::goal`]): that it can be replayed (it parses, and
+//! its tasks do not wait for each other forever: [`crate::workload::replay`]), and how large it is. Bad input (a kernel's parameters, a schedule's errors) exits with code 2, naming the
 //! parameter or the file and line.
 
 use crate::cli::{WorkloadArgs, WorkloadCommand, WorkloadExportArgs};
 use crate::error::ConfigError;
-use crate::workload::{goal, kernels, OpKind, Workload};
+use crate::workload::replay::{self, Stuck};
+use crate::workload::{goal, kernels, OpKind, Workload, WorkloadError};
 use anyhow::{Context, Result};
 use std::path::Path;
 
@@ -32,11 +33,14 @@ pub struct Size {
     pub dependencies: u64,
     /// Bytes the compiled workload takes in memory (every rank of a run holds it).
     pub memory_bytes: u64,
+    /// Rounds it takes in the telephone model ([`crate::workload::replay`]): its critical path
+    /// in messages.
+    pub rounds: u64,
 }
 
 impl Size {
-    /// The size of `w`.
-    pub fn of(w: &Workload) -> Size {
+    /// The size of `w`, or why it cannot complete (tasks that wait for each other).
+    pub fn of(w: &Workload) -> Result<Size, Stuck> {
         let (mut message_bytes, mut dependencies) = (0u64, 0u64);
         for t in 0..w.tasks() {
             for o in w.ops_of(t) {
@@ -46,14 +50,15 @@ impl Size {
                 }
             }
         }
-        Size {
+        Ok(Size {
             tasks: w.tasks(),
             operations: w.total_ops(),
             messages: w.messages(),
             message_bytes,
             dependencies,
             memory_bytes: w.bytes(),
-        }
+            rounds: replay::rounds(w)?,
+        })
     }
 }
 
@@ -73,14 +78,13 @@ fn export(a: &WorkloadExportArgs) -> Result<u8> {
     match &a.output {
         Some(path) => {
             std::fs::write(path, &text).with_context(|| format!("cannot write {}", path.display()))?;
-            let s = Size::of(&w);
             crate::console::note(&format!(
                 "wrote {}: {}; {} tasks, {} operations, {} messages",
                 path.display(),
                 w.name(),
-                s.tasks,
-                s.operations,
-                s.messages
+                w.tasks(),
+                w.total_ops(),
+                w.messages()
             ));
         }
         None => {
@@ -93,7 +97,7 @@ fn export(a: &WorkloadExportArgs) -> Result<u8> {
 
 fn check(file: &Path, json: bool) -> Result<u8> {
     let w = goal::read(file)?;
-    let s = Size::of(&w);
+    let s = Size::of(&w).map_err(|e| WorkloadError { at: file.display().to_string(), what: e.to_string() })?;
     if json {
         let mut v = serde_json::to_value(&s)?;
         v["file"] = file.display().to_string().into();
@@ -106,6 +110,7 @@ fn check(file: &Path, json: bool) -> Result<u8> {
         println!("message bytes  {}", s.message_bytes);
         println!("dependencies   {}", s.dependencies);
         println!("memory         {} bytes (compiled)", s.memory_bytes);
+        println!("rounds         {} (critical path in messages, one message per task per round)", s.rounds);
     }
     Ok(0)
 }
