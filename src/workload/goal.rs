@@ -476,6 +476,98 @@ mod tests {
         assert!(e.at == "bad.goal:3" || e.at == "bad.goal:4", "{e}");
     }
 
+    /// Mangled schedules (bytes deleted, tokens inserted, lines repeated, at positions drawn by a
+    /// fixed xorshift) are read or refused with a position, never a panic.
+    #[test]
+    fn mangled_schedules_never_panic() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/goal/dissemination_16.goal");
+        let kernel = KernelParams { tasks: 4, bytes: 8, iterations: 2, compute_cycles: 5, grid: vec![] };
+        let bases = [
+            std::fs::read_to_string(path).unwrap().replace("rank 15 {", "/* c */ rank 15 { // x"),
+            export(&(REGISTRY[3].build)(&kernel).unwrap()).replacen(
+                "l4 requires l0",
+                "l4 irequires l0; l4 requires l2 // c",
+                1,
+            ),
+        ];
+        for b in &bases {
+            parse(b, "f.goal").unwrap();
+        }
+        let inserts = [
+            "{",
+            "}",
+            ":",
+            ";",
+            "\n",
+            "-1",
+            "-",
+            "rank 3 {",
+            "rank",
+            "num_ranks 4",
+            "requires",
+            "irequires",
+            "l1",
+            "l9",
+            "99999999999999999999999",
+            "4294967296",
+            "/*",
+            "*/",
+            "//",
+            "b",
+            "tag",
+            "cpu",
+            "nic",
+            "send",
+            "recv",
+            "calc",
+            "é",
+            "\t",
+            "\r\n",
+            "0",
+        ];
+        let mut x = 0x9e3779b97f4a7c15u64;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let (mut ok, mut refused) = (0, 0);
+        for i in 0..3000 {
+            let mut t = bases[i % 2].clone();
+            for _ in 0..1 + next(3) {
+                let mut p = next(t.len() + 1);
+                while !t.is_char_boundary(p) {
+                    p -= 1;
+                }
+                match next(3) {
+                    0 => {
+                        let mut end = (p + 1 + next(6)).min(t.len());
+                        while !t.is_char_boundary(end) {
+                            end += 1;
+                        }
+                        t.replace_range(p..end, "");
+                    }
+                    1 => t.insert_str(p, inserts[next(inserts.len())]),
+                    _ => {
+                        let start = t[..p].rfind('\n').map_or(0, |i| i + 1);
+                        let end = t[p..].find('\n').map_or(t.len(), |i| p + i + 1);
+                        let line = t[start..end].to_string();
+                        t.insert_str(start, &line);
+                    }
+                }
+            }
+            match parse(&t, "f.goal") {
+                Ok(_) => ok += 1,
+                Err(e) => {
+                    assert!(e.at.starts_with("f.goal"), "{e}");
+                    refused += 1;
+                }
+            }
+        }
+        assert!(ok > 0 && refused > 0, "{ok} read, {refused} refused");
+    }
+
     /// export(kernel) read back is the same workload: the same operations, pairs and dependents
     /// in the same order, for every kernel, with and without computation.
     #[test]
