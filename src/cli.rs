@@ -251,6 +251,9 @@ pub enum Command {
     /// Find a network before simulating it: the cheapest HyperX for a size, radix and bisection
     /// (Ahn et al., SC09, section 3.1.2), its design space, and HyperX against the folded Clos.
     Design(DesignArgs),
+    /// Workloads of tasks with causal dependencies: write a built-in kernel as a GOAL schedule
+    /// (LogGOPSim's text format), or read a GOAL schedule and report its size.
+    Workload(WorkloadArgs),
     /// Print documentation generated from the binary: the configuration reference (every key,
     /// default and allowed value, and the names of every registry), as in docs/reference.md.
     Docs {
@@ -261,6 +264,61 @@ pub enum Command {
         #[arg(long, short, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+}
+
+/// `hxsim workload`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct WorkloadArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: WorkloadCommand,
+}
+
+/// The subcommands of `hxsim workload`.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum WorkloadCommand {
+    /// Write a built-in kernel (`workload.kernel`) as a GOAL schedule that `hxsim workload check`,
+    /// LogGOPSim's txt2bin and hxsim's GOAL reader read back as the same workload.
+    Export(WorkloadExportArgs),
+    /// Read a GOAL schedule and print its tasks, operations, messages, the bytes it takes in
+    /// memory and its critical path in rounds of one message per task; exit code 2, with the file
+    /// and line, if it cannot be replayed (a syntax error, an unknown label, a dependency cycle, a
+    /// rank beyond num_ranks, a receive that no send matches, tasks that wait for each other).
+    Check {
+        /// The GOAL schedule.
+        file: PathBuf,
+        /// Print as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Options of `hxsim workload export`: the kernel and its sizes (the `[workload]` keys).
+#[derive(clap::Args, Debug, Clone)]
+pub struct WorkloadExportArgs {
+    /// The kernel.
+    #[arg(value_parser = PossibleValuesParser::new(crate::workload::kernels::names()))]
+    pub kernel: String,
+    /// Tasks (MPI ranks).
+    #[arg(long, value_name = "N")]
+    pub tasks: u32,
+    /// Bytes of each message, or of the whole buffer for the collectives that split it (each
+    /// kernel's description says which).
+    #[arg(long, value_name = "B")]
+    pub bytes: u64,
+    /// Iterations (waves of `waterfall`).
+    #[arg(long, value_name = "I", default_value_t = 1)]
+    pub iterations: u32,
+    /// Cycles of computation between iterations.
+    #[arg(long, value_name = "C", default_value_t = 0)]
+    pub compute_cycles: u64,
+    /// Virtual grid of the stencils, sides separated by commas (e.g. `4,4`); default: the most
+    /// nearly square or cubic grid of --tasks.
+    #[arg(long, value_name = "X,Y[,Z]", value_delimiter = ',')]
+    pub grid: Vec<u32>,
+    /// The GOAL file to write; default: standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// A page `hxsim docs` generates.

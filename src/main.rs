@@ -195,6 +195,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             commands::check_deadlock::run(&config, json)
         }
         Command::Design(args) => commands::design::run(&args),
+        Command::Workload(args) => commands::workload::run(&args),
         Command::Docs { page: hxsim::cli::DocsPage::Reference, output } => commands::docs::run(output.as_deref()),
     }
 }

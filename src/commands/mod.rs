@@ -19,6 +19,7 @@ pub mod plot;
 pub mod progress;
 pub mod run;
 pub mod sweep;
+pub mod workload;
 
 use crate::config::{self, Config, ConfigError};
 use crate::console::note;
@@ -36,7 +37,7 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     if let Some(s) = e.downcast_ref::<SimError>() {
         return s.exit_code() as u8;
     }
-    if e.downcast_ref::<LaunchError>().is_some() {
+    if e.downcast_ref::<LaunchError>().is_some() || e.downcast_ref::<crate::workload::WorkloadError>().is_some() {
         return 2;
     }
     if let Some(m) = e.downcast_ref::<crate::merge::MergeError>() {

@@ -22,6 +22,7 @@
 
 pub mod goal;
 pub mod kernels;
+pub mod replay;
 
 use std::fmt;
 

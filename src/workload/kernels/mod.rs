@@ -100,83 +100,11 @@ pub(crate) fn require_all(b: &mut super::Builder, op: super::OpIndex, on: &[supe
     }
 }
 
-/// The time a workload takes in the telephone model (each send occupies its task for one round
-/// and its message arrives at the round's end; a receive completes when it has started and its
-/// message has arrived; a calc of `c` cycles takes `c` rounds; a dependent starts when what it
-/// requires has completed, or started for an `irequires`), or `None` if some operation never
-/// completes (tasks waiting for each other). An independent check of the kernels: their round
-/// counts are known in closed form (a binomial broadcast of `N` takes `ceil(log2 N)` rounds, a
-/// ring `N - 1`, a pipeline of `W` waves through `N` tasks `N + W - 2`).
+/// [`super::replay::rounds`], `None` where the tasks wait for each other: the kernels' tests
+/// check their round counts against closed forms.
 #[cfg(test)]
 pub(crate) fn rounds(w: &Workload) -> Option<u64> {
-    use super::{OpKind, ON_START};
-    let tasks = w.tasks();
-    let mut base = vec![0usize; tasks as usize + 1];
-    for t in 0..tasks {
-        base[t as usize + 1] = base[t as usize] + w.ops_of(t).len();
-    }
-    let total = base[tasks as usize];
-    let mut left: Vec<u32> = (0..tasks).flat_map(|t| w.ops_of(t).iter().map(|o| o.requires)).collect();
-    let mut ready = vec![0u64; total];
-    let mut started: Vec<Option<u64>> = vec![None; total];
-    let mut arrival: Vec<Option<u64>> = vec![None; total];
-    let mut done: Vec<Option<u64>> = vec![None; total];
-    enum Ev {
-        Start(usize, u64),
-        Arrive(usize, u64),
-        Complete(usize, u64),
-    }
-    let locate = |g: usize| {
-        let t = base.partition_point(|&b| b <= g) - 1;
-        (t as u32, (g - base[t]) as u32)
-    };
-    let mut events: Vec<Ev> = (0..total).filter(|&g| left[g] == 0).map(|g| Ev::Start(g, 0)).collect();
-    while let Some(ev) = events.pop() {
-        let (g, time, on_start) = match ev {
-            Ev::Start(g, t) => {
-                started[g] = Some(t);
-                let (task, i) = locate(g);
-                let op = w.op(task, i);
-                match op.kind {
-                    OpKind::Send => {
-                        events.push(Ev::Complete(g, t + 1));
-                        events.push(Ev::Arrive(base[op.peer as usize] + op.partner as usize, t + 1));
-                    }
-                    OpKind::Calc => events.push(Ev::Complete(g, t + op.arg)),
-                    OpKind::Recv => {
-                        if let Some(a) = arrival[g] {
-                            events.push(Ev::Complete(g, t.max(a)));
-                        }
-                    }
-                }
-                (g, t, true)
-            }
-            Ev::Arrive(g, a) => {
-                arrival[g] = Some(a);
-                if let Some(t) = started[g] {
-                    events.push(Ev::Complete(g, t.max(a)));
-                }
-                continue;
-            }
-            Ev::Complete(g, t) => {
-                done[g] = Some(t);
-                (g, t, false)
-            }
-        };
-        let (task, i) = locate(g);
-        for &d in w.dependents(task, i) {
-            if (d & ON_START != 0) != on_start {
-                continue;
-            }
-            let dg = base[task as usize] + (d & !ON_START) as usize;
-            ready[dg] = ready[dg].max(time);
-            left[dg] -= 1;
-            if left[dg] == 0 {
-                events.push(Ev::Start(dg, ready[dg]));
-            }
-        }
-    }
-    done.iter().try_fold(0, |m, d| d.map(|d| m.max(d)))
+    super::replay::rounds(w).ok()
 }
 
 #[cfg(test)]
