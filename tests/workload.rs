@@ -217,3 +217,162 @@ fn a_checkpoint_taken_mid_workload_resumes_bit_identically() {
         assert_eq!(whole, resumed, "resumed with {threads} threads");
     }
 }
+
+fn hxsim(args: &[&str], cwd: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_hxsim")).args(args).current_dir(cwd).output().unwrap()
+}
+
+const SMALL_NET: &str = "name = \"g\"\n[topology]\nsides = [4, 4]\nservers_per_switch = 2\n";
+
+/// A built-in kernel exported as GOAL and replayed runs exactly as the kernel itself, for every
+/// kernel (same operations, pairs and dependencies give the same run).
+#[test]
+fn a_replayed_export_runs_as_the_kernel_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for k in hxsim::workload::kernels::REGISTRY {
+        let tasks = if k.name == "pingpong" { "2" } else { "16" };
+        let goal = d.join(format!("{}.goal", k.name));
+        let g = goal.to_str().unwrap();
+        let out = hxsim(
+            &[
+                "workload",
+                "export",
+                k.name,
+                "--tasks",
+                tasks,
+                "--bytes",
+                "3000",
+                "--iterations",
+                "2",
+                "--compute-cycles",
+                "25",
+                "-o",
+                g,
+            ],
+            d,
+        );
+        assert!(out.status.success(), "{}: {}", k.name, String::from_utf8_lossy(&out.stderr));
+        let cfg = d.join("g.toml");
+        std::fs::write(&cfg, SMALL_NET).unwrap();
+        let c = cfg.to_str().unwrap();
+        let common = ["run", c, "-q", "--json", "--no-output", "--set", "workload.mapping=\"random\""];
+        let builtin = hxsim_json(
+            &[
+                &common[..],
+                &[
+                    "--set",
+                    &format!("workload.kernel=\"{}\"", k.name),
+                    "--set",
+                    &format!("workload.tasks={tasks}"),
+                    "--set",
+                    "workload.bytes=3000",
+                    "--set",
+                    "workload.iterations=2",
+                    "--set",
+                    "workload.compute_cycles=25",
+                ],
+            ]
+            .concat(),
+            d,
+        );
+        let file = format!("workload.file=\"{g}\"");
+        let replayed = hxsim_json(&[&common[..], &["--set", "workload.kernel=\"goal\"", "--set", &file]].concat(), d);
+        let strip = |mut m: serde_json::Map<String, serde_json::Value>| {
+            // A GOAL file does not say how many iterations it holds.
+            m.remove("cycles_per_iteration");
+            m
+        };
+        assert_eq!(strip(builtin), strip(replayed), "{}", k.name);
+    }
+}
+
+/// LogGOPSim's own example schedules (tests/data/goal) replay on a network to completion, every
+/// message delivered.
+#[test]
+fn loggopsim_examples_replay_on_the_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = d.join("g.toml");
+    std::fs::write(&cfg, SMALL_NET).unwrap();
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/goal");
+    let mut n = 0;
+    for e in std::fs::read_dir(&data).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "goal") {
+            continue;
+        }
+        let w = hxsim::workload::goal::read(&p).unwrap();
+        let file = format!("workload.file=\"{}\"", p.display());
+        let s = hxsim_json(
+            &[
+                "run",
+                cfg.to_str().unwrap(),
+                "-q",
+                "--json",
+                "--no-output",
+                "--set",
+                "workload.kernel=\"goal\"",
+                "--set",
+                &file,
+            ],
+            d,
+        );
+        assert_eq!(s["complete"], true, "{}", p.display());
+        assert_eq!(s["messages_delivered"].as_u64(), Some(w.messages()), "{}", p.display());
+        n += 1;
+    }
+    assert!(n >= 2, "the example schedules are there");
+}
+
+/// A workload whose tasks all wait (each receives before it sends, in a cycle) stops: exit 3,
+/// the waiting tasks named with what they wait for, and the results file written, marked
+/// incomplete.
+#[test]
+fn a_workload_that_stops_progressing_exits_3_with_partial_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Tasks 0 and 1 exchange once, then 1 and 2 wait for each other.
+    let goal = "num_ranks 3\nrank 0 {\nl1: send 8b to 1 tag 0\n}\nrank 1 {\nl1: recv 8b from 0 tag 0\n\
+                l2: recv 8b from 2 tag 0\nl3: send 8b to 2 tag 0\nl3 requires l2\n}\nrank 2 {\n\
+                l1: recv 8b from 1 tag 0\nl2: send 8b to 1 tag 0\nl2 requires l1\n}\n";
+    std::fs::write(d.join("stuck.goal"), goal).unwrap();
+    std::fs::write(d.join("s.toml"), format!("{SMALL_NET}[workload]\nkernel = \"goal\"\nfile = \"stuck.goal\"\n"))
+        .unwrap();
+    let out = hxsim(&["run", "s.toml", "-q", "-o", "s.h5"], d);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("stopped progressing") && err.contains("task 1") && err.contains("task 2"), "{err}");
+    assert!(err.contains("recv from task 2") && err.contains("0 of 1 packets"), "{err}");
+    assert!(!err.contains("task 0 ("), "task 0 finished: {err}");
+    let f = hdf5::File::open(d.join("s.h5")).expect("the results so far are written");
+    assert!(!f.attr("complete").unwrap().read_scalar::<bool>().unwrap(), "marked incomplete");
+    let finished: Vec<u8> = f.dataset("tasks/finished").unwrap().read_raw().unwrap();
+    assert_eq!(finished, vec![1, 0, 0]);
+}
+
+/// A GOAL file with an error is refused by `hxsim run` (exit 2) naming the file and line.
+#[test]
+fn a_bad_goal_file_is_refused_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (text, line, what) in [
+        (
+            "num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 0\n}\nrank 1 {\nl1: recv 8b from 0 tag 0\nl1 requires l9\n}\n",
+            7,
+            "l9",
+        ),
+        ("num_ranks 2\nrank 0 {\nl1: sned 8b to 1 tag 0\n}\n", 3, ""),
+        ("num_ranks 2\nrank 0 {\nl1: send 8b to 5 tag 0\n}\n", 3, "5"),
+        ("num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 0\n}\nrank 1 {\nl1: recv 8b from 0 tag 3\n}\n", 6, "no send"),
+    ] {
+        std::fs::write(d.join("bad.goal"), text).unwrap();
+        std::fs::write(d.join("b.toml"), format!("{SMALL_NET}[workload]\nkernel = \"goal\"\nfile = \"bad.goal\"\n"))
+            .unwrap();
+        let out = hxsim(&["run", "b.toml", "-q", "--no-output"], d);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("bad.goal:{line}")) && err.contains(what), "line {line}, {what}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

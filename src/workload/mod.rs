@@ -306,7 +306,10 @@ impl Builder {
         }
         sends.sort_unstable();
         recvs.sort_unstable();
+        // The first receive no send matches is reported before the first send no receive
+        // matches (a trace's missing send is the likelier mistake to point at).
         let (mut i, mut j) = (0, 0);
+        let (mut lone_send, mut lone_recv) = (None, None);
         while i < sends.len() || j < recvs.len() {
             let key = |x: &(TaskId, TaskId, u64, u32)| (x.0, x.1, x.2);
             use std::cmp::Ordering::*;
@@ -324,24 +327,24 @@ impl Builder {
                     j += 1;
                 }
                 Less => {
-                    let s = sends[i];
-                    let g = s.3 as usize;
-                    return Err(self.err(
-                        task_of[g],
-                        index(g),
-                        format!("no receive matches this send to task {} with tag {}", s.0, s.2),
-                    ));
+                    lone_send = lone_send.or(Some(sends[i]));
+                    i += 1;
                 }
                 Greater => {
-                    let r = recvs[j];
-                    let g = r.3 as usize;
-                    return Err(self.err(
-                        task_of[g],
-                        index(g),
-                        format!("no send matches this receive from task {} with tag {}", r.1, r.2),
-                    ));
+                    lone_recv = lone_recv.or(Some(recvs[j]));
+                    j += 1;
                 }
             }
+        }
+        if let Some(r) = lone_recv {
+            let g = r.3 as usize;
+            let what = format!("no send matches this receive from task {} with tag {}", r.1, r.2);
+            return Err(self.err(task_of[g], index(g), what));
+        }
+        if let Some(s) = lone_send {
+            let g = s.3 as usize;
+            let what = format!("no receive matches this send to task {} with tag {}", s.0, s.2);
+            return Err(self.err(task_of[g], index(g), what));
         }
         drop((sends, recvs));
         // Dependents, grouped by the operation they wait for (a counting sort on `on`).

@@ -1,7 +1,7 @@
-//! Butterfly, the DAVC paper's second application kernel (Cano et al., "Deadlock avoidance for
-//! interconnection networks with arbitrary topologies", section 7.1, "Butterfly": "an optimised,
-//! binary implementation of collective operations in which each node communicates with nodes
-//! located at power of 2 distances, in terms of task id").
+//! Butterfly, the DAVC paper's second application kernel (Pascual and Navaridas, "High-Performance,
+//! Low-Complexity Deadlock Avoidance for Arbitrary Topologies/Routings", section 7.1, "Butterfly":
+//! "an optimised, binary implementation of collective operations in which each node communicates
+//! with nodes located at power of 2 distances, in terms of task id").
 //!
 //! `N` (a power of two) tasks, `log2 N` steps per iteration: in step `j` task `i` sends
 //! `workload.bytes` to task `i XOR 2^j` and receives as much from it. Step `j + 1`'s send waits for

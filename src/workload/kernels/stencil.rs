@@ -1,7 +1,8 @@
-//! Stencil 2D and 3D, the DAVC paper's first application kernels (Cano et al., "Deadlock
-//! avoidance for interconnection networks with arbitrary topologies", section 7.1, "Stencil 2D and
-//! 3D": "the application tasks are arranged in a 2D or 3D lattice and compute for a certain part of
-//! the matrix and only need communicating with its neighbours in this virtual topology").
+//! Stencil 2D and 3D, the DAVC paper's first application kernels (Pascual and Navaridas,
+//! "High-Performance, Low-Complexity Deadlock Avoidance for Arbitrary Topologies/Routings", section
+//! 7.1, "Stencil 2D and 3D": "the application tasks are arranged in a 2D or 3D lattice and compute
+//! for a certain part of the matrix and only need communicating with its neighbours in this virtual
+//! topology").
 //!
 //! The tasks are laid out on a virtual grid (`workload.grid`, its product the task count; empty:
 //! the most nearly square or cubic grid, as `MPI_Dims_create` chooses it), task `x + X (y + Y z)` at

@@ -1,7 +1,7 @@
-//! Waterfall, the DAVC paper's third application kernel (Cano et al., "Deadlock avoidance for
-//! interconnection networks with arbitrary topologies", section 7.1, "Waterfall": "a large
-//! collection of small messages, with very tight causal dependencies ... during the most of the
-//! execution time, most of the nodes are injecting messages at once").
+//! Waterfall, the DAVC paper's third application kernel (Pascual and Navaridas, "High-Performance,
+//! Low-Complexity Deadlock Avoidance for Arbitrary Topologies/Routings", section 7.1, "Waterfall":
+//! "a large collection of small messages, with very tight causal dependencies ... during the most
+//! of the execution time, most of the nodes are injecting messages at once").
 //!
 //! The paper gives no more than that, and its authors' definition (Navaridas and Miguel-Alonso's
 //! micro-kernels, ISPDC 2009; the INRFlow and INSEE traffic generators) could not be found, so this
