@@ -130,6 +130,24 @@ def test_open_run_reads_a_run_file_and_a_sweep_point():
             pass
 
 
+def test_open_run_reads_a_workloads_task_finish_times():
+    hx = installed()
+    run = WORK / "workload.h5"
+    cfg = WORK / "workload.toml"
+    cfg.write_text('[topology]\nsides = [4, 4]\nservers_per_switch = 2\n'
+                   '[workload]\nkernel = "allreduce-ring"\nbytes = 4096\nmapping = "random"\n')
+    out = hxsim("run", str(cfg), "--json", "-q", "-o", str(run))
+    summary = json.loads(out.stdout)
+    r = hx.open_run(str(run))
+    tasks = r["tasks"]
+    assert tasks["finish_cycles"].dims == ("task",) and tasks.sizes["task"] == 32
+    finish = np.sort(tasks["finish_cycles"].values)
+    assert int(finish[-1]) == summary["makespan_cycles"] == int(r["summary"]["makespan_cycles"])
+    assert int(finish[0]) == summary["task_finish_min"]
+    assert int(finish[(len(finish) - 1) // 2]) == summary["task_finish_median"]
+    assert int(tasks["finished"].sum()) == 32 and len(set(tasks["server"].values.tolist())) == 32
+
+
 def test_figures_have_one_curve_per_routing_at_the_paper_size():
     hx = installed()
     fig = hx.plot_load_sweep(sweep_file())
