@@ -166,6 +166,14 @@ fn bad_workloads_are_refused_naming_the_key() {
     refused(cfg("kernel = \"allreduce-ring\"\nmapping = \"file\"\n"), "workload.mapping_file");
     refused(cfg("kernel = \"allreduce-ring\"\niterations = 0\n"), "workload.iterations");
     refused(cfg("kernel = \"allreduce-ring\"\nphit_bytes = 0\n"), "workload.phit_bytes");
+    // A ring all-reduce over 65,536 tasks has 2 x 2 x 65,536 x 65,535 = 1.7 x 10^10 operations
+    // (550 GB): refused before it is built.
+    let big = parse_str(
+        "[topology]\nsides = [64, 64]\nservers_per_switch = 16\n[workload]\nkernel = \"allreduce-ring\"\n",
+        "test",
+        &[],
+    );
+    refused(big, "a workload that fits in memory");
     let dir = tempfile::tempdir().unwrap();
     let map = dir.path().join("m.txt");
     for (text, what) in

@@ -17,7 +17,26 @@ pub fn build_workload(w: &WorkloadConfig, live: u64) -> Result<Workload, ConfigE
     }
     let tasks = if w.tasks == 0 { live } else { w.tasks };
     let kernel = kernels::by_name(&w.kernel).expect("validated: a kernel name");
-    (kernel.build)(&w.kernel_params(tasks.min(u32::MAX as u64) as u32))
+    let params = w.kernel_params(tasks.min(u32::MAX as u64) as u32);
+    // Refused before anything is allocated when even its operations cannot fit (the exact size,
+    // with the network's, is checked once it is built: `Config::check_memory_with`).
+    let least = kernel.min_bytes(&params);
+    if let Some((avail, source)) = crate::memory::memory_limit().filter(|(a, _)| least > *a as u128) {
+        return Err(ConfigError::value(
+            "workload.tasks",
+            tasks,
+            format!(
+                "a workload that fits in memory: {} with {tasks} tasks and {} iterations has at least {} of \
+                 operations, but {source} is {}; fewer tasks or iterations (a collective whose steps grow with \
+                 the task count, such as the ring all-reduce, has n^2 operations)",
+                w.kernel,
+                w.iterations,
+                crate::memory::human_bytes(least.min(u64::MAX as u128) as u64),
+                crate::memory::human_bytes(avail)
+            ),
+        ));
+    }
+    (kernel.build)(&params)
 }
 
 /// Read and compile the GOAL schedule at `path`.

@@ -56,3 +56,9 @@ pub(super) fn build(k: &KernelParams) -> Result<Workload, ConfigError> {
     }
     b.finish().map_err(|e| ConfigError::value("workload.kernel", "\"allreduce-recursive-doubling\"", e.to_string()))
 }
+
+/// Messages per iteration: every task sends in each of the `log2 n` steps. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    n * (n.max(1).ilog2() as u128)
+}

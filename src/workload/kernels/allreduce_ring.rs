@@ -59,3 +59,9 @@ pub(super) fn build(k: &KernelParams) -> Result<Workload, ConfigError> {
     }
     b.finish().map_err(|e| ConfigError::value("workload.kernel", "\"allreduce-ring\"", e.to_string()))
 }
+
+/// Messages per iteration: every task sends in each of the `2 (n - 1)` steps. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    2 * n * (n - 1)
+}

@@ -83,3 +83,9 @@ mod tests {
         }
     }
 }
+
+/// Messages per iteration: every task sends to each of the `n - 1` others. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    n * n.saturating_sub(1)
+}

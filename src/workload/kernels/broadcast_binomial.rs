@@ -102,3 +102,9 @@ mod tests {
         }
     }
 }
+
+/// Messages per iteration: every task but the root receives once. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    n.saturating_sub(1)
+}

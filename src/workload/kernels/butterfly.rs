@@ -86,3 +86,9 @@ mod tests {
         assert!(e.contains("workload.tasks") && e.contains("12") && e.contains("power of two"), "{e}");
     }
 }
+
+/// Messages per iteration: every task sends in each of the `log2 n` steps. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    n * (n.max(1).ilog2() as u128)
+}

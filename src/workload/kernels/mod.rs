@@ -42,32 +42,90 @@ pub struct Kernel {
     pub description: &'static str,
     /// Build the workload, or say which key's value it cannot take.
     pub build: fn(&KernelParams) -> Result<Workload, ConfigError>,
+    /// Messages of one iteration for `n` tasks, exactly or a lower bound: how large the workload
+    /// will be, known before building it ([`Kernel::min_bytes`]).
+    pub messages: fn(u32) -> u128,
+}
+
+impl Kernel {
+    /// A lower bound of the bytes the built workload takes: each message is a send and a receive
+    /// ([`Workload::bytes_for`], without the dependencies). A kernel of a million tasks whose
+    /// operations grow as `n^2` (a ring all-reduce over all of them: 4 x 10^12 operations) is
+    /// refused from this before anything is allocated.
+    pub fn min_bytes(&self, k: &KernelParams) -> u128 {
+        let ops = 2 * (self.messages)(k.tasks) * k.iterations as u128;
+        let per_op = Workload::bytes_for(0, 1, 0) as u128 - 8;
+        ops * per_op
+    }
 }
 
 /// Every built-in kernel.
 pub const REGISTRY: &[Kernel] = &[
-    Kernel { name: "pingpong", description: pingpong::DESCRIPTION, build: pingpong::build },
-    Kernel { name: "allreduce-ring", description: allreduce_ring::DESCRIPTION, build: allreduce_ring::build },
+    Kernel {
+        name: "pingpong",
+        description: pingpong::DESCRIPTION,
+        build: pingpong::build,
+        messages: pingpong::messages,
+    },
+    Kernel {
+        name: "allreduce-ring",
+        description: allreduce_ring::DESCRIPTION,
+        build: allreduce_ring::build,
+        messages: allreduce_ring::messages,
+    },
     Kernel {
         name: "allreduce-recursive-doubling",
         description: allreduce_recursive_doubling::DESCRIPTION,
         build: allreduce_recursive_doubling::build,
+        messages: allreduce_recursive_doubling::messages,
     },
-    Kernel { name: "stencil-2d", description: stencil::DESCRIPTION_2D, build: stencil::build_2d },
-    Kernel { name: "stencil-3d", description: stencil::DESCRIPTION_3D, build: stencil::build_3d },
-    Kernel { name: "butterfly", description: butterfly::DESCRIPTION, build: butterfly::build },
-    Kernel { name: "waterfall", description: waterfall::DESCRIPTION, build: waterfall::build },
-    Kernel { name: "allgather-ring", description: allgather_ring::DESCRIPTION, build: allgather_ring::build },
+    Kernel {
+        name: "stencil-2d",
+        description: stencil::DESCRIPTION_2D,
+        build: stencil::build_2d,
+        messages: stencil::messages,
+    },
+    Kernel {
+        name: "stencil-3d",
+        description: stencil::DESCRIPTION_3D,
+        build: stencil::build_3d,
+        messages: stencil::messages,
+    },
+    Kernel {
+        name: "butterfly",
+        description: butterfly::DESCRIPTION,
+        build: butterfly::build,
+        messages: butterfly::messages,
+    },
+    Kernel {
+        name: "waterfall",
+        description: waterfall::DESCRIPTION,
+        build: waterfall::build,
+        messages: waterfall::messages,
+    },
+    Kernel {
+        name: "allgather-ring",
+        description: allgather_ring::DESCRIPTION,
+        build: allgather_ring::build,
+        messages: allgather_ring::messages,
+    },
     Kernel {
         name: "reduce-scatter-ring",
         description: reduce_scatter_ring::DESCRIPTION,
         build: reduce_scatter_ring::build,
+        messages: reduce_scatter_ring::messages,
     },
-    Kernel { name: "alltoall-pairwise", description: alltoall_pairwise::DESCRIPTION, build: alltoall_pairwise::build },
+    Kernel {
+        name: "alltoall-pairwise",
+        description: alltoall_pairwise::DESCRIPTION,
+        build: alltoall_pairwise::build,
+        messages: alltoall_pairwise::messages,
+    },
     Kernel {
         name: "broadcast-binomial",
         description: broadcast_binomial::DESCRIPTION,
         build: broadcast_binomial::build,
+        messages: broadcast_binomial::messages,
     },
 ];
 
@@ -156,5 +214,33 @@ mod tests {
             assert!(e.contains("workload.tasks"), "{}: {e}", k.name);
         }
         assert_eq!(names().len(), REGISTRY.len());
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    /// [`Kernel::messages`] is what the built workload has per iteration (a lower bound for the
+    /// stencils, whose count depends on the grid), so the memory check before building never
+    /// refuses a workload that would fit.
+    #[test]
+    fn messages_before_building_match_the_built_workload() {
+        for k in REGISTRY {
+            for n in [2u32, 4, 8, 12, 16, 64] {
+                if k.name == "pingpong" && n != 2 {
+                    continue;
+                }
+                let p = KernelParams { tasks: n, bytes: 100, iterations: 3, compute_cycles: 5, grid: Vec::new() };
+                let Ok(w) = (k.build)(&p) else { continue };
+                let want = 3 * (k.messages)(n);
+                if k.name.starts_with("stencil") {
+                    assert!(w.messages() as u128 >= want, "{} with {n} tasks: {} < {want}", k.name, w.messages());
+                } else {
+                    assert_eq!(w.messages() as u128, want, "{} with {n} tasks", k.name);
+                }
+                assert!(k.min_bytes(&p) <= w.bytes() as u128, "{} with {n} tasks", k.name);
+            }
+        }
     }
 }

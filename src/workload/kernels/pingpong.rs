@@ -47,3 +47,9 @@ pub(super) fn build(k: &KernelParams) -> Result<Workload, ConfigError> {
     }
     b.finish().map_err(|e| ConfigError::value("workload.kernel", "\"pingpong\"", e.to_string()))
 }
+
+/// Messages per iteration: one each way. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    2
+}

@@ -39,3 +39,9 @@ mod tests {
         assert_eq!(w.ops_of(2)[0].peer, 3);
     }
 }
+
+/// Messages per iteration: every task sends in each of the `n - 1` steps. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    n * n.saturating_sub(1)
+}

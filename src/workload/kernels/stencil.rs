@@ -256,3 +256,14 @@ mod tests {
         assert!(e.contains("at least 1"), "{e}");
     }
 }
+
+/// A lower bound of the messages per iteration: every task of a lattice of at least two has a
+/// neighbour (the exact count depends on the grid). (For the memory check before building:
+/// [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    if n >= 2 {
+        n as u128
+    } else {
+        0
+    }
+}

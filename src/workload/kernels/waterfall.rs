@@ -91,3 +91,9 @@ mod tests {
         }
     }
 }
+
+/// Messages per wave: each task but the last forwards it. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    n.saturating_sub(1)
+}
