@@ -52,6 +52,12 @@ pub(super) fn ring(k: &KernelParams, name: &str) -> Result<Workload, ConfigError
     b.finish().map_err(|e| refused(name, e))
 }
 
+/// Messages per iteration: every task sends in each of the `n - 1` steps. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    n * n.saturating_sub(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{rounds, KernelParams};
@@ -83,10 +89,4 @@ mod tests {
             assert_eq!(rounds(&build(&params(n, 64, 3, 5)).unwrap()), Some(3 * (n as u64 - 1) + 2 * 5));
         }
     }
-}
-
-/// Messages per iteration: every task sends in each of the `n - 1` steps. (For the memory check before building: [`super::Kernel::messages`].)
-pub(super) fn messages(n: u32) -> u128 {
-    let n = n as u128;
-    n * n.saturating_sub(1)
 }

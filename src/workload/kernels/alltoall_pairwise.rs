@@ -47,6 +47,12 @@ pub(super) fn build(k: &KernelParams) -> Result<Workload, ConfigError> {
     b.finish().map_err(|e| refused("alltoall-pairwise", e))
 }
 
+/// Messages per iteration: every task sends to each of the `n - 1` others. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    n * n.saturating_sub(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{rounds, KernelParams};
@@ -82,10 +88,4 @@ mod tests {
             assert_eq!(rounds(&build(&params(n, 2, 9)).unwrap()), Some(2 * (n as u64 - 1) + 9));
         }
     }
-}
-
-/// Messages per iteration: every task sends to each of the `n - 1` others. (For the memory check before building: [`super::Kernel::messages`].)
-pub(super) fn messages(n: u32) -> u128 {
-    let n = n as u128;
-    n * n.saturating_sub(1)
 }

@@ -56,6 +56,12 @@ pub(super) fn build(k: &KernelParams) -> Result<Workload, ConfigError> {
     b.finish().map_err(|e| refused("broadcast-binomial", e))
 }
 
+/// Messages per iteration: every task but the root receives once. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    n.saturating_sub(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{rounds, KernelParams};
@@ -101,10 +107,4 @@ mod tests {
             assert_eq!(rounds(&build(&params(n, 3, 4)).unwrap()), Some(3 * l + 2 * 4), "n = {n}");
         }
     }
-}
-
-/// Messages per iteration: every task but the root receives once. (For the memory check before building: [`super::Kernel::messages`].)
-pub(super) fn messages(n: u32) -> u128 {
-    let n = n as u128;
-    n.saturating_sub(1)
 }

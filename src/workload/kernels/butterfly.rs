@@ -47,6 +47,12 @@ pub(super) fn build(k: &KernelParams) -> Result<Workload, ConfigError> {
     b.finish().map_err(|e| refused("butterfly", e))
 }
 
+/// Messages per iteration: every task sends in each of the `log2 n` steps. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    n * (n.max(1).ilog2() as u128)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{rounds, KernelParams};
@@ -85,10 +91,4 @@ mod tests {
         let e = build(&params(12, 1, 0)).unwrap_err().to_string();
         assert!(e.contains("workload.tasks") && e.contains("12") && e.contains("power of two"), "{e}");
     }
-}
-
-/// Messages per iteration: every task sends in each of the `log2 n` steps. (For the memory check before building: [`super::Kernel::messages`].)
-pub(super) fn messages(n: u32) -> u128 {
-    let n = n as u128;
-    n * (n.max(1).ilog2() as u128)
 }

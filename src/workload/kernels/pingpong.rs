@@ -49,7 +49,6 @@ pub(super) fn build(k: &KernelParams) -> Result<Workload, ConfigError> {
 }
 
 /// Messages per iteration: one each way. (For the memory check before building: [`super::Kernel::messages`].)
-pub(super) fn messages(n: u32) -> u128 {
-    let n = n as u128;
+pub(super) fn messages(_tasks: u32) -> u128 {
     2
 }

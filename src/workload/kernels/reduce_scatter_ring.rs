@@ -19,6 +19,12 @@ pub(super) fn build(k: &KernelParams) -> Result<Workload, ConfigError> {
     super::allgather_ring::ring(k, "reduce-scatter-ring")
 }
 
+/// Messages per iteration: every task sends in each of the `n - 1` steps. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    n * n.saturating_sub(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{by_name, rounds, KernelParams};
@@ -38,10 +44,4 @@ mod tests {
         assert_eq!(w.ops_of(2)[0].arg, 100);
         assert_eq!(w.ops_of(2)[0].peer, 3);
     }
-}
-
-/// Messages per iteration: every task sends in each of the `n - 1` steps. (For the memory check before building: [`super::Kernel::messages`].)
-pub(super) fn messages(n: u32) -> u128 {
-    let n = n as u128;
-    n * n.saturating_sub(1)
 }

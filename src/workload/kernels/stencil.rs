@@ -142,6 +142,17 @@ fn build(k: &KernelParams, d: usize, name: &str) -> Result<Workload, ConfigError
     b.finish().map_err(|e| refused(name, e))
 }
 
+/// A lower bound of the messages per iteration: every task of a lattice of at least two has a
+/// neighbour (the exact count depends on the grid). (For the memory check before building:
+/// [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    if n >= 2 {
+        n as u128
+    } else {
+        0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{by_name, rounds, KernelParams};
@@ -254,16 +265,5 @@ mod tests {
         assert!(e.contains("workload.tasks"), "{e}");
         let e = build_2d(&params(4, &[0, 4], 1, 0)).unwrap_err().to_string();
         assert!(e.contains("at least 1"), "{e}");
-    }
-}
-
-/// A lower bound of the messages per iteration: every task of a lattice of at least two has a
-/// neighbour (the exact count depends on the grid). (For the memory check before building:
-/// [`super::Kernel::messages`].)
-pub(super) fn messages(n: u32) -> u128 {
-    if n >= 2 {
-        n as u128
-    } else {
-        0
     }
 }

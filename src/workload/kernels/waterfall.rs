@@ -53,6 +53,12 @@ pub(super) fn build(k: &KernelParams) -> Result<Workload, ConfigError> {
     b.finish().map_err(|e| refused("waterfall", e))
 }
 
+/// Messages per wave: each task but the last forwards it. (For the memory check before building: [`super::Kernel::messages`].)
+pub(super) fn messages(n: u32) -> u128 {
+    let n = n as u128;
+    n.saturating_sub(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{rounds, KernelParams};
@@ -90,10 +96,4 @@ mod tests {
             assert_eq!(rounds(&build(&params(n, waves, c)).unwrap()), Some(expect));
         }
     }
-}
-
-/// Messages per wave: each task but the last forwards it. (For the memory check before building: [`super::Kernel::messages`].)
-pub(super) fn messages(n: u32) -> u128 {
-    let n = n as u128;
-    n.saturating_sub(1)
 }
