@@ -1020,6 +1020,24 @@ impl NetPartition {
         self.inject_at[li] = self.inject_at[li].min(ready);
     }
 
+    /// Whether local switch `li` has nothing to do at `now`: no message for it this cycle, no
+    /// packet in its input or output buffers, no server generating or injecting before a later
+    /// cycle. Its three stages would then read its records and change nothing (they act only on
+    /// set mask bits, and the servers only from `next_gen_min` and `inject_at`), so it is skipped:
+    /// the same results, without touching the records of every idle switch every cycle (a sparse
+    /// workload on a large network leaves most switches idle: a 4,096-task ring on the
+    /// million-endpoint HyperX spent 5 ms per cycle on its 32,768 switches). Reads only small
+    /// contiguous arrays.
+    #[inline]
+    fn is_idle(&self, li: usize, now: Cycle, mail: bool) -> bool {
+        let w = self.words;
+        self.next_gen_min[li] > now
+            && self.inject_at[li] > now
+            && self.in_mask[li * w..(li + 1) * w].iter().all(|&m| m == 0)
+            && self.out_mask[li * w..(li + 1) * w].iter().all(|&m| m == 0)
+            && !(mail && self.inbox_start[li] != self.inbox_start[li + 1])
+    }
+
     #[inline]
     fn in_window(&self, at: Cycle) -> bool {
         at >= self.p.window.0 && at < self.p.window.1
@@ -1140,6 +1158,9 @@ impl Partition for NetPartition {
         }
         let n = self.switches.len();
         for li in 0..n {
+            if self.is_idle(li, now, mail) {
+                continue;
+            }
             if self.fetch_ahead && li + 2 < n {
                 self.prefetch_ports(li + 2);
             }
