@@ -41,3 +41,40 @@ fn every_experiment_script_runs_at_reduced_size() {
     }
     assert!(failed.is_empty(), "scripts that failed with HXSIM_SMOKE=1:\n{}", failed.join("\n"));
 }
+
+/// `benches/cpu.sh` (issue 34's instrument) runs at reduced size with this build's binary and
+/// prints, for each of its four routings, a row whose traversal count, rate and ratio to `minimal`
+/// are numbers: positive, and the reference's ratio exactly 1.
+#[test]
+fn cpu_bench_prints_a_row_per_routing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("bash")
+        .arg(root.join("benches/cpu.sh"))
+        .env("HXSIM", env!("CARGO_BIN_EXE_hxsim"))
+        .env("HXSIM_SMOKE", "1")
+        .env_remove("ROUTINGS")
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "benches/cpu.sh failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    for (routing, name) in
+        [("minimal", "Minimal"), ("surepath-polarized", "PolSP"), ("surepath-omni", "OmniSP"), ("dal", "DAL")]
+    {
+        let row = stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(routing))
+            .unwrap_or_else(|| panic!("no row for {routing} in:\n{stdout}"));
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[1], name, "{row}");
+        let number = |i: usize| -> f64 {
+            cells[i].replace(',', "").parse().unwrap_or_else(|_| panic!("cell {i} of `{row}` is not a number"))
+        };
+        let (traversals, rate, ratio) = (number(2), number(4), number(5));
+        assert!(traversals > 0.0 && rate > 0.0 && ratio > 0.0, "{row}");
+        if routing == "minimal" {
+            assert_eq!(ratio, 1.0, "{row}");
+        }
+    }
+    assert!(stdout.contains("CAMINOS"), "no CAMINOS line in:\n{stdout}");
+}
