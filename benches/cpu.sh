@@ -33,9 +33,9 @@
 # decides by the core's L2 size, printed in the first line, so instruction counts of `auto` differ
 # between machines: fetching ahead adds about 900-1,000 instructions per traversal), CAMINOS_CFG
 # (default /work/shared/caminos/sp_uniform_l1.0.cfg).
-# Run time here (shared 2-core machine): about 15 s per round for the four routings (minimal 2 s,
-# DAL 3 s, PolSP and OmniSP 5 s each), so 1.5 minutes with the defaults; --cachegrind adds about
-# 6 minutes.
+# Run time here (shared 2-core machine, 2026-11-28): about 37 s per round for the four routings
+# (minimal 3.5 s, PolSP and OmniSP 10 s each, DAL 13 s), so 3 minutes with the defaults;
+# --cachegrind adds about 3.5 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . configs/common.sh
