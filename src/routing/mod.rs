@@ -331,6 +331,10 @@ pub struct Entry {
     /// Whether it keeps all-pairs tables (a 2-byte next port per switch and destination switch and
     /// a VC byte per pair, `3 x switches^2` bytes), which the up-front memory check counts.
     pub all_pairs_tables: bool,
+    /// Whether its routes head for switches other than the destination's, including ones without
+    /// servers (Valiant's intermediates): a faulty HyperZ or fat tree then keeps its distance
+    /// exceptions towards every switch, not only towards those with servers ([`crate::topology::Targets`]).
+    pub routes_to_any_switch: bool,
     /// What it is, with the paper it comes from.
     pub doc: &'static str,
 }
@@ -355,6 +359,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(dor::Dor::new(c, n)?)),
         fault_tolerant: false,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "dimension-order (HyperX)",
     },
     Entry {
@@ -363,6 +368,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(minimal::Minimal::new(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "minimal adaptive",
     },
     Entry {
@@ -371,6 +377,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(valiant::Valiant::new(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: true,
         doc: "Valiant, minimal phases",
     },
     Entry {
@@ -379,6 +386,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(omnidimensional::OmniWar::new(c, n)?)),
         fault_tolerant: false,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "Omnidimensional (HyperX)",
     },
     Entry {
@@ -387,6 +395,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(polarized::Polarized::new(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "Polarized routes",
     },
     Entry {
@@ -395,6 +404,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(surepath::SurePath::omni(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "SurePath with Omnidimensional routes (HyperX)",
     },
     Entry {
@@ -403,6 +413,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(surepath::SurePath::polarized(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "SurePath with Polarized routes",
     },
     Entry {
@@ -411,6 +422,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(surepath::SurePath::aliod(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "SurePath's Up*/Down* escape with ALIOD's moves (HyperZ)",
     },
     Entry {
@@ -419,6 +431,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(surepath::SurePath::minimal(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "SurePath's Up*/Down* escape with minimal routes",
     },
     Entry {
@@ -427,6 +440,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(dal::Dal::new(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "dimensionally-adaptive load-balanced (HyperX)",
     },
     Entry {
@@ -435,6 +449,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(clos_ad::ClosAd::new(c, n)?)),
         fault_tolerant: false,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "Clos-AD (HyperX)",
     },
     Entry {
@@ -443,6 +458,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "one shortest path (DAVC section 7.3)",
     },
     Entry {
@@ -451,6 +467,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "equal-cost multipath, oblivious: a per-packet hash picks the minimal port (DAVC section 7.3)",
     },
     Entry {
@@ -459,6 +476,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "every minimal port a candidate, chosen by occupancy (hxsim's ecmp before issue 15)",
     },
     Entry {
@@ -467,6 +485,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(table::TableRouting::new(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "AllPath(k) (DAVC section 7.3)",
     },
     Entry {
@@ -475,6 +494,7 @@ pub const REGISTRY: &[Entry] = &[
         build: odim::build,
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "ordered-dimension HyperZ routing (Adda 2023 section 4.1)",
     },
     Entry {
@@ -483,6 +503,7 @@ pub const REGISTRY: &[Entry] = &[
         build: cliod::build,
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "common-level idle offset dimension (HyperZ, Adda 2023 Table 1)",
     },
     Entry {
@@ -491,6 +512,7 @@ pub const REGISTRY: &[Entry] = &[
         build: aliod::build,
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "any-level idle offset dimension (HyperZ, Adda 2023 Table 1)",
     },
     Entry {
@@ -499,6 +521,7 @@ pub const REGISTRY: &[Entry] = &[
         build: deter::build,
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "deterministic HyperZ routing, D-mod-K for DRR (SPEC 5.2)",
     },
     Entry {
@@ -507,6 +530,7 @@ pub const REGISTRY: &[Entry] = &[
         build: nca::build,
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "nearest-common-ancestor up/down (fat trees; ODim on HyperZ)",
     },
     Entry {
@@ -515,6 +539,7 @@ pub const REGISTRY: &[Entry] = &[
         build: dmodk::build,
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "D-mod-K (fat trees; Deter on HyperZ)",
     },
     Entry {
@@ -523,6 +548,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(dragonfly_min::DragonflyMin::new(c, n)?)),
         fault_tolerant: false,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "dragonfly minimal l-g-l, Dally's VCs (Kim et al. 2008)",
     },
     Entry {
@@ -531,6 +557,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(dragonfly_valiant::DragonflyValiant::new(c, n)?)),
         fault_tolerant: false,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "dragonfly Valiant via a random group, Dally's VCs (Kim et al. 2008)",
     },
     Entry {
@@ -539,6 +566,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(ugal::Ugal::new(c, n)?)),
         fault_tolerant: false,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "dragonfly UGAL-L (Kim et al. 2008)",
     },
     Entry {
@@ -547,6 +575,7 @@ pub const REGISTRY: &[Entry] = &[
         build: dfsssp::build,
         fault_tolerant: true,
         all_pairs_tables: true,
+        routes_to_any_switch: false,
         doc: "deadlock-free SSSP: balanced shortest paths on virtual layers (Domke, Hoefler, Nagel 2011)",
     },
     Entry {
@@ -555,6 +584,7 @@ pub const REGISTRY: &[Entry] = &[
         build: lash::build,
         fault_tolerant: true,
         all_pairs_tables: true,
+        routes_to_any_switch: false,
         doc: "layered shortest path (Skeie, Lysne, Theiss 2002)",
     },
     Entry {
@@ -563,6 +593,7 @@ pub const REGISTRY: &[Entry] = &[
         build: spda::build,
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "one BFS spanning tree per VC, random root (DAVC section 7.2)",
     },
     Entry {
@@ -571,6 +602,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(torus_dor::TorusDor::new(c, n)?)),
         fault_tolerant: false,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "torus/mesh dimension order, dateline VCs (Dally and Seitz 1987)",
     },
     Entry {
@@ -579,6 +611,7 @@ pub const REGISTRY: &[Entry] = &[
         build: updown_routing::build,
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "Up*/Down* on a BFS spanning tree (Autonet)",
     },
     Entry {
@@ -587,6 +620,7 @@ pub const REGISTRY: &[Entry] = &[
         build: nue::build,
         fault_tolerant: true,
         all_pairs_tables: false,
+        routes_to_any_switch: false,
         doc: "Nue, routing on the complete CDG (Domke et al. 2016)",
     },
 ];

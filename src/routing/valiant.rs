@@ -23,6 +23,10 @@ pub struct Valiant {
 impl Valiant {
     /// Valiant routing over `net`.
     pub fn new(params: &RoutingParams, net: Arc<Fabric>) -> Result<Self, ConfigError> {
+        debug_assert!(
+            net.distances_to_every_switch(),
+            "Valiant heads for any switch: its fabric must serve every distance (Entry::routes_to_any_switch)"
+        );
         let diam = network_diameter(&net) as usize;
         let default_vcs = 2 * net.topology().diameter() as usize;
         let why = format!("Valiant routes are up to 2 x diameter {diam} = {} hops", 2 * diam);

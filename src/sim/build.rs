@@ -4,7 +4,7 @@
 use crate::config::{Config, ConfigError, Schedule, TrafficMode};
 use crate::network::{ModelParams, Throttle};
 use crate::routing::{self, Routing};
-use crate::topology::{Fabric, SwitchId, Topology, View};
+use crate::topology::{Fabric, SwitchId, Targets, Topology, View};
 use crate::traffic::{Injection, Pattern, PatternKind};
 use std::sync::Arc;
 
@@ -17,7 +17,16 @@ pub fn build_topology(cfg: &Config) -> Result<Arc<dyn Topology>, ConfigError> {
 pub fn build_network(cfg: &Config) -> Result<Arc<Fabric>, ConfigError> {
     let topo = build_topology(cfg)?;
     let faults = cfg.faults.build(&*topo, cfg.seed)?;
-    Ok(Arc::new(Fabric::new(topo, &faults)))
+    Ok(Arc::new(Fabric::with_targets(topo, &faults, distance_targets(cfg))))
+}
+
+/// The switches a faulty HyperZ or fat tree keeps distance exceptions towards: those with servers,
+/// unless the config's routing heads for others ([`routing::Entry::routes_to_any_switch`]).
+pub fn distance_targets(cfg: &Config) -> Targets {
+    match routing::entry(&cfg.routing.algorithm) {
+        Some(e) if e.routes_to_any_switch => Targets::Every,
+        _ => Targets::ServerSwitches,
+    }
 }
 
 /// The traffic pattern described by the config, on `topo`'s servers: HyperX-coordinate patterns on

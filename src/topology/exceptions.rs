@@ -24,6 +24,14 @@
 //! components); the search stays inside the destination's component, whose switches only have live
 //! links to it.
 //!
+//! **Which destinations.** Routing asks for distances towards the switch of a packet's destination
+//! server, and a few routings (Valiant's intermediates) towards any switch. So the lists may be kept
+//! only for the *targets*, the switches with servers, where the others need none: `d(a, b)` with a
+//! target `b` reads `b`'s list, and with a target `a` reads `a`'s (links are bidirectional, so
+//! `d(a, b) = d(b, a)`). On a 4-level fat tree most exceptions lead towards the switches above the
+//! leaves, so this keeps a small fraction of them. A pair with neither end a target is never asked
+//! for then, and [`Exceptions::distance`] refuses it.
+//!
 //! Cost per destination: the seed candidates, plus the degree times the `d0` evaluations of every
 //! candidate and affected switch; nothing per destination without faults near it. Destinations run
 //! in parallel in fixed chunks, each with its own scratch (no allocation per destination once the
@@ -112,6 +120,8 @@ impl ExceptionLists {
 /// Exact faulty distances: the closed form `d0` plus sorted exceptions (see the module doc).
 pub struct Exceptions<C> {
     cf: C,
+    /// `target[b]`: `b`'s exceptions are kept (module doc). Empty: every switch's are.
+    target: Vec<bool>,
     /// Component labels and per-destination exception lists (shared with the HyperX scheme).
     lists: ExceptionLists,
 }
@@ -155,14 +165,17 @@ impl Scratch {
 
 impl<C: ClosedForm> Exceptions<C> {
     /// Build from the closed form, a port-liveness predicate (a failed switch has no live port),
-    /// switch liveness and the family's seed index.
+    /// switch liveness, the family's seed index and the targets: `target[b]` when `b`'s exceptions
+    /// are to be kept, every switch's when `target` is empty (module doc).
     pub fn new(
         cf: C,
         alive: impl Fn(SwitchId, PortId) -> bool + Sync,
         switch_alive: impl Fn(SwitchId) -> bool + Sync,
         seeds: &impl SeedIndex,
+        target: Vec<bool>,
     ) -> Self {
         let n = cf.switch_count();
+        debug_assert!(target.is_empty() || target.len() == n, "one target flag per switch");
         let (comp, split) = components(&cf, &alive);
         let chunks: Vec<(Vec<u32>, Vec<SwitchId>, Vec<u8>)> = (0..n.div_ceil(CHUNK))
             .into_par_iter()
@@ -174,7 +187,7 @@ impl<C: ClosedForm> Exceptions<C> {
                     let (mut src, mut dist) = (Vec::new(), Vec::new());
                     for b in lo..hi {
                         let b = b as SwitchId;
-                        if switch_alive(b) {
+                        if switch_alive(b) && (target.is_empty() || target[b as usize]) {
                             repair(&cf, &alive, &comp, seeds, b, s);
                         } else {
                             s.out.clear();
@@ -198,7 +211,18 @@ impl<C: ClosedForm> Exceptions<C> {
             src.extend(s);
             dist.extend(d);
         }
-        Exceptions { cf, lists: ExceptionLists { comp, split, start, src, dist } }
+        Exceptions { cf, target, lists: ExceptionLists { comp, split, start, src, dist } }
+    }
+
+    /// Whether `b`'s exceptions are kept (module doc).
+    #[inline]
+    pub fn is_target(&self, b: SwitchId) -> bool {
+        self.target.is_empty() || self.target[b as usize]
+    }
+
+    /// Whether every switch's exceptions are kept, so that any pair may be asked for.
+    pub fn every_target(&self) -> bool {
+        self.target.is_empty()
     }
 
     /// The closed form these distances correct.
@@ -207,7 +231,9 @@ impl<C: ClosedForm> Exceptions<C> {
         &self.cf
     }
 
-    /// Exact distance from `a` to `b` over live links ([`UNREACHABLE`] if disconnected).
+    /// Exact distance from `a` to `b` over live links ([`UNREACHABLE`] if disconnected). At least
+    /// one of them must be a target ([`Exceptions::is_target`]); panics otherwise, as a wrong
+    /// distance would silently misroute.
     #[inline]
     pub fn distance(&self, a: SwitchId, b: SwitchId) -> u32 {
         if a == b {
@@ -216,6 +242,17 @@ impl<C: ClosedForm> Exceptions<C> {
         if self.lists.split && self.lists.comp[a as usize] != self.lists.comp[b as usize] {
             return UNREACHABLE;
         }
+        // Distances are symmetric: read the list of whichever end is a target.
+        let (a, b) = if self.is_target(b) {
+            (a, b)
+        } else {
+            assert!(
+                self.is_target(a),
+                "distance between switches {a} and {b}, neither with servers: the fabric keeps exceptions \
+                 only towards switches with servers (a routing that heads elsewhere needs Targets::Every)"
+            );
+            (b, a)
+        };
         let (lo, hi) = (self.lists.start[b as usize] as usize, self.lists.start[b as usize + 1] as usize);
         match self.lists.src[lo..hi].binary_search(&a) {
             Ok(i) => self.lists.dist[lo + i] as u32,
@@ -227,7 +264,7 @@ impl<C: ClosedForm> Exceptions<C> {
     /// ([`ClosedForm::port_classes`]), calls `f` with every live port of `a` (`alive`) that brings a
     /// packet one hop closer to `b`, in increasing port order, and returns true; otherwise returns
     /// false and calls nothing. Such hops lead to a neighbour one closer in the closed form that is
-    /// not itself an exception (`d_f >= d0` everywhere).
+    /// not itself an exception (`d_f >= d0` everywhere). Also false when `b` is no target.
     #[inline]
     pub fn minimal_ports(
         &self,
@@ -236,7 +273,7 @@ impl<C: ClosedForm> Exceptions<C> {
         alive: impl Fn(PortId) -> bool,
         f: &mut impl FnMut(PortId),
     ) -> bool {
-        if a == b || !self.same_component(a, b) {
+        if a == b || !self.same_component(a, b) || !self.is_target(b) {
             return false;
         }
         let (lo, hi) = (self.lists.start[b as usize] as usize, self.lists.start[b as usize + 1] as usize);
@@ -258,7 +295,8 @@ impl<C: ClosedForm> Exceptions<C> {
     }
 
     /// The exceptions of destination `b`: sources (sorted) and their exact distances to `b`. Every
-    /// other source of `b`'s component is at its closed-form distance from `b`.
+    /// other source of `b`'s component is at its closed-form distance from `b`. Empty for a `b`
+    /// that is no target.
     #[inline]
     pub fn exceptions_to(&self, b: SwitchId) -> (&[SwitchId], &[u8]) {
         self.lists.exceptions_to(b)
@@ -270,7 +308,8 @@ impl<C: ClosedForm> Exceptions<C> {
         self.lists.same_component(a, b)
     }
 
-    /// Number of pairs whose distance differs from the closed form (unreachable pairs excluded).
+    /// Number of kept pairs (towards targets) whose distance differs from the closed form
+    /// (unreachable pairs excluded).
     pub fn exceptions(&self) -> usize {
         self.lists.src.len()
     }
@@ -282,7 +321,7 @@ impl<C: ClosedForm> Exceptions<C> {
 
     /// Bytes held (for reports).
     pub fn bytes(&self) -> usize {
-        self.lists.bytes()
+        self.lists.bytes() + self.target.len()
     }
 }
 

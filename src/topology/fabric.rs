@@ -6,7 +6,8 @@
 //! its closed form plus a sparse list of the pairs whose every shortest path a fault cut
 //! ([`SparseDistances`], exact; checked against BFS in debug builds); a HyperZ or fat tree with side
 //! links at every level keeps its closed form plus the per-destination exceptions of
-//! [`Exceptions`] (exact, likewise checked); other families compute all-pairs distances by BFS and
+//! [`Exceptions`] (exact, likewise checked; towards the switches with servers only, unless the
+//! routing heads for others, [`Targets`]); other families compute all-pairs distances by BFS and
 //! store them as one byte per ordered pair, row per destination.
 
 use super::distances::{SparseDistances, DEBUG_CHECK_SWITCHES};
@@ -19,6 +20,17 @@ use std::sync::Arc;
 
 /// Distance value for "unreachable".
 pub const UNREACHABLE: u32 = u32::MAX;
+
+/// Towards which switches a faulty HyperZ or fat tree keeps its distance exceptions
+/// ([`Exceptions`], module doc "Which destinations").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Targets {
+    /// Every switch: for routings that head for switches without servers (Valiant's intermediates).
+    Every,
+    /// The switches with servers, where packets go: distances with neither end among them are not
+    /// served. On a 4-level fat tree this keeps a small fraction of the exceptions.
+    ServerSwitches,
+}
 
 /// Every switch-to-switch link once, as the end with the lower `(switch, port)`.
 pub fn all_links(topo: &dyn Topology) -> Vec<(SwitchId, PortId)> {
@@ -64,8 +76,16 @@ pub struct Fabric {
 }
 
 impl Fabric {
-    /// Apply `faults` to `topo`; computes distance tables by BFS if there are faults.
+    /// Apply `faults` to `topo`; computes distance tables by BFS if there are faults. Serves the
+    /// distance of every pair ([`Targets::Every`]).
     pub fn new(topo: Arc<dyn Topology>, faults: &FaultSet) -> Self {
+        Self::with_targets(topo, faults, Targets::Every)
+    }
+
+    /// [`Fabric::new`], where a faulty HyperZ or fat tree keeps exceptions only towards `targets`:
+    /// with [`Targets::ServerSwitches`], [`Fabric::distance`] serves the pairs with at least one
+    /// end that has servers, and [`Fabric::distances_to_every_switch`] is false.
+    pub fn with_targets(topo: Arc<dyn Topology>, faults: &FaultSet, targets: Targets) -> Self {
         let ports = topo.max_switch_ports();
         let n = topo.num_switches();
         let router_ports = (0..n as SwitchId).map(|s| topo.servers_at(s) + topo.switch_ports(s)).max().unwrap_or(0);
@@ -128,8 +148,13 @@ impl Fabric {
                 _ => None,
             };
             let tree = match (&sparse, net.topo.view()) {
-                (None, View::HyperZ(h)) => HyperZSeeds::new(h, |s, p| net.alive(s, p))
-                    .map(|seeds| Exceptions::new(h.clone(), |s, p| net.alive(s, p), |s| net.switch_alive(s), &seeds)),
+                (None, View::HyperZ(h)) => HyperZSeeds::new(h, |s, p| net.alive(s, p)).map(|seeds| {
+                    let target = match targets {
+                        Targets::Every => Vec::new(),
+                        Targets::ServerSwitches => (0..n as SwitchId).map(|s| h.servers_of(s) > 0).collect(),
+                    };
+                    Exceptions::new(h.clone(), |s, p| net.alive(s, p), |s| net.switch_alive(s), &seeds, target)
+                }),
                 _ => None,
             };
             match (sparse, tree) {
@@ -144,14 +169,29 @@ impl Fabric {
         net
     }
 
-    /// Debug builds: every distance equals plain BFS over the live links.
+    /// Debug builds: every distance served equals plain BFS over the live links.
     fn check_against_bfs(&self) {
         for b in 0..self.n as SwitchId {
             for (a, d) in self.bfs(b).into_iter().enumerate() {
+                if !self.serves(a as SwitchId, b) {
+                    continue;
+                }
                 let want = if d == UNREACHABLE { UNREACHABLE } else { d.min(254) };
                 assert_eq!(self.distance(a as SwitchId, b), want, "distance from switch {a} to {b}");
             }
         }
+    }
+
+    /// Whether [`Fabric::distance`] serves the pair `(a, b)`: always, except on a faulty HyperZ or fat
+    /// tree built with [`Targets::ServerSwitches`] when neither end has servers.
+    pub fn serves(&self, a: SwitchId, b: SwitchId) -> bool {
+        self.tree.as_ref().is_none_or(|ex| ex.is_target(a) || ex.is_target(b))
+    }
+
+    /// Whether [`Fabric::distance`] and minimal ports serve every pair of switches (see
+    /// [`Fabric::with_targets`]).
+    pub fn distances_to_every_switch(&self) -> bool {
+        self.tree.as_ref().is_none_or(|ex| ex.every_target())
     }
 
     /// The sparse distances of a faulty HyperX (see [`SparseDistances`]).
@@ -254,7 +294,8 @@ impl Fabric {
             None
         }
     }
-    /// Graph distance from `a` to `b` over live links ([`UNREACHABLE`] if disconnected).
+    /// Graph distance from `a` to `b` over live links ([`UNREACHABLE`] if disconnected). A pair
+    /// that is not served ([`Fabric::serves`]) panics.
     #[inline]
     pub fn distance(&self, a: SwitchId, b: SwitchId) -> u32 {
         if let Some(h) = &self.fault_free_hyperx {

@@ -276,7 +276,7 @@ mod tests {
     use super::*;
     use crate::topology::fabric::UNREACHABLE;
     use crate::topology::faults::FaultConfig;
-    use crate::topology::{Fabric, Topology};
+    use crate::topology::{Fabric, Targets, Topology};
     use std::sync::Arc;
 
     /// Small instances: h = 2 and h = 3 HyperZs with `g > 1`, a parent count `w = 1` at some level,
@@ -353,6 +353,65 @@ mod tests {
             }
         }
         assert!(checked > 1000, "the faults changed only {checked} distances: the test would miss errors");
+    }
+
+    /// With exceptions kept only towards the switches with servers ([`Targets::ServerSwitches`]), on
+    /// a 4-ary 4-tree (where most exceptions lead to switches above the leaves) and the other small
+    /// instances, with random link and switch faults: every pair with at least one end that has
+    /// servers equals BFS (the other end's list serves it by symmetry), the lists of the targets are
+    /// those kept with [`Targets::Every`], no other list is kept, and the minimal ports towards a
+    /// target equal BFS's.
+    #[test]
+    fn server_targets_serve_every_pair_with_servers() {
+        let q = |h: usize| vec![Vec::new(); h];
+        let mut all = instances();
+        all.push(HyperZ::new(Vec::new(), vec![4, 4, 4, 4], vec![1, 4, 16, 64], vec![1, 1, 1, 1], q(4)).unwrap());
+        let (mut symmetric, mut dropped) = (0, 0);
+        for hz in all {
+            let topo: Arc<dyn Topology> = Arc::new(hz.clone());
+            let links = super::super::fabric::all_links(&hz).len();
+            for kind in
+                [format!("random_links = {}", links / 20), format!("random_links = {}\nrandom_switches = 2", links / 8)]
+            {
+                let cfg: FaultConfig = toml::from_str(&kind).unwrap();
+                for seed in 1..=2 {
+                    let faults = cfg.build(&*topo, seed).unwrap();
+                    let every = Fabric::new(topo.clone(), &faults);
+                    let net = Fabric::with_targets(topo.clone(), &faults, Targets::ServerSwitches);
+                    let (exe, ex) = (every.tree_exceptions().unwrap(), net.tree_exceptions().unwrap());
+                    assert!(every.distances_to_every_switch() && !net.distances_to_every_switch());
+                    let n = hz.num_switches() as SwitchId;
+                    let bearing = |s: SwitchId| hz.servers_of(s) > 0;
+                    for b in 0..n {
+                        assert_eq!(
+                            ex.exceptions_to(b),
+                            if bearing(b) { exe.exceptions_to(b) } else { (&[][..], &[][..]) }
+                        );
+                        dropped += if bearing(b) { 0 } else { exe.exceptions_to(b).0.len() };
+                        let bfs = net.bfs(b);
+                        for a in 0..n {
+                            assert_eq!(net.serves(a, b), bearing(a) || bearing(b), "{}: {a} -> {b}", hz.name());
+                            if !net.serves(a, b) {
+                                continue;
+                            }
+                            let d = bfs[a as usize];
+                            assert_eq!(net.distance(a, b), d, "{} [{kind}] seed {seed}: {a} -> {b}", hz.name());
+                            symmetric += (!bearing(b) && d != UNREACHABLE && d != hz.switch_distance(a, b)) as usize;
+                            if bearing(b) {
+                                let mut got = Vec::new();
+                                crate::routing::minimal_ports(&net, a, b, |p| got.push(p));
+                                let want: Vec<PortId> = (0..hz.switch_ports(a) as PortId)
+                                    .filter(|&p| net.neighbour(a, p).is_some_and(|(y, _)| bfs[y as usize] < d))
+                                    .collect();
+                                assert_eq!(got, want, "{}: minimal ports {a} -> {b}", hz.name());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(symmetric > 500, "only {symmetric} changed distances served by symmetry: the test would miss errors");
+        assert!(dropped > 1000, "only {dropped} exceptions towards switches without servers were dropped");
     }
 
     /// The port classes cover every port once, and each class's rating is `d0(far end) - d0(u)` at

@@ -27,7 +27,7 @@ pub mod rrg;
 pub mod torus;
 
 pub use dragonfly::Dragonfly;
-pub use fabric::{Fabric, FaultSet};
+pub use fabric::{Fabric, FaultSet, Targets};
 pub use graph::GraphTopology;
 pub use hyperx::HyperX;
 pub use hyperz::HyperZ;
