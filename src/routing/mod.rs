@@ -395,7 +395,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(polarized::Polarized::new(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
-        routes_to_any_switch: false,
+        routes_to_any_switch: true,
         doc: "Polarized routes",
     },
     Entry {
@@ -413,7 +413,7 @@ pub const REGISTRY: &[Entry] = &[
         build: |c, n| Ok(Box::new(surepath::SurePath::polarized(c, n)?)),
         fault_tolerant: true,
         all_pairs_tables: false,
-        routes_to_any_switch: false,
+        routes_to_any_switch: true,
         doc: "SurePath with Polarized routes",
     },
     Entry {
