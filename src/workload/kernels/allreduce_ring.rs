@@ -31,29 +31,14 @@ pub(super) fn build(k: &KernelParams) -> Result<Workload, ConfigError> {
     for i in 0..n {
         b.task(i);
         let (next, prev_task) = ((i + 1) % n, (i + n - 1) % n);
-        let mut last: Option<(u32, u32)> = None;
+        let mut chain = super::SendrecvChain::default();
         for it in 0..k.iterations {
-            let mut gate = None;
-            if it > 0 && k.compute_cycles > 0 {
-                let c = b.calc(k.compute_cycles, o);
-                let (s, r) = last.expect("a previous step");
-                b.require(c, s, false);
-                b.require(c, r, false);
-                gate = Some(c);
-            }
+            chain.iteration(&mut b, it, k.compute_cycles);
             for step in 0..steps {
                 let tag = (it as u64) * steps as u64 + step as u64;
                 let s = b.send(next, chunk, tag, o);
                 let r = b.recv(prev_task, chunk, tag, o);
-                match (gate.take(), last) {
-                    (Some(c), _) => b.require(s, c, false),
-                    (None, Some((ps, pr))) => {
-                        b.require(s, ps, false);
-                        b.require(s, pr, false);
-                    }
-                    (None, None) => {}
-                }
-                last = Some((s, r));
+                chain.step(&mut b, s, r);
             }
         }
     }

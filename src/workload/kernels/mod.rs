@@ -217,6 +217,41 @@ mod tests {
     }
 }
 
+/// The dependencies of a task that runs `MPI_Sendrecv` steps in sequence, iteration after
+/// iteration (the ring and recursive-doubling all-reduces): a step's send waits for the previous
+/// step's send (its buffer) and receive (the data it forwards or reduces), and from the second
+/// iteration on the first step waits for `compute_cycles` of computation after the last step.
+#[derive(Default)]
+pub(crate) struct SendrecvChain {
+    last: Option<(super::OpIndex, super::OpIndex)>,
+    gate: Option<super::OpIndex>,
+}
+
+impl SendrecvChain {
+    /// Start iteration `it` of the current task.
+    pub(crate) fn iteration(&mut self, b: &mut super::Builder, it: u32, compute_cycles: u64) {
+        if let (true, Some((s, r))) = (it > 0 && compute_cycles > 0, self.last) {
+            let c = b.calc(compute_cycles, super::Origin::default());
+            b.require(c, s, false);
+            b.require(c, r, false);
+            self.gate = Some(c);
+        }
+    }
+
+    /// The step whose send is `s` and receive `r` (just added to the current task).
+    pub(crate) fn step(&mut self, b: &mut super::Builder, s: super::OpIndex, r: super::OpIndex) {
+        match (self.gate.take(), self.last) {
+            (Some(c), _) => b.require(s, c, false),
+            (None, Some((ps, pr))) => {
+                b.require(s, ps, false);
+                b.require(s, pr, false);
+            }
+            (None, None) => {}
+        }
+        self.last = Some((s, r));
+    }
+}
+
 #[cfg(test)]
 mod size_tests {
     use super::*;
