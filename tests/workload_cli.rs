@@ -34,7 +34,7 @@ fn refused(out: &Output, says: &[&str]) {
 fn an_exported_kernel_checks_with_the_sizes_it_implies() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.goal");
-    let out = hxsim(&[
+    let export = [
         "workload",
         "export",
         "stencil-2d",
@@ -48,9 +48,8 @@ fn an_exported_kernel_checks_with_the_sizes_it_implies() {
         "10",
         "--grid",
         "4,4",
-        "-o",
-        file.to_str().unwrap(),
-    ]);
+    ];
+    let out = hxsim(&[&export[..], &["-o", file.to_str().unwrap()]].concat());
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let v = check_json(&file);
     assert_eq!(v["tasks"], 16);
@@ -60,21 +59,7 @@ fn an_exported_kernel_checks_with_the_sizes_it_implies() {
     // One round per iteration (all halo sends at once) and 10 cycles of calc between the two.
     assert_eq!(v["rounds"], 2 + 10);
     // Without -o the same schedule goes to standard output.
-    let out = hxsim(&[
-        "workload",
-        "export",
-        "stencil-2d",
-        "--tasks",
-        "16",
-        "--bytes",
-        "64",
-        "--iterations",
-        "2",
-        "--compute-cycles",
-        "10",
-        "--grid",
-        "4,4",
-    ]);
+    let out = hxsim(&export);
     assert!(out.status.success());
     assert_eq!(out.stdout, std::fs::read(&file).unwrap());
     // The text report says the same.

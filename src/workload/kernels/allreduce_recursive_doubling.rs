@@ -5,7 +5,7 @@
 //! two. Step `j + 1`'s send waits for step `j`'s receive (the reduced data) and send. Iterations
 //! repeat it, separated by `compute_cycles`.
 
-use super::{tasks_error, KernelParams};
+use super::KernelParams;
 use crate::error::ConfigError;
 use crate::workload::{Builder, Origin, Workload};
 
@@ -14,10 +14,7 @@ pub(super) const DESCRIPTION: &str =
 
 pub(super) fn build(k: &KernelParams) -> Result<Workload, ConfigError> {
     let n = k.tasks;
-    if n < 2 || !n.is_power_of_two() {
-        return Err(tasks_error(n, "a power of two, at least 2"));
-    }
-    let steps = n.trailing_zeros();
+    let steps = super::hypercube_steps(n)?;
     let o = Origin::default();
     let mut b = Builder::new(
         format!("allreduce-recursive-doubling, {n} tasks, {} bytes, {} iterations", k.bytes, k.iterations),

@@ -9,7 +9,7 @@
 //! last receive of the one before, through `workload.compute_cycles` of computation when there are
 //! any. Unlike `allreduce-recursive-doubling`, a step does not wait for its own send to complete.
 
-use super::{refused, tasks_error, KernelParams};
+use super::{refused, KernelParams};
 use crate::error::ConfigError;
 use crate::workload::{Builder, Origin, Workload};
 
@@ -18,10 +18,7 @@ pub(super) const DESCRIPTION: &str =
 
 pub(super) fn build(k: &KernelParams) -> Result<Workload, ConfigError> {
     let n = k.tasks;
-    if n < 2 || !n.is_power_of_two() {
-        return Err(tasks_error(n, "a power of two, at least 2"));
-    }
-    let steps = n.trailing_zeros();
+    let steps = super::hypercube_steps(n)?;
     let o = Origin::default();
     let mut b = Builder::new(format!("butterfly, {n} tasks, {} bytes, {} iterations", k.bytes, k.iterations), n, None);
     b.set_iterations(k.iterations);

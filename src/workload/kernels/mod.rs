@@ -144,6 +144,15 @@ pub(crate) fn tasks_error(n: u32, allowed: &str) -> ConfigError {
     ConfigError::value("workload.tasks", n, allowed)
 }
 
+/// `log2 n` for the kernels that pair task `i` with `i XOR 2^j` (recursive doubling, butterfly),
+/// or the error for a task count that is not a power of two (at least 2).
+pub(crate) fn hypercube_steps(n: u32) -> Result<u32, ConfigError> {
+    if n < 2 || !n.is_power_of_two() {
+        return Err(tasks_error(n, "a power of two, at least 2"));
+    }
+    Ok(n.trailing_zeros())
+}
+
 /// The error for a kernel whose workload the builder refused (a bug in the kernel, reported
 /// rather than panicking).
 pub(crate) fn refused(kernel: &str, e: super::WorkloadError) -> ConfigError {
