@@ -11,6 +11,7 @@ use super::vc::VcPolicy;
 use super::{network_diameter, Candidate, RouteState, Routing, RoutingParams};
 use crate::error::ConfigError;
 use crate::rng::{below, Rng};
+use crate::topology::fabric::UNREACHABLE;
 use crate::topology::{Fabric, SwitchId};
 use std::sync::Arc;
 
@@ -29,9 +30,51 @@ impl Valiant {
         );
         let diam = network_diameter(&net) as usize;
         let default_vcs = 2 * net.topology().diameter() as usize;
-        let why = format!("Valiant routes are up to 2 x diameter {diam} = {} hops", 2 * diam);
-        let policy = VcPolicy::from_params(params, default_vcs, 2 * diam, &why)?;
+        let reach = intermediate_reach(&net).max(diam);
+        let why = if reach > diam {
+            format!(
+                "Valiant routes are up to 2 x {reach} = {} hops (an intermediate without servers lies up to {reach} hops \
+                 from a switch with servers on this faulty network)",
+                2 * reach
+            )
+        } else {
+            format!("Valiant routes are up to 2 x diameter {diam} = {} hops", 2 * diam)
+        };
+        let policy = VcPolicy::from_params(params, default_vcs, 2 * reach, &why)?;
         Ok(Valiant { net, policy })
+    }
+}
+
+/// On a faulty network with switches that have no servers (trees, HyperZ): the farthest any of
+/// them lies from a live switch with servers it reaches, which bounds each half of a Valiant route
+/// through it (the network's diameter counts switches with servers only); 0 otherwise. One BFS
+/// per such switch, in parallel.
+fn intermediate_reach(net: &Fabric) -> usize {
+    use rayon::prelude::*;
+    if !net.is_faulty() {
+        return 0;
+    }
+    let topo = net.topology();
+    let bare: Vec<SwitchId> =
+        (0..net.num_switches() as SwitchId).filter(|&s| net.switch_alive(s) && topo.servers_at(s) == 0).collect();
+    bare.par_iter()
+        .map(|&i| {
+            net.bfs(i)
+                .into_iter()
+                .enumerate()
+                .filter(|&(s, d)| d != UNREACHABLE && topo.servers_at(s as SwitchId) > 0)
+                .map(|(_, d)| d as usize)
+                .max()
+                .unwrap_or(0)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+impl Valiant {
+    /// Whether `i` may be the intermediate of a packet from `src`: alive, and reachable from it.
+    fn usable(&self, src: SwitchId, i: SwitchId) -> bool {
+        self.net.switch_alive(i) && (!self.net.is_faulty() || self.net.distance(src, i) != UNREACHABLE)
     }
 }
 
@@ -44,8 +87,10 @@ impl Routing for Valiant {
     }
     fn init(&self, st: &mut RouteState, rng: &mut Rng) {
         st.intermediate = below(rng, self.net.num_switches() as u64) as SwitchId;
-        // A failed switch is no intermediate: draw again (never on a network without failed switches).
-        while !self.net.switch_alive(st.intermediate) {
+        // A failed switch, or one in another part of a network that faults split
+        // (`faults.unreachable = "drop"`), is no intermediate: draw again (never on a connected
+        // network without failed switches).
+        while !self.usable(st.src, st.intermediate) {
             st.intermediate = below(rng, self.net.num_switches() as u64) as SwitchId;
         }
         st.phase = if st.intermediate == st.src { 1 } else { 0 };
@@ -56,7 +101,7 @@ impl Routing for Valiant {
         self.policy.push_minimal(&self.net, at, target, st, out);
     }
     fn init_choices(&self, st: &RouteState, f: &mut dyn FnMut(RouteState)) {
-        for i in (0..self.net.num_switches() as SwitchId).filter(|&i| self.net.switch_alive(i)) {
+        for i in (0..self.net.num_switches() as SwitchId).filter(|&i| self.usable(st.src, i)) {
             f(RouteState { intermediate: i, phase: if i == st.src { 1 } else { 0 }, ..*st });
         }
     }
