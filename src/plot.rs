@@ -1338,6 +1338,9 @@ fn finish_cdf_panel(series: Vec<Series>) -> Panel {
     }
 }
 
+/// Style of the dashed lines marking failure events on a time-series figure.
+const EVENT_STYLE: usize = 6;
+
 /// The time-series figure of a run (a file's root, or a sweep point's group).
 pub fn timeseries_figure(run: &Group) -> Result<Fig> {
     let ts = run.group("timeseries").context("this run has no /timeseries")?;
@@ -1347,6 +1350,7 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
     let config = h5::str_attr(run, "config").unwrap_or_default();
     let mut vlines = Vec::new();
     let mut fixed = false;
+    let mut events = Vec::new();
     if let Ok(cfg) = crate::config::parse_str(&config, "the file's config", &[]) {
         let s = cfg.schedule();
         if s.fixed {
@@ -1354,14 +1358,17 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
         } else {
             vlines = vec![s.warmup as f64, (s.warmup + s.measure) as f64];
         }
+        events = cfg.faults.events.iter().map(|e| e.cycle as f64).collect();
     }
-    let mut marks = Vec::new();
+    let mut marks: Vec<(f64, usize)> = events.iter().map(|&c| (c, EVENT_STYLE)).collect();
     if fixed {
         if let Ok(c) = run.dataset("summary/completion_cycles").and_then(|d| d.read_scalar::<f64>()) {
             marks.push((c, 1));
         }
     }
-    let xd = if !vlines.is_empty() {
+    let xd = if !events.is_empty() {
+        "Cycle (window dotted, failure events dashed)"
+    } else if !vlines.is_empty() {
         "Cycle (measurement window dotted)"
     } else if !marks.is_empty() {
         "Cycle (dashed: completion time)"
@@ -1445,11 +1452,11 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
         },
         Panel {
             title: "Packets in flight".into(),
-            x_desc: xd,
+            x_desc: xd.clone(),
             y_desc: "Packets in the network".into(),
             series: vec![line("in flight", zip(col("in_flight")?), 4)],
-            vlines,
-            marks,
+            vlines: vlines.clone(),
+            marks: marks.clone(),
             y_from_zero: true,
             ..Default::default()
         },
@@ -1461,6 +1468,21 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
         ("packets in flight".into(), 4, false),
     ];
     let mut panels = panels;
+    // Failure events: what they lost, and the events marked on every panel.
+    if !events.is_empty() && ts.dataset("lost_packets").is_ok() {
+        panels.push(Panel {
+            title: "Packets lost".into(),
+            x_desc: xd,
+            y_desc: "Packets lost or stranded per interval".into(),
+            series: vec![line("lost", zip(col("lost_packets")?), 3)],
+            vlines,
+            marks,
+            y_from_zero: true,
+            ..Default::default()
+        });
+        legend.push(("packets lost".into(), 3, false));
+        legend.push(("failure event (dashed)".into(), EVENT_STYLE, false));
+    }
     // A workload's run: its tasks' finish times too.
     if let Some(points) = finish_cdf(run)? {
         panels.push(finish_cdf_panel(vec![Series {

@@ -323,6 +323,12 @@ fn fault_kinds(dir: &std::path::Path) -> Vec<FaultKind> {
         ("shapes", vec!["faults.shapes=[{kind=\"row\",length=2}]".into()], Some(&["hyperx"][..])),
         ("shapes-hyperz", vec!["faults.shapes=[{kind=\"plane\",level=1,index=0}]".into()], Some(&["hyperz"][..])),
         ("lifetime", vec!["faults.lifetime={link_rate=0.05,switch_rate=0.02,years=4,steps=2}".into()], None),
+        ("events", vec!["faults.events=[{cycle=100,random_links=1},{cycle=150,random_switches=1}]".into()], None),
+        (
+            "events-reconfigure",
+            vec!["faults.events=[{cycle=100,random_links=2}]".into(), "faults.reconfigure_cycles=60".into()],
+            None,
+        ),
     ];
     // Every `faults.*` key of the configuration reference is a fault kind here or a modifier the
     // runs set with each (`seed`, `unreachable`).

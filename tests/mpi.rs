@@ -150,7 +150,7 @@ fn assert_same_timeseries(a: &hdf5::File, b: &hdf5::File, what: &str) {
     let (a, b) = (a.group("timeseries").unwrap(), b.group("timeseries").unwrap());
     let names = a.member_names().unwrap();
     assert_eq!(names, b.member_names().unwrap(), "{what}: timeseries columns");
-    assert_eq!(names.len(), 9, "{what}: {names:?}");
+    assert_eq!(names.len(), 10, "{what}: {names:?}");
     for name in &names {
         let (x, y) = (a.dataset(name).unwrap(), b.dataset(name).unwrap());
         // Every column is 8 bytes wide (u64, i64, f64): compare the bits.

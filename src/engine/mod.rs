@@ -164,6 +164,11 @@ pub struct RunSpec {
     /// Stop with [`Outcome::Paused`] at the first window end at or after this cycle (`Cycle::MAX`:
     /// never), so that a checkpoint can be taken where no message is between partitions.
     pub pause_at: Cycle,
+    /// Stop with [`Outcome::Paused`] exactly before this cycle (`Cycle::MAX`: never): no window
+    /// and no jump over idle cycles passes it, and the partitions park with this cycle as where
+    /// the next window starts, whatever the layout. The model changes there (a failure event) are
+    /// then made at the same simulated time on every rank and thread.
+    pub break_at: Cycle,
 }
 
 /// Why a run ended before `end`.
@@ -204,7 +209,8 @@ pub enum Outcome {
         /// Cycle of the window end at which it was seen.
         cycle: Cycle,
     },
-    /// Reached [`RunSpec::pause_at`]; every partition has parked its pending messages (see
+    /// Reached [`RunSpec::pause_at`] or [`RunSpec::break_at`]; every partition has parked its
+    /// pending messages (see
     /// [`Partition::park`]) and the run can go on from there.
     Paused {
         /// Cycle of the window end it stopped at.
@@ -395,7 +401,7 @@ fn drive<P: Partition, X: Transport<P::Msg>>(
     // A lone partition has nobody to wait for: its window only bounds how often it checks status.
     let window_len = if ctx.total == 1 { spec.lookahead.max(64) } else { spec.lookahead };
     loop {
-        let end = (t + window_len).min(spec.end);
+        let end = (t + window_len).min(spec.end).min(spec.break_at.max(t + 1));
         part.begin_window(end);
         for now in t..end {
             wheel.deliver_due(now, |lp, m| part.deliver(now, lp, m));
@@ -503,10 +509,13 @@ fn drive<P: Partition, X: Transport<P::Msg>>(
         }
         // Jump over cycles in which nobody has anything to do.
         t = if g.next_activity > end && g.next_activity != Cycle::MAX { g.next_activity.min(spec.end) } else { end };
+        // Never over a break: the run stops there (below).
+        t = t.min(spec.break_at.max(end));
         // All mail of the window is in the wheels now: a stop here loses nothing if the partition
         // keeps what is pending (and where the jump would have gone, so that a resumed run takes
         // the same windows as one that never stopped).
-        if g.stop || end >= spec.pause_at {
+        let at_break = t >= spec.break_at;
+        if g.stop || end >= spec.pause_at || at_break {
             let mut pending = Vec::with_capacity(wheel.len());
             wheel.drain_into(&mut pending);
             part.park(t, pending);
@@ -613,6 +622,45 @@ mod tests {
             watchdog: 100,
             start: 0,
             pause_at: Cycle::MAX,
+            break_at: Cycle::MAX,
+        }
+    }
+
+    #[test]
+    fn breaks_stop_exactly_and_change_nothing() {
+        // A break stops every partition with the next window starting exactly at it, for any
+        // partitioning (a lone partition's windows are 64 cycles long, and a jump over idle
+        // cycles would pass it); going on from there sees the same deliveries.
+        for parts in [1, 2, 3] {
+            let (rings, part_of) = ring(parts, 10, 3, false);
+            let (whole, _) = run(rings, &part_of, &spec(10_000, 3), &Progress::default());
+            let (mut rings, _) = ring(parts, 10, 3, false);
+            let mut s = spec(10_000, 3);
+            let breaks = [5, 6, 50, 77, 200, 500];
+            let mut hit = Vec::new();
+            let outcome = loop {
+                s.break_at = breaks.iter().copied().find(|&b| b > s.start).unwrap_or(Cycle::MAX);
+                let (r, o) = run(rings, &part_of, &s, &Progress::default());
+                rings = r;
+                match o {
+                    Outcome::Paused { .. } => {
+                        assert!(rings.iter().all(|r| r.resume_at == s.break_at), "{parts} partitions");
+                        hit.push(s.break_at);
+                        s.start = s.break_at;
+                    }
+                    o => break o,
+                }
+            };
+            assert!(matches!(outcome, Outcome::Drained { .. }), "{outcome:?}");
+            // The token is consumed at cycle 123; with one partition the run notices at 128 and
+            // the break at 200 is never reached.
+            assert_eq!(hit, [5, 6, 50, 77], "{parts} partitions");
+            let key = |rs: Vec<Ring>| {
+                let mut v: Vec<_> = rs.into_iter().flat_map(|r| r.seen).collect();
+                v.sort();
+                v
+            };
+            assert_eq!(key(whole), key(rings), "{parts} partitions");
         }
     }
 

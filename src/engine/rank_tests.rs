@@ -156,6 +156,7 @@ fn run_toy(lps: u32, ranks: usize, threads: usize, end: Cycle, tokens: u64, hops
         watchdog: 1000,
         start: 0,
         pause_at: Cycle::MAX,
+        break_at: Cycle::MAX,
     };
     let mut local_of = vec![0u32; lps as usize];
     let mut members: Vec<Vec<Lp>> = vec![Vec::new(); total];
@@ -263,6 +264,7 @@ fn stop_request_ends_every_rank_at_the_same_window() {
         watchdog: 500,
         start: 0,
         pause_at: Cycle::MAX,
+        break_at: Cycle::MAX,
     };
     let (_, o) = run(parts, &part_of, &spec, &progress);
     assert_eq!(o, Outcome::Interrupted { cycles: LOOKAHEAD });

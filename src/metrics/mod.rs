@@ -30,8 +30,12 @@ pub struct Sample {
     /// Sum of latencies of those packets (cycles).
     pub latency_sum: u64,
     /// Packets injected into the network minus packets delivered, since the start, at the end of the
-    /// interval (packets still in source queues are not counted).
+    /// interval (packets still in source queues are not counted), less those lost.
     pub in_flight: i64,
+    /// Packets lost in the network in the interval: dropped at a failure event (on a failed link or
+    /// in a failed switch) or stranded after one (no live route); see `crate::network::failures`.
+    #[serde(default)]
+    pub lost_packets: u64,
 }
 
 /// Where [`SampleSink`]s send finished intervals: `(partition index, sample of that partition)`.
@@ -75,7 +79,7 @@ impl SampleSink {
 }
 
 /// The counters of a [`Sample`] that [`SampleRelay`] sums over ranks, one word each.
-const RELAY_WORDS: usize = 6;
+const RELAY_WORDS: usize = 7;
 
 /// Fewest windows between two reductions of a [`SampleRelay`]: with long windows (and short sample
 /// intervals) an interval finishes in almost every window, and one collective for several of them
@@ -166,6 +170,7 @@ impl SampleRelay {
                 m.delivered_packets,
                 m.latency_sum,
                 m.in_flight as u64,
+                m.lost_packets,
             ]);
         }
         let sums = sum_to_root(&words);
@@ -179,6 +184,7 @@ impl SampleRelay {
                     delivered_packets: w[3],
                     latency_sum: w[4],
                     in_flight: w[5] as i64,
+                    lost_packets: w[6],
                 };
                 // A collector that hung up has failed and stops the run; the rows go nowhere.
                 let _ = out.send((0, s));
@@ -235,6 +241,14 @@ pub struct Stats {
     /// Workloads: message latency histogram, log-linear buckets ([`log_bucket`]).
     #[serde(default)]
     pub message_latency_hist: Vec<u64>,
+    /// Failure events: packets dropped at each event (on its failed links and in its failed
+    /// switches, with their source queues), by event; empty without events.
+    #[serde(default)]
+    pub event_lost: Vec<u64>,
+    /// Packets dropped after a failure event because the routing in force had no live candidate
+    /// for them (a deterministic routing's port failed, or their destination did), over the run.
+    #[serde(default)]
+    pub stranded_packets: u64,
 }
 
 /// Values below this are their own bucket in [`log_bucket`].
@@ -343,6 +357,13 @@ impl Stats {
         for (a, b) in self.message_latency_hist.iter_mut().zip(&o.message_latency_hist) {
             *a += b;
         }
+        if self.event_lost.len() < o.event_lost.len() {
+            self.event_lost.resize(o.event_lost.len(), 0);
+        }
+        for (a, b) in self.event_lost.iter_mut().zip(&o.event_lost) {
+            *a += b;
+        }
+        self.stranded_packets += o.stranded_packets;
     }
 
     /// The sample of the interval holding cycle `at` (intervals of `sample_cycles`), appending the
@@ -417,6 +438,7 @@ impl Sample {
         self.delivered_packets += o.delivered_packets;
         self.latency_sum += o.latency_sum;
         self.in_flight += o.in_flight;
+        self.lost_packets += o.lost_packets;
     }
 }
 
@@ -636,6 +658,86 @@ pub struct Summary {
     /// Iterative workloads that completed: the makespan over the iterations, cycles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cycles_per_iteration: Option<f64>,
+    /// Failure events (`[[faults.events]]`): packets lost at the events, over the run (on failed
+    /// links, in failed switches and their source queues).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets_lost: Option<u64>,
+    /// Failure events: packets dropped after an event for want of a live route, over the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets_stranded: Option<u64>,
+    /// Failure events: what each did and cost ([`FailureEvent`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failure_events: Vec<FailureEvent>,
+}
+
+/// One failure event of a run, as the summary reports it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FailureEvent {
+    /// Cycle of the event.
+    pub cycle: u64,
+    /// Links it failed (with those of its failed switches).
+    pub links: u64,
+    /// Switches it failed.
+    pub switches: u64,
+    /// Packets it lost (on its links, in its switches and their source queues).
+    pub packets_lost: u64,
+    /// Cycle the routing rebuilt for the network after it came into force; `None` for a routing
+    /// that is never rebuilt, or a run that ended first.
+    pub rebuilt_at: Option<u64>,
+    /// Wall-clock seconds rank 0 took to rebuild (distances and routing tables); `None` as above.
+    pub rebuild_seconds: Option<f64>,
+    /// Mean accepted load over the sample intervals before the event (up to
+    /// [`RECOVERY_INTERVALS`] of them, after the previous event), phits/cycle/server.
+    pub accepted_before: Option<f64>,
+    /// Cycles from the event to the start of the first sample interval from which the accepted
+    /// load, averaged over [`RECOVERY_INTERVALS`] intervals (fewer at the end of the run), is back
+    /// within 2% of `accepted_before`; `None` if it never is in the run.
+    pub recovery_cycles: Option<u64>,
+}
+
+/// Sample intervals averaged for a failure event's level before it and its recovery.
+pub const RECOVERY_INTERVALS: usize = 5;
+
+/// The [`FailureEvent`]s of a run: `events` with their other fields filled, `lost` per event,
+/// over the merged time series `samples` of intervals of `sample_cycles`; `servers[k]` is the
+/// number of live servers taking part before event `k` (and `servers[k + 1]` after it), the
+/// accepted load's denominator, so that servers a failed switch takes down do not count as a dip
+/// that never recovers.
+pub fn failure_events(
+    events: &[FailureEvent],
+    lost: &[u64],
+    samples: &[Sample],
+    sample_cycles: u64,
+    servers: &[u64],
+) -> Vec<FailureEvent> {
+    let mean = |xs: &[Sample], n: u64| {
+        xs.iter().map(|s| s.accepted_phits as f64).sum::<f64>() / (xs.len() as f64 * sample_cycles as f64 * n as f64)
+    };
+    let mut out = Vec::new();
+    let mut previous = 0u64;
+    for (k, e) in events.iter().enumerate() {
+        let cycle = e.cycle;
+        // Whole intervals between the previous event and this one.
+        let first = previous.div_ceil(sample_cycles) as usize;
+        let last = ((cycle / sample_cycles) as usize).min(samples.len());
+        let before = &samples[first.min(last).max(last.saturating_sub(RECOVERY_INTERVALS))..last];
+        let accepted_before = (!before.is_empty()).then(|| mean(before, servers[k]));
+        let after = cycle.div_ceil(sample_cycles) as usize;
+        let recovery_cycles = accepted_before.and_then(|level| {
+            (after..samples.len()).find_map(|j| {
+                let w = &samples[j..(j + RECOVERY_INTERVALS).min(samples.len())];
+                (mean(w, servers[k + 1]) >= 0.98 * level).then(|| j as u64 * sample_cycles - cycle)
+            })
+        });
+        out.push(FailureEvent {
+            packets_lost: lost.get(k).copied().unwrap_or(0),
+            accepted_before,
+            recovery_cycles,
+            ..e.clone()
+        });
+        previous = cycle;
+    }
+    out
 }
 
 /// The workload figures of a [`Summary`], from the tasks' finish cycles (`u64::MAX`: not
@@ -764,6 +866,7 @@ mod tests {
                     delivered_packets: 1,
                     latency_sum: 3 * p,
                     in_flight: -(p as i64),
+                    lost_packets: p % 2,
                 })
                 .collect()
         };
@@ -805,6 +908,7 @@ mod tests {
                 delivered_packets: 4,
                 latency_sum: 3 * (1 + 2 + 3),
                 in_flight: -(1 + 2 + 3),
+                lost_packets: 1 + 1,
             })
             .collect();
         assert_eq!(got, want);

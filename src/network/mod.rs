@@ -44,6 +44,7 @@
 //! frees are counters), and all choices draw from per-switch streams, so results are independent of
 //! the partitioning. Nothing here allocates per packet once buffers have warmed up.
 
+mod failures;
 pub mod packet;
 mod prefetch;
 mod router;
@@ -271,6 +272,7 @@ impl RouterOption for Allocation {
 }
 
 /// Everything a partition needs to know about the run, shared by all partitions.
+#[derive(Clone)]
 pub struct ModelParams {
     /// The network with faults.
     pub net: Arc<Fabric>,
@@ -664,6 +666,9 @@ pub struct NetPartition {
     last_progress: Cycle,
     undrained_servers: u64,
     failure: Option<String>,
+    /// Whether a failure event has happened: a head with no candidate is then dropped and counted
+    /// (stranded, see [`failures`]) instead of failing the run.
+    strand_drops: bool,
     /// Where the next window starts and the messages pending for this partition, handed over by
     /// the engine when a run stops at a window end (checkpoints); `None` while running.
     parked: Option<(Cycle, Vec<Envelope<Msg>>)>,
@@ -889,6 +894,7 @@ impl NetPartition {
             last_progress: 0,
             undrained_servers,
             failure: None,
+            strand_drops: false,
             parked: None,
             fetch_ahead: false,
             window_end: 0,

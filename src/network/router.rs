@@ -670,7 +670,11 @@ impl NetPartition {
                     let route = pkt.route;
                     let cached = self.cached_runs(pi, vc, sw, &route);
                     if self.runs.is_empty() && !cached {
-                        self.report_unroutable(sw, &route, now);
+                        if self.strand_drops {
+                            self.drop_stranded(li, pi, vc, now);
+                        } else {
+                            self.report_unroutable(sw, &route, now);
+                        }
                         first = false;
                         continue;
                     }
@@ -735,7 +739,11 @@ impl NetPartition {
                     // of `request_step` does not apply.
                     self.fresh_runs(sw, &route);
                     if self.runs.is_empty() {
-                        self.report_unroutable(sw, &route, now);
+                        if self.strand_drops {
+                            self.drop_stranded(li, pi, vc, now);
+                        } else {
+                            self.report_unroutable(sw, &route, now);
+                        }
                         continue;
                     }
                     if let (Some(c), _) = self.select_head(li, None, now) {

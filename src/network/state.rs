@@ -122,6 +122,9 @@ fn every_field_is_classified(part: &NetPartition) {
         run_cache_cap: _,
         fetch_ahead: _,
         sample_sink: _,
+        // Follow from the failure events before the resume cycle, which the run applies again to
+        // the model it resumes with (`crate::sim::events`).
+        strand_drops: _,
         // Saved per switch in `SwitchState` (the packets of the slab with the queues holding them;
         // waiting credits from `credits_due`, counted back into `credits_pending`).
         slab: _,

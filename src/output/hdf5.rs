@@ -107,6 +107,12 @@ pub const TIMESERIES_COLUMNS: &[(&str, &str, &str)] = &[
     ("injected_load", "phits/cycle/server", "injected_phits / (interval length * servers)"),
     ("accepted_load", "phits/cycle/server", "accepted_phits / (interval length * servers)"),
     ("mean_latency", "cycles", "latency_sum / delivered_packets (NaN when none)"),
+    (
+        "lost_packets",
+        "packets",
+        "packets lost in the network in the interval: dropped at a failure event or stranded after one (0 without \
+         [[faults.events]])",
+    ),
 ];
 
 /// Create (truncate) a results file. The writer does not lock the file, so that it can be read
@@ -627,6 +633,7 @@ impl Timeseries {
         let n = samples.len();
         let mut u: [Vec<u64>; 5] = Default::default();
         let mut inflight = Vec::with_capacity(n);
+        let mut lost = Vec::with_capacity(n);
         let mut f: [Vec<f64>; 3] = Default::default();
         let sc = self.sample_cycles;
         for (i, s) in samples.iter().enumerate() {
@@ -635,13 +642,14 @@ impl Timeseries {
             let start = (self.rows + i) as u64 * sc;
             let len = s.cycle.saturating_sub(start).clamp(1, sc);
             let per = len as f64 * self.servers;
-            self.in_flight += s.injected_packets as i64 - s.delivered_packets as i64;
+            self.in_flight += s.injected_packets as i64 - s.delivered_packets as i64 - s.lost_packets as i64;
             u[0].push(s.cycle);
             u[1].push(s.injected_phits);
             u[2].push(s.accepted_phits);
             u[3].push(s.delivered_packets);
             u[4].push(s.latency_sum);
             inflight.push(self.in_flight);
+            lost.push(s.lost_packets);
             f[0].push(s.injected_phits as f64 / per);
             f[1].push(s.accepted_phits as f64 / per);
             f[2].push(if s.delivered_packets == 0 {
@@ -663,6 +671,7 @@ impl Timeseries {
             for (i, col) in f.iter().enumerate() {
                 self.cols.push(column(g, c(6 + i).0, col, c(6 + i).1, c(6 + i).2)?);
             }
+            self.cols.push(column(g, c(9).0, &lost, c(9).1, c(9).2)?);
             attach_cycle(&self.cols)?;
         } else {
             let at = self.rows;
@@ -673,6 +682,7 @@ impl Timeseries {
             for (i, col) in f.iter().enumerate() {
                 append_col(&self.cols[6 + i], at, col)?;
             }
+            append_col(&self.cols[9], at, &lost)?;
         }
         self.rows += n;
         Ok(())
@@ -905,10 +915,66 @@ pub fn write_results(parent: &Group, res: &RunResult, ts: &mut Timeseries) -> Re
     if !res.task_finish.is_empty() {
         write_tasks(parent, res)?;
     }
+    if !res.summary.failure_events.is_empty() {
+        write_events(parent, &res.summary.failure_events)?;
+    }
     write_latency(parent, &res.stats.latency_hist)?;
     write_links(parent, res, measured)?;
     write_vcs(parent, &res.summary.vc_phits, measured)?;
     ts.append_rest(&res.stats.samples, res.summary.cycles, res.complete && res.schedule.fixed)?;
+    Ok(())
+}
+
+/// Write `/events` (`[[faults.events]]` only): per failure event, what failed, what it lost and
+/// how the network recovered (the summary's `failure_events`; missing values are -1 for
+/// integers and NaN for reals).
+fn write_events(parent: &Group, events: &[crate::metrics::FailureEvent]) -> Result<()> {
+    let g = new_group_for(parent, "events", 9, 5)?;
+    set_str_attr(&g, "description", "per failure event of [[faults.events]], in order of cycle")?;
+    let ids: Vec<u32> = (0..events.len() as u32).collect();
+    let event = column(&g, "event", &ids, "", "event index (the dimension of this group)")?;
+    let u = |f: fn(&crate::metrics::FailureEvent) -> u64| events.iter().map(f).collect::<Vec<u64>>();
+    let i = |f: fn(&crate::metrics::FailureEvent) -> Option<u64>| {
+        events.iter().map(|e| f(e).map_or(-1, |v| v as i64)).collect::<Vec<i64>>()
+    };
+    let r = |f: fn(&crate::metrics::FailureEvent) -> Option<f64>| {
+        events.iter().map(|e| f(e).unwrap_or(f64::NAN)).collect::<Vec<f64>>()
+    };
+    let vars = [
+        column(&g, "cycle", &u(|e| e.cycle), "cycles", "cycle of the event")?,
+        column(&g, "links", &u(|e| e.links), "links", "links it failed (with those of its failed switches)")?,
+        column(&g, "switches", &u(|e| e.switches), "switches", "switches it failed")?,
+        column(&g, "packets_lost", &u(|e| e.packets_lost), "packets", "packets lost at the event")?,
+        column(
+            &g,
+            "rebuilt_at",
+            &i(|e| e.rebuilt_at),
+            "cycles",
+            "cycle the rebuilt routing came into force (-1: never)",
+        )?,
+        column(
+            &g,
+            "rebuild_seconds",
+            &r(|e| e.rebuild_seconds),
+            "s",
+            "rank 0's wall time to rebuild (NaN: not rebuilt)",
+        )?,
+        column(
+            &g,
+            "accepted_before",
+            &r(|e| e.accepted_before),
+            "phits/cycle/server",
+            "mean accepted load over the sample intervals before the event",
+        )?,
+        column(
+            &g,
+            "recovery_cycles",
+            &i(|e| e.recovery_cycles),
+            "cycles",
+            "cycles until the accepted load is back within 2% of accepted_before (-1: not in the run)",
+        )?,
+    ];
+    super::dims::attach_all(&event, "event", &vars.iter().collect::<Vec<_>>())?;
     Ok(())
 }
 

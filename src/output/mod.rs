@@ -14,13 +14,15 @@
 //! /timeseries/COL    extendable 1-D datasets appended during the run (a sweep point's are written
 //!                    whole when it ends), one row per sample interval:
 //!                    cycle, injected_phits, accepted_phits, delivered_packets, latency_sum,
-//!                    in_flight, injected_load, accepted_load, mean_latency
+//!                    in_flight, injected_load, accepted_load, mean_latency, lost_packets
 //! /servers/          injected_phits, accepted_phits per server (measured window)
 //! /latency/          latency, packets: sparse exact histogram (each latency that occurred, cycles, and
 //!                    how many packets had it); attributes total_packets, latency_sum
 //! /links/            switch, port, neighbour_switch, neighbour_port, dimension, phits, utilization
 //!                    per live link direction (measured window)
 //! /vcs/              vc, phits, share: phits per VC on switch-to-switch links (measured window)
+//! /events/           [[faults.events]] only: per event, cycle, links, switches, packets_lost,
+//!                    rebuilt_at, rebuild_seconds, accepted_before, recovery_cycles
 //! ```
 //!
 //! Arrays of [`hdf5::FILTER_MIN_BYTES`] or more are deflated, smaller ones stored compact (see

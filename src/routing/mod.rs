@@ -18,6 +18,7 @@ pub mod cliod;
 pub mod clos_ad;
 pub mod dal;
 pub mod davc;
+pub mod degraded;
 pub mod deadlock;
 pub mod deter;
 pub mod dfsssp;

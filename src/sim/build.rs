@@ -155,8 +155,22 @@ pub fn class_latencies(cfg: &Config, topo: &dyn Topology) -> Result<Vec<u64>, Co
 /// only uniform traffic on a split network reads a per-packet component check.
 /// The counters count in `schedule`'s window.
 pub fn build_params(cfg: &Config, net: Arc<Fabric>, schedule: &Schedule) -> Result<ModelParams, ConfigError> {
+    build_params_with(cfg, net, schedule, None)
+}
+
+/// [`build_params`] with `routing` (built for another network: a failure event's, see
+/// [`super::events`]) instead of the config's routing built on `net`.
+pub fn build_params_with(
+    cfg: &Config,
+    net: Arc<Fabric>,
+    schedule: &Schedule,
+    routing: Option<Arc<dyn Routing>>,
+) -> Result<ModelParams, ConfigError> {
     let reach = crate::preflight::check_connected(cfg, &net)?;
-    let routing: Arc<dyn Routing> = Arc::from(routing::build(&cfg.routing_params(), net.clone())?);
+    let routing: Arc<dyn Routing> = match routing {
+        Some(r) => r,
+        None => Arc::from(routing::build(&cfg.routing_params(), net.clone())?),
+    };
     let mut pattern = build_pattern(cfg, net.topology())?;
     let topo = net.topology();
     let ns = net.num_servers();

@@ -114,7 +114,7 @@ pub(crate) fn collect(
     let plen = params.packet_phits as i64;
     let mut inflight = 0i64;
     for s in &mut stats.samples {
-        inflight += s.injected_packets as i64 - s.delivered_packets as i64;
+        inflight += s.injected_packets as i64 - s.delivered_packets as i64 - s.lost_packets as i64;
         s.in_flight = inflight;
     }
     // Accepted load per live server; Jain's index over the servers that send.
@@ -179,6 +179,9 @@ pub(crate) fn collect(
         message_latency_mean: None,
         message_latency_p99: None,
         cycles_per_iteration: None,
+        packets_lost: None,
+        packets_stranded: None,
+        failure_events: Vec::new(),
     };
     let mut summary = summary;
     if let Some(plan) = &params.workload {

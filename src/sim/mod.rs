@@ -9,6 +9,7 @@
 
 pub mod build;
 pub mod collect;
+pub mod events;
 pub mod run;
 pub mod workload;
 
@@ -201,8 +202,11 @@ pub fn run_on(
 /// that faults split) and the memory check with the routing's VC count, then drop them. `hxsim
 /// sweep` makes them for every point before any point runs.
 pub fn validate(cfg: &Config, max_memory: Option<u64>) -> Result<(), ConfigError> {
-    let params = build_params(cfg, build_network(cfg)?, &cfg.schedule())?;
-    cfg.check_memory(1, max_memory, Some(params.routing.vcs()))
+    let net = build_network(cfg)?;
+    let params = build_params(cfg, net.clone(), &cfg.schedule())?;
+    events::LiveFaults::plan(cfg, &net, &cfg.schedule())?;
+    let vcs = params.vcs.max(events::event_vcs(cfg, &net)?.unwrap_or(0));
+    cfg.check_memory(1, max_memory, Some(vcs))
 }
 
 /// How many partitions send each interval to the `samples` of [`run_on`] with `layout`: every

@@ -23,14 +23,19 @@ pub(crate) fn run_once(
 ) -> Result<Option<RunResult>, SimError> {
     let (ranks, rank, threads) = (world.size(), world.rank(), opts.threads);
     let net = build_network(cfg)?;
-    let params = Arc::new(build_params(cfg, net.clone(), &schedule)?);
+    let mut params = build_params(cfg, net.clone(), &schedule)?;
+    // With failure events the routers may need more VCs than the routing uses at the start.
+    if let Some(v) = super::events::event_vcs(cfg, &net)? {
+        params.vcs = params.vcs.max(v);
+    }
+    let params = Arc::new(params);
     // The command checked the memory before building anything, with a lower bound of the VC
     // count; the routing now says how many VCs every port gets.
     let workload_bytes = params.workload.as_ref().map_or(0, |p| {
         let w = &p.workload;
         w.bytes() + crate::network::task_state_bytes(w.tasks() as u64, w.total_ops()) / ranks as u64
     });
-    cfg.check_memory_with(ranks, opts.max_memory, Some(params.routing.vcs()), workload_bytes)?;
+    cfg.check_memory_with(ranks, opts.max_memory, Some(params.vcs), workload_bytes)?;
     let n = net.num_switches();
     let total = ranks * threads;
     if threads == 0 || total > n {
@@ -109,20 +114,55 @@ pub(crate) fn run_once(
         watchdog: cfg.simulation.watchdog_cycles,
         start: 0,
         pause_at: Cycle::MAX,
+        break_at: Cycle::MAX,
     };
     // Checkpoint and restart (see `crate::checkpoint`): restore a resumed run, schedule pauses.
     let mut spec = spec;
     if let Some(plan) = &opts.checkpoint {
         crate::checkpoint::prepare(world, plan, &mut parts, &mut spec)?;
     }
+    // Failure events: the engine stops at each (and at each rebuild of the routing) so that the
+    // model changes at the same cycle on every rank and thread. A resumed run first makes the
+    // changes of the breaks before its first cycle to the model (the partitions' state restored
+    // from the checkpoint has them already).
+    let mut live = super::events::LiveFaults::plan(cfg, &net, &schedule)?;
+    let mut current = params.clone();
+    if let Some(l) = live.as_mut() {
+        if spec.start > 0 {
+            while l.next_break() <= spec.start {
+                let at = l.next_break();
+                current = l.at_break(cfg, &schedule, at, &current, &mut [])?;
+            }
+            if !Arc::ptr_eq(&current, &params) {
+                for p in &mut parts {
+                    p.resume_after_failures(current.clone());
+                }
+            }
+        }
+        spec.break_at = l.next_break();
+    }
     let start = Instant::now();
     let (parts, outcome) = loop {
-        let (done, outcome) = match relay.as_mut() {
+        let (mut done, outcome) = match relay.as_mut() {
             Some(r) => world.run_observed(parts, &part_of, &neighbours, &spec, progress, |end| {
                 r.window_end(end, |words| world.sum_to_root(words))
             }),
             None => world.run(parts, &part_of, &neighbours, &spec, progress),
         };
+        if let (Outcome::Paused { cycle } | Outcome::Interrupted { cycles: cycle }, Some(l)) = (&outcome, live.as_mut())
+        {
+            let resume_at = done.first().and_then(|p| p.resume_at()).unwrap_or(*cycle);
+            if resume_at >= spec.break_at {
+                // Before any checkpoint of this stop, so that it holds the model after the break.
+                current = l.at_break(cfg, &schedule, resume_at, &current, &mut done)?;
+                spec.break_at = l.next_break();
+                if matches!(outcome, Outcome::Paused { .. }) && *cycle < spec.pause_at {
+                    spec.start = resume_at;
+                    parts = done;
+                    continue;
+                }
+            }
+        }
         // Checkpoint and restart: write at pauses and on signals; after a pause, go on.
         if opts
             .checkpoint
@@ -188,6 +228,9 @@ pub(crate) fn run_once(
     let layout = Layout { ranks, threads };
     let offered = cfg.traffic.load;
     let mut res = collect(&params, schedule, offered, &results, layout, cycles, wall, complete);
+    if let Some(l) = &live {
+        l.summarize(&mut res.summary, &res.stats, params.sample_cycles, params.live_servers);
+    }
     if let Outcome::Stalled { cycle } = outcome {
         let waiting: Vec<String> = results.iter().flat_map(|r| r.waiting.iter().cloned()).take(8).collect();
         res.stalled = Some(format!(

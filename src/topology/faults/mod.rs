@@ -12,6 +12,9 @@
 //! - `[faults.lifetime]`: failures accumulated over a machine's life with critical ones repaired
 //!   ([`lifetime`], Nue paper section 2).
 //!
+//! `[[faults.events]]` fail links and switches while the run goes on ([`events`]), and
+//! `faults.reconfigure_cycles` says how long the routing takes to be rebuilt after each.
+//!
 //! Random draws come from `faults.seed` when set, else from the run's `seed` (so configs written
 //! before `faults.seed` existed keep their fault sets); traffic never reads `faults.seed`, so either
 //! can vary with the other fixed. Random links use stream owner 0, random switches owner 1, the
@@ -22,6 +25,7 @@
 //! (dead ports and switches, no distance tables) that connectivity checks, `hxsim analyze
 //! --sequence` and the lifetime model update one fault at a time.
 
+pub mod events;
 pub mod file;
 pub mod lifetime;
 pub mod shapes;
@@ -32,6 +36,7 @@ use crate::rng::{self, Purpose};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+pub use events::{FaultEvent, Timeline};
 pub use lifetime::LifetimeConfig;
 pub use shapes::ShapeConfig;
 
@@ -90,6 +95,20 @@ pub struct FaultConfig {
     /// Failures over a machine's lifetime ([`lifetime`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lifetime: Option<LifetimeConfig>,
+    /// Failures during the run, in increasing order of cycle ([`events`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("default" = []))]
+    pub events: Vec<FaultEvent>,
+    /// Cycles from a failure event until the routing rebuilt for the new network is in force (the
+    /// routing's computation and distribution time). Until then switches route with the routing
+    /// they had and see the failed ports as unavailable.
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    #[schemars(extend("default" = 0))]
+    pub reconfigure_cycles: u64,
+}
+
+fn is_zero_u64(x: &u64) -> bool {
+    *x == 0
 }
 
 impl Default for FaultConfig {
@@ -104,6 +123,8 @@ impl Default for FaultConfig {
             shapes: Vec::new(),
             unreachable: "error".into(),
             lifetime: None,
+            events: Vec::new(),
+            reconfigure_cycles: 0,
         }
     }
 }
@@ -162,7 +183,17 @@ impl FaultConfig {
         for (i, s) in self.shapes.iter().enumerate() {
             s.validate_keys(i)?;
         }
+        let mut previous = None;
+        for (k, e) in self.events.iter().enumerate() {
+            e.validate(k, previous)?;
+            previous = Some(e.cycle);
+        }
         Ok(())
+    }
+
+    /// The static fault set and what every event adds to it ([`Timeline`]).
+    pub fn timeline(&self, topo: &dyn Topology, run_seed: u64) -> Result<Timeline, ConfigError> {
+        Timeline::build(&self.events, topo, self.build(topo, run_seed)?, self.seed_or(run_seed))
     }
 
     /// The seed of the random fault draws.

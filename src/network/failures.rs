@@ -1,0 +1,324 @@
+//! Failures while the network runs ([`crate::topology::faults::events`]): what a failure event
+//! does to a partition's packets and records, and what happens to packets left without a route.
+//!
+//! **At the event** (cycle `E`, applied before `E` is simulated, with every partition parked at
+//! the break so that all ranks and threads apply it at the same simulated time):
+//! - a failed link loses the packets in the output buffers that feed it (both directions) and the
+//!   packets on the wire (their heads sent, not arrived); packets that had arrived in the input
+//!   buffer at its far end stay there and go on;
+//! - a failed switch loses every packet in its input and output buffers and its servers' source
+//!   queues; its servers stop generating, and traffic to them is no longer generated (the new
+//!   [`super::ModelParams`] restricts the pattern as for a switch failed from the start);
+//! - these packets are **lost**: counted per event ([`crate::metrics::Stats::event_lost`]) and in the
+//!   time series ([`crate::metrics::Sample::lost_packets`]), never delivered. Real links lose what
+//!   is on them; end-to-end retransmission is not modelled.
+//!
+//! **After the event** every head routes with the routing in force (see
+//! [`crate::routing::degraded`]): the old one with the failed ports withdrawn until the rebuild,
+//! the rebuilt one after it. A head with no candidate left (a deterministic routing whose port
+//! failed, or a packet whose destination switch failed) is **stranded**: dropped where it waits and
+//! counted ([`crate::metrics::Stats::stranded_packets`]), its buffer slot returned upstream as a
+//! grant would. A packet routed before a rebuild can also be stranded by the new routing: under a
+//! hop-indexed VC ladder (Minimal, Valiant), the hops it has taken plus its new, longer distance
+//! may leave it no VC (SurePath's escape has none of this). Stranded packets are dropped rather
+//! than left to block their buffers until the watchdog calls the network deadlocked. Before any
+//! event an empty candidate list still fails the run (a routing bug).
+//!
+//! Flow control across the failure: credits already on their way still arrive, and every counter
+//! of a port stays consistent (a dropped packet leaves its output buffer as if sent); a failed
+//! port's records are never read again, as no candidate names it.
+
+use super::packet::NIL;
+use super::{clear_bit, CreditDue, Msg, NetPartition, NO_VC};
+use crate::engine::Cycle;
+use std::sync::Arc;
+
+impl NetPartition {
+    /// Apply a failure event before cycle `now` is simulated, with the partition parked at a
+    /// break ([`crate::engine::RunSpec::break_at`]): `p` is the model after it (the network with the
+    /// new failures, the routing in force, the restricted pattern). Drops what the failures lose
+    /// (see the module docs) and counts it as event `event`'s; returns the count.
+    pub fn apply_failure(&mut self, p: Arc<super::ModelParams>, event: usize, now: Cycle) -> u64 {
+        let old = std::mem::replace(&mut self.p, p);
+        let net = self.p.net.clone();
+        let mut lost = 0u64;
+        let mut lost_in_network = 0u64;
+        for li in 0..self.switches.len() {
+            let sw = self.switches[li];
+            let t = self.t_of[li] as usize;
+            if !net.switch_alive(sw) {
+                if old.net.switch_alive(sw) {
+                    for port in 0..self.np {
+                        lost_in_network += self.clear_output(li, port);
+                        lost_in_network += self.clear_input(li, port);
+                    }
+                    for s in 0..t {
+                        lost += self.silence_server(li, s);
+                    }
+                    self.servers_changed(li);
+                }
+                continue;
+            }
+            for port in 0..net.switch_ports(sw) {
+                if !net.alive(sw, port as u16) && old.net.alive(sw, port as u16) {
+                    lost_in_network += self.clear_output(li, t + port);
+                }
+            }
+            // Servers the new model silences (under a permutation whose destination died).
+            if let Some(silent) = &self.p.silent {
+                let silent = silent.clone();
+                for s in 0..t {
+                    if silent[(self.first_server[li] + s as u32) as usize] {
+                        lost += self.silence_server(li, s);
+                    }
+                }
+                self.servers_changed(li);
+            }
+        }
+        // Heads on the wire of a failed link, or arriving at a failed switch.
+        if let Some((_, pending)) = self.parked.as_mut() {
+            let before = pending.len();
+            let (local_of, switches, t_of) = (&self.local_of, &self.switches, &self.t_of);
+            pending.retain(|&(_, lp, msg)| {
+                let Msg::Arrival { port, .. } = msg else { return true };
+                let li = local_of[lp as usize] as usize;
+                let sw = switches[li];
+                let t = t_of[li];
+                net.switch_alive(sw) && (port < t || net.alive(sw, port - t))
+            });
+            lost_in_network += (before - pending.len()) as u64;
+        }
+        lost += lost_in_network;
+        self.in_flight -= lost as i64;
+        if self.stats.event_lost.len() <= event {
+            self.stats.event_lost.resize(event + 1, 0);
+        }
+        self.stats.event_lost[event] += lost;
+        if now < self.p.window.1 {
+            self.stats.sample_at(now, self.p.sample_cycles).lost_packets += lost_in_network;
+        }
+        self.strand_drops = true;
+        self.forget_routes();
+        lost
+    }
+
+    /// Take the routing of `p` (a rebuilt one, or the same model otherwise), forgetting what was
+    /// learnt from the previous one.
+    pub fn set_routing(&mut self, p: Arc<super::ModelParams>) {
+        self.p = p;
+        self.forget_routes();
+    }
+
+    /// Take the model `p` of a run resumed after failure events (the partition's state, restored
+    /// from a checkpoint, has their losses already): heads without a route are dropped from now on.
+    /// The refusal marks restored with the state were made under this model's routing and stay
+    /// (clearing them would route heads the uninterrupted run does not, and draw differently).
+    pub fn resume_after_failures(&mut self, p: Arc<super::ModelParams>) {
+        self.strand_drops = true;
+        self.p = p;
+    }
+
+    /// Forget every head's cached candidates and refusal marks, and selection's kept costs: they
+    /// were computed with a routing or a network that has changed.
+    fn forget_routes(&mut self) {
+        self.run_cache_vc.fill(NO_VC);
+        for ip in &mut self.inp {
+            ip.refused_until = 0;
+        }
+        for iv in &mut self.inbuf {
+            iv.refused_until = 0;
+        }
+        for c in &mut self.run_costs {
+            *c = Default::default();
+        }
+    }
+
+    /// Drop every packet in the output buffers of router port `port` of local switch `li`, as if
+    /// each had left (occupancy and load fall); returns how many.
+    fn clear_output(&mut self, li: usize, port: usize) -> u64 {
+        let (np, v, w) = (self.np, self.v, self.words);
+        let oi = li * np + port;
+        let mut n = 0;
+        for vc in 0..v {
+            let qi = oi * v + vc;
+            while !self.outvc[qi].q.is_empty() {
+                let idx = self.outvc[qi].q.pop(&mut self.slab);
+                self.slab.remove(idx);
+                self.outvc[qi].occ -= 1;
+                self.outp[oi].load -= 1;
+                n += 1;
+            }
+        }
+        self.outp[oi].vc_mask = 0;
+        clear_bit(&mut self.out_mask[li * w..(li + 1) * w], port);
+        self.port_changed(li, port);
+        n
+    }
+
+    /// Drop every packet in the input buffers of router port `port` of local switch `li` (a
+    /// failed switch: no credit goes back); returns how many.
+    fn clear_input(&mut self, li: usize, port: usize) -> u64 {
+        let (np, v, w) = (self.np, self.v, self.words);
+        let pi = li * np + port;
+        let mut n = 0;
+        for vc in 0..v {
+            let qi = pi * v + vc;
+            while !self.inbuf[qi].q.is_empty() {
+                let idx = self.inbuf[qi].q.pop(&mut self.slab);
+                self.slab.remove(idx);
+                n += 1;
+            }
+            self.inbuf[qi].refused_until = 0;
+        }
+        self.inp[pi].vc_mask = 0;
+        self.inp[pi].refused_until = 0;
+        clear_bit(&mut self.in_mask[li * w..(li + 1) * w], port);
+        n
+    }
+
+    /// Server `s` of local switch `li` stops for good: its source queue is dropped and it never
+    /// generates again; returns how many packets were dropped.
+    fn silence_server(&mut self, li: usize, s: usize) -> u64 {
+        let si = self.srv_base[li] as usize + s;
+        let mut n = 0;
+        let srv = &mut self.servers[si];
+        while !srv.queue.is_empty() {
+            let idx = srv.queue.pop(&mut self.slab);
+            self.slab.remove(idx);
+            n += 1;
+        }
+        srv.queued = 0;
+        if srv.remaining > 0 {
+            srv.remaining = 0;
+            self.undrained_servers -= 1;
+        }
+        self.next_gen[si] = Cycle::MAX;
+        self.server_ready[si] = Cycle::MAX;
+        n
+    }
+
+    /// The per-switch minima of local switch `li`'s server times, after some of them changed.
+    fn servers_changed(&mut self, li: usize) {
+        let r = self.srv_base[li] as usize..self.srv_base[li + 1] as usize;
+        self.next_gen_min[li] = self.next_gen[r.clone()].iter().copied().min().unwrap_or(Cycle::MAX);
+        self.inject_at[li] = self.server_ready[r].iter().copied().min().unwrap_or(Cycle::MAX);
+    }
+
+    /// A head with no candidate after a failure event (see the module docs): drop the head of VC
+    /// `vc` of input `pi` (index `li * np + port`) of local switch `li` at `now`, and return its
+    /// buffer slot upstream when its tail has arrived, as a grant would.
+    #[cold]
+    pub(super) fn drop_stranded(&mut self, li: usize, pi: usize, vc: usize, now: Cycle) {
+        let (np, v, w) = (self.np, self.v, self.words);
+        let qi = pi * v + vc;
+        let idx = self.inbuf[qi].q.pop(&mut self.slab);
+        let pkt = self.slab.remove(idx);
+        self.inbuf[qi].refused_until = 0;
+        self.inp[pi].refused_until = 0;
+        if self.run_cache_vc.get(pi) == Some(&(vc as u8)) {
+            self.run_cache_vc[pi] = NO_VC;
+        }
+        if self.inbuf[qi].q.is_empty() {
+            self.inp[pi].vc_mask &= !(1 << vc);
+            if self.inp[pi].vc_mask == 0 {
+                clear_bit(&mut self.in_mask[li * w..(li + 1) * w], pi - li * np);
+            }
+        }
+        let done = (pkt.ready_at + self.p.packet_phits - 1).max(now) + 1;
+        self.credits_due[done as usize & self.due_mask].push(CreditDue {
+            li: li as u32,
+            port: (pi - li * np) as u16,
+            vc: vc as u8,
+        });
+        self.credits_pending += 1;
+        self.in_flight -= 1;
+        self.last_progress = now;
+        self.stats.stranded_packets += 1;
+        if now < self.p.window.1 {
+            self.stats.sample_at(now, self.p.sample_cycles).lost_packets += 1;
+        }
+        debug_assert_ne!(idx, NIL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Outcome, Progress, RunSpec};
+
+    /// The packets a failed link loses are exactly those in the output buffers feeding it (both
+    /// directions) and those on its wire, counted here from the partition's state at the event
+    /// (not by the code under test); afterwards the run goes on, and SurePath, whose escape reaches
+    /// every destination from any state, strands nothing.
+    #[test]
+    fn a_failed_link_loses_what_is_on_it_and_in_its_output_buffers() {
+        for algorithm in ["minimal", "surepath-polarized"] {
+            let cfg = crate::config::parse_str(
+                "seed = 4\n[topology]\nkind = \"hyperx\"\nsides = [4, 4]\nservers_per_switch = 4\n[traffic]\nload = 0.9\n",
+                "test",
+                &[format!("routing.algorithm={algorithm}")],
+            )
+            .unwrap();
+            let schedule = cfg.schedule();
+            let net = crate::sim::build_network(&cfg).unwrap();
+            let params = Arc::new(crate::sim::build_params(&cfg, net.clone(), &schedule).unwrap());
+            let n = net.num_switches();
+            let mut part =
+                NetPartition::new(params.clone(), (0..n as u32).collect(), Arc::new((0..n as u32).collect()));
+            let event = 1500;
+            let spec = RunSpec {
+                end: 4000,
+                lookahead: 1,
+                max_delay: params.max_delay(),
+                stop_when_drained: false,
+                watchdog: 100_000,
+                start: 0,
+                pause_at: Cycle::MAX,
+                break_at: event,
+            };
+            let part_of = vec![0u32; n];
+            let (mut parts, outcome) = crate::engine::run(vec![part], &part_of, &spec, &Progress::default());
+            assert!(matches!(outcome, Outcome::Paused { .. }), "{outcome:?}");
+            part = parts.pop().unwrap();
+            assert_eq!(part.resume_at(), Some(event));
+            // Link (switch 0, port 0) to its neighbour (b, q); router ports are servers first.
+            let topo = net.topology();
+            let (b, q) = topo.neighbour(0, 0).unwrap();
+            let t = topo.servers_at(0);
+            let out_packets = |p: &NetPartition, sw: u32, port: usize| -> u64 {
+                let oi = sw as usize * p.np + port;
+                (0..p.v).map(|vc| p.outvc[oi * p.v + vc].q.len(&p.slab) as u64).sum()
+            };
+            let buffered = out_packets(&part, 0, t) + out_packets(&part, b, t + q as usize);
+            let on_wire = part.parked.as_ref().unwrap().1.iter().filter(|&&(_, lp, m)| match m {
+                Msg::Arrival { port, .. } => {
+                    (lp == b && port as usize == t + q as usize) || (lp == 0 && port as usize == t)
+                }
+                _ => false,
+            });
+            let expected = buffered + on_wire.count() as u64;
+            assert!(expected > 0, "{algorithm}: at load 0.9 the link carries packets at the event");
+            let faults = crate::topology::faults::FaultSet { links: vec![(0, 0)], switches: vec![] };
+            let after = Arc::new(crate::topology::Fabric::new(net.topology_arc(), &faults));
+            let routing: Arc<dyn crate::routing::Routing> =
+                Arc::from(crate::routing::build(&cfg.routing_params(), after.clone()).unwrap());
+            let mut p2 = crate::sim::build::build_params_with(&cfg, after, &schedule, Some(routing)).unwrap();
+            p2.vcs = params.vcs;
+            let generated_before = part.stats.generated_packets;
+            assert_eq!(part.apply_failure(Arc::new(p2), 0, event), expected, "{algorithm}");
+            assert_eq!(part.stats.event_lost, vec![expected]);
+            // The rest of the run: nothing stranded, and packets keep arriving.
+            let delivered = part.stats.delivered_packets;
+            let spec = RunSpec { start: event, break_at: Cycle::MAX, ..spec };
+            let (parts, outcome) = crate::engine::run(vec![part], &part_of, &spec, &Progress::default());
+            assert!(matches!(outcome, Outcome::Finished { .. }), "{outcome:?}");
+            if algorithm == "surepath-polarized" {
+                // Its escape reaches every destination from any state.
+                assert_eq!(parts[0].stats.stranded_packets, 0, "{algorithm}");
+            }
+            assert!(
+                parts[0].stats.delivered_packets > delivered && parts[0].stats.generated_packets > generated_before
+            );
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! Failure events during a run (`[[faults.events]]`): the driver's side. It plans the breaks the
+//! engine stops at (each event's cycle, and `faults.reconfigure_cycles` later the routing's
+//! rebuild), builds the model after each change, and hands it to every partition of the rank
+//! (`crate::network::failures` does the rest). Every rank builds the same networks and routings
+//! from the config, so ranks need not exchange anything to agree.
+//!
+//! The routing in force is always the config's routing built on some network of the run's
+//! timeline, seen through [`Degraded`]: after event `k`, the previous routing with the failed ports
+//! withdrawn; once rebuilt (at `E_k + reconfigure_cycles`), the routing built on the network after
+//! event `k`, with the ports of any later event withdrawn until its own rebuild. Routings the
+//! registry does not mark fault tolerant are never rebuilt.
+
+use super::build::{build_params_with, distance_targets};
+use super::SimError;
+use crate::config::{Config, ConfigError, Schedule};
+use crate::engine::Cycle;
+use crate::network::{ModelParams, NetPartition};
+use crate::routing::{self, degraded::Degraded, Routing};
+use crate::topology::faults::{LiveGraph, Timeline};
+use crate::topology::Fabric;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The VCs per port a run with failure events sizes its routers for: the most the routing uses on
+/// any network of the run (hop-indexed VC schemes use more where faults lengthen paths), so that
+/// every rebuild fits; `None` without events, or for a routing that is never rebuilt. Builds the
+/// routing on every network of the timeline, which also finds, before the run, an event after
+/// which the routing cannot be rebuilt (an error naming the event).
+pub fn event_vcs(cfg: &Config, net: &Fabric) -> Result<Option<usize>, ConfigError> {
+    let rebuilds = routing::entry(&cfg.routing.algorithm).is_some_and(|e| e.fault_tolerant);
+    if cfg.faults.events.is_empty() || !rebuilds {
+        return Ok(None);
+    }
+    let topo = net.topology_arc();
+    let timeline = cfg.faults.timeline(&*topo, cfg.seed)?;
+    let mut most = 0;
+    for (k, set) in timeline.sets.iter().enumerate() {
+        let fabric = Arc::new(Fabric::with_targets(topo.clone(), set, distance_targets(cfg)));
+        match routing::build(&cfg.routing_params(), fabric) {
+            Ok(r) => most = most.max(r.vcs()),
+            Err(e) if k == 0 => return Err(e),
+            Err(e) => {
+                return Err(ConfigError::value(
+                    &format!("faults.events[{}]", k - 1),
+                    format!("cycle {}", cfg.faults.events[k - 1].cycle),
+                    format!("an event after which routing `{}` can be rebuilt: {e}", cfg.routing.algorithm),
+                ))
+            }
+        }
+    }
+    Ok(Some(most))
+}
+
+/// What one event did, as the run reports it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct EventRecord {
+    /// Cycle of the event.
+    pub cycle: Cycle,
+    /// Links it failed (switch links of failed switches included).
+    pub links: u64,
+    /// Switches it failed.
+    pub switches: u64,
+    /// Cycle the routing rebuilt for the network after it came into force (`None`: never, for a
+    /// routing that is not rebuilt or a run that ended first).
+    pub rebuilt_at: Option<Cycle>,
+    /// Wall-clock seconds of the rebuild on this rank (the network's distances and the routing's
+    /// tables), `None` if not rebuilt.
+    pub rebuild_seconds: Option<f64>,
+    /// Live servers taking part after the event (the accepted load's denominator).
+    pub live_servers: u64,
+}
+
+/// The failure events of a run and where the run is among them.
+pub struct LiveFaults {
+    timeline: Timeline,
+    cycles: Vec<Cycle>,
+    reconfigure: Cycle,
+    /// Whether the routing is rebuilt after events (the registry's `fault_tolerant`).
+    rebuilds: bool,
+    /// Events applied so far.
+    applied: usize,
+    /// Rebuilds due: (cycle, index into `timeline.sets`), in order of cycle.
+    due: Vec<(Cycle, usize)>,
+    /// The routing in force, unwrapped, and the index of the set it was built on.
+    inner: Option<(Arc<dyn Routing>, usize)>,
+    /// The network after the events applied so far.
+    net: Option<Arc<Fabric>>,
+    /// One record per event.
+    pub records: Vec<EventRecord>,
+}
+
+impl LiveFaults {
+    /// The events of `cfg` on the network `net` (the static faults applied), or `None` without
+    /// events. Checks them: every network along the way must leave the live servers connected
+    /// (unless `faults.unreachable = "drop"`), and no workload runs (lost packets would stall it:
+    /// retransmission is not modelled).
+    pub fn plan(cfg: &Config, net: &Fabric, schedule: &Schedule) -> Result<Option<Self>, ConfigError> {
+        let events = &cfg.faults.events;
+        if events.is_empty() {
+            return Ok(None);
+        }
+        if cfg.workload.is_some() {
+            return Err(ConfigError::value(
+                "faults.events",
+                format!("{} events", events.len()),
+                "absent with [workload]: a lost packet would stall its message for ever (end-to-end retransmission is \
+                 not modelled); use traffic patterns with failure events",
+            ));
+        }
+        let topo = net.topology();
+        let timeline = cfg.faults.timeline(topo, cfg.seed)?;
+        let end = schedule.until_steady.unwrap_or(schedule.end);
+        for (k, e) in events.iter().enumerate() {
+            if e.cycle >= end {
+                return Err(ConfigError::value(
+                    &format!("faults.events[{k}].cycle"),
+                    e.cycle,
+                    format!("before the end of the run (cycle {end})"),
+                ));
+            }
+            if cfg.faults.unreachable != "drop" && !LiveGraph::new(topo, &timeline.sets[k + 1]).servers_connected() {
+                return Err(ConfigError::value(
+                    &format!("faults.events[{k}]"),
+                    format!("cycle {}", e.cycle),
+                    "failures that leave every live server able to reach every other: this event splits the network; \
+                     fail fewer links or switches, or set faults.unreachable = \"drop\"",
+                ));
+            }
+        }
+        let rebuilds = routing::entry(&cfg.routing.algorithm).is_some_and(|e| e.fault_tolerant);
+        let records = events
+            .iter()
+            .zip(&timeline.added)
+            .map(|(e, a)| EventRecord {
+                cycle: e.cycle,
+                links: a.links.len() as u64,
+                switches: a.switches.len() as u64,
+                rebuilt_at: None,
+                rebuild_seconds: None,
+                live_servers: 0,
+            })
+            .collect();
+        Ok(Some(LiveFaults {
+            timeline,
+            cycles: events.iter().map(|e| e.cycle).collect(),
+            reconfigure: cfg.faults.reconfigure_cycles,
+            rebuilds,
+            applied: 0,
+            due: Vec::new(),
+            inner: None,
+            net: None,
+            records,
+        }))
+    }
+
+    /// The next cycle the run must stop at (an event or a rebuild), or `Cycle::MAX`.
+    pub fn next_break(&self) -> Cycle {
+        let event = self.cycles.get(self.applied).copied().unwrap_or(Cycle::MAX);
+        let rebuild = self.due.first().map_or(Cycle::MAX, |d| d.0);
+        event.min(rebuild)
+    }
+
+    /// The network of set `k` of the timeline.
+    fn network(&self, cfg: &Config, k: usize, topo: Arc<dyn crate::topology::Topology>) -> Arc<Fabric> {
+        Arc::new(Fabric::with_targets(topo, &self.timeline.sets[k], distance_targets(cfg)))
+    }
+
+    /// Make the changes due at `now` (the run is stopped there, every partition parked): first a
+    /// rebuild that is due, then an event. `params` is the model in force; returns the one after.
+    pub fn at_break(
+        &mut self,
+        cfg: &Config,
+        schedule: &Schedule,
+        now: Cycle,
+        params: &Arc<ModelParams>,
+        parts: &mut [NetPartition],
+    ) -> Result<Arc<ModelParams>, SimError> {
+        let mut params = params.clone();
+        let topo = params.net.topology_arc();
+        let (inner, _) = self.inner.clone().unwrap_or_else(|| (params.routing.clone(), 0));
+        let mut inner = inner;
+        while self.due.first().is_some_and(|d| d.0 <= now) {
+            let (_, set) = self.due.remove(0);
+            let started = Instant::now();
+            let net = if set == self.applied {
+                self.net.clone().expect("an event applied")
+            } else {
+                self.network(cfg, set, topo.clone())
+            };
+            let rebuilt = self.build_routing(cfg, net, &params, now)?;
+            let r = &mut self.records[set - 1];
+            r.rebuilt_at = Some(now);
+            r.rebuild_seconds = Some(started.elapsed().as_secs_f64());
+            inner = rebuilt;
+            self.inner = Some((inner.clone(), set));
+            let current = self.net.clone().expect("an event applied");
+            let routing: Arc<dyn Routing> = Arc::new(Degraded::new(inner.clone(), current, set != self.applied));
+            params = Arc::new(ModelParams { routing, ..(*params).clone() });
+            for p in parts.iter_mut() {
+                p.set_routing(params.clone());
+            }
+        }
+        if self.cycles.get(self.applied) == Some(&now) {
+            let k = self.applied;
+            let started = Instant::now();
+            let net = self.network(cfg, k + 1, topo);
+            self.net = Some(net.clone());
+            self.applied += 1;
+            let (routing, fresh): (Arc<dyn Routing>, bool) = if self.rebuilds && self.reconfigure == 0 {
+                let rebuilt = self.build_routing(cfg, net.clone(), &params, now)?;
+                self.inner = Some((rebuilt.clone(), k + 1));
+                (Arc::new(Degraded::new(rebuilt, net.clone(), false)), true)
+            } else {
+                if self.rebuilds {
+                    self.due.push((now + self.reconfigure, k + 1));
+                }
+                self.inner.get_or_insert((inner.clone(), 0));
+                (Arc::new(Degraded::new(inner, net.clone(), true)), false)
+            };
+            let next = build_params_with(cfg, net, schedule, Some(routing))?;
+            self.records[k].live_servers = next.live_servers;
+            params = Arc::new(ModelParams { vcs: params.vcs, ..next });
+            if fresh {
+                let r = &mut self.records[k];
+                r.rebuilt_at = Some(now);
+                r.rebuild_seconds = Some(started.elapsed().as_secs_f64());
+            }
+            for p in parts.iter_mut() {
+                p.apply_failure(params.clone(), k, now);
+            }
+        }
+        Ok(params)
+    }
+
+    /// Fill the failure-event figures of `summary` from the run's merged statistics.
+    pub fn summarize(
+        &self,
+        summary: &mut crate::metrics::Summary,
+        stats: &crate::metrics::Stats,
+        sc: Cycle,
+        servers: u64,
+    ) {
+        let events: Vec<_> = self
+            .records
+            .iter()
+            .map(|r| crate::metrics::FailureEvent {
+                cycle: r.cycle,
+                links: r.links,
+                switches: r.switches,
+                rebuilt_at: r.rebuilt_at,
+                rebuild_seconds: r.rebuild_seconds,
+                ..Default::default()
+            })
+            .collect();
+        // Events the run did not reach leave the servers as they were.
+        let mut live = vec![servers];
+        for r in &self.records {
+            live.push(if r.live_servers > 0 { r.live_servers } else { *live.last().expect("the first") });
+        }
+        summary.packets_lost = Some(stats.event_lost.iter().sum());
+        summary.packets_stranded = Some(stats.stranded_packets);
+        summary.failure_events = crate::metrics::failure_events(&events, &stats.event_lost, &stats.samples, sc, &live);
+    }
+
+    /// The config's routing built on `net`, within the VCs the partitions' records were sized for
+    /// ([`event_vcs`]).
+    fn build_routing(
+        &self,
+        cfg: &Config,
+        net: Arc<Fabric>,
+        params: &ModelParams,
+        now: Cycle,
+    ) -> Result<Arc<dyn Routing>, SimError> {
+        let r: Arc<dyn Routing> = Arc::from(routing::build(&cfg.routing_params(), net)?);
+        if r.vcs() > params.vcs {
+            return Err(SimError::Failed {
+                cycle: now,
+                reason: format!(
+                    "routing `{}` rebuilt after a failure event needs {} VCs where the routers have {}",
+                    r.name(),
+                    r.vcs(),
+                    params.vcs
+                ),
+            });
+        }
+        Ok(r)
+    }
+}

@@ -1,0 +1,180 @@
+//! Failures while the machine runs: `[[faults.events]]`, each failing links and switches at a
+//! cycle of the run (the static `[faults]` keys fail them before cycle 0).
+//!
+//! An event names what fails as `[faults]` does: explicit `links = [[switch, port], ...]` and
+//! `switches = [...]`, and `random_links = N` / `random_switches = N`, drawn among what is still
+//! alive at the event from a stream of its own (owner `8 + k` for event `k`, purpose
+//! [`Purpose::Faults`], under `faults.seed` or the run's seed), so that adding an event never moves
+//! the faults of another. What the model does at an event and after it is in
+//! `crate::network::failures` (packets lost, routing rebuilt after `faults.reconfigure_cycles`).
+
+use super::{check_link, check_switch, FaultSet};
+use crate::error::ConfigError;
+use crate::rng::{self, Purpose};
+use crate::topology::{SwitchId, Topology};
+use serde::{Deserialize, Serialize};
+
+fn is_zero(x: &usize) -> bool {
+    *x == 0
+}
+
+/// One `[[faults.events]]` entry: what fails, and when.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FaultEvent {
+    /// Cycle the failure happens at (before that cycle is simulated); at least 1, and events in
+    /// increasing order.
+    pub cycle: u64,
+    /// Number of live switch-to-switch links that fail, drawn from the event's own stream.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(extend("default" = 0))]
+    pub random_links: usize,
+    /// Number of live switches that fail (with their links and servers), drawn likewise.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(extend("default" = 0))]
+    pub random_switches: usize,
+    /// Links that fail, as `[switch, port]` (either end).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("default" = []))]
+    pub links: Vec<Vec<u64>>,
+    /// Switches that fail.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("default" = []))]
+    pub switches: Vec<u64>,
+}
+
+/// Stream owner of event `k`'s random draws (0-2 are the static faults' and the lifetime's).
+fn stream_owner(k: usize) -> u64 {
+    8 + k as u64
+}
+
+impl FaultEvent {
+    /// Checks that need no network; `k` is the event's index.
+    pub fn validate(&self, k: usize, previous: Option<u64>) -> Result<(), ConfigError> {
+        let key = format!("faults.events[{k}].cycle");
+        if self.cycle == 0 {
+            return Err(ConfigError::value(&key, 0, "at least 1 (failures before the run are the [faults] keys)"));
+        }
+        if let Some(p) = previous {
+            if self.cycle <= p {
+                return Err(ConfigError::value(
+                    &key,
+                    self.cycle,
+                    format!("after the previous event's cycle ({p}): events in increasing order of cycle"),
+                ));
+            }
+        }
+        if self.random_links == 0 && self.random_switches == 0 && self.links.is_empty() && self.switches.is_empty() {
+            return Err(ConfigError::value(
+                &format!("faults.events[{k}]"),
+                format!("{{ cycle = {} }}", self.cycle),
+                "an event that fails something: links, switches, random_links or random_switches",
+            ));
+        }
+        Ok(())
+    }
+
+    /// What this event (index `k`) fails on top of `before` (what has failed so far): the new
+    /// links and switches, none of them already failed. Random draws take the live ones in the
+    /// order of the event's stream under `seed`.
+    pub fn failures(
+        &self,
+        k: usize,
+        topo: &dyn Topology,
+        before: &FaultSet,
+        seed: u64,
+    ) -> Result<FaultSet, ConfigError> {
+        let mut dead = super::LiveGraph::new(topo, before);
+        let mut new = FaultSet::default();
+        for (i, l) in self.links.iter().enumerate() {
+            let key = format!("faults.events[{k}].links[{i}]");
+            if l.len() != 2 {
+                return Err(ConfigError::value(&key, format!("{l:?}"), "a pair [switch, port]"));
+            }
+            let (s, p) = check_link(topo, l[0], l[1]).map_err(|e| ConfigError::value(&key, format!("{l:?}"), e))?;
+            if dead.alive(s, p) {
+                dead.fail_link(s, p);
+                new.links.push((s, p));
+            }
+        }
+        for (i, &s) in self.switches.iter().enumerate() {
+            let key = format!("faults.events[{k}].switches[{i}]");
+            let s = check_switch(topo, s).map_err(|e| ConfigError::value(&key, s, e))?;
+            if dead.switch_alive(s) {
+                dead.fail_switch(s);
+                new.switches.push(s);
+            }
+        }
+        let mut rng = rng::stream(seed, stream_owner(k), Purpose::Faults);
+        if self.random_links > 0 {
+            let live: Vec<_> =
+                crate::topology::fabric::all_links(topo).into_iter().filter(|&(s, p)| dead.alive(s, p)).collect();
+            if self.random_links > live.len() {
+                return Err(ConfigError::value(
+                    &format!("faults.events[{k}].random_links"),
+                    self.random_links,
+                    format!("at most the {} links still alive at cycle {}", live.len(), self.cycle),
+                ));
+            }
+            for i in sample(live.len(), self.random_links, &mut rng) {
+                let (s, p) = live[i];
+                dead.fail_link(s, p);
+                new.links.push((s, p));
+            }
+        }
+        if self.random_switches > 0 {
+            let live: Vec<SwitchId> = (0..topo.num_switches() as SwitchId).filter(|&s| dead.switch_alive(s)).collect();
+            if self.random_switches >= live.len() {
+                return Err(ConfigError::value(
+                    &format!("faults.events[{k}].random_switches"),
+                    self.random_switches,
+                    format!("fewer than the {} switches still alive at cycle {}", live.len(), self.cycle),
+                ));
+            }
+            for i in sample(live.len(), self.random_switches, &mut rng) {
+                new.switches.push(live[i]);
+            }
+        }
+        Ok(new)
+    }
+}
+
+/// The first `n` of a uniform random order of `0..len` (a partial Fisher-Yates shuffle).
+fn sample(len: usize, n: usize, rng: &mut rng::Rng) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..len).collect();
+    for i in 0..n.min(len) {
+        let j = i + rng::below(rng, (len - i) as u64) as usize;
+        idx.swap(i, j);
+    }
+    idx.truncate(n.min(len));
+    idx
+}
+
+/// The fault sets of a run with events: `sets[0]` is the static set, `sets[k + 1]` the set after
+/// event `k` (the union of everything so far), with what event `k` added in `added[k]`.
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    /// Cumulative fault sets, one more than the events.
+    pub sets: Vec<FaultSet>,
+    /// What each event failed.
+    pub added: Vec<FaultSet>,
+}
+
+impl Timeline {
+    /// The timeline of `events` from the static set `base`.
+    pub fn build(events: &[FaultEvent], topo: &dyn Topology, base: FaultSet, seed: u64) -> Result<Self, ConfigError> {
+        let mut sets = vec![base];
+        let mut added = Vec::new();
+        for (k, e) in events.iter().enumerate() {
+            let before = sets.last().expect("the static set");
+            let new = e.failures(k, topo, before, seed)?;
+            let mut all = before.clone();
+            all.links.extend(&new.links);
+            all.switches.extend(&new.switches);
+            all.normalize(topo);
+            sets.push(all);
+            added.push(new);
+        }
+        Ok(Timeline { sets, added })
+    }
+}
