@@ -660,7 +660,10 @@ fn draw_panel<'a, DB: DrawingBackend + 'a>(area: &DrawingArea<DB, Shift>, p: &Pa
         let color = series_style(s.style).0;
         let data: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
         if s.line {
-            chart.draw_series(LineSeries::new(data.clone(), color.stroke_width(g.pen.line))).map_err(err)?;
+            // Segment by segment: a thick polyline is joined with mitres, which at a sharp turn
+            // (a spike of lost packets between flat intervals) reach far outside the panel.
+            let pen = color.stroke_width(g.pen.line);
+            chart.draw_series(data.windows(2).map(|w| PathElement::new(vec![w[0], w[1]], pen))).map_err(err)?;
         }
         if s.bars {
             chart
@@ -1367,7 +1370,7 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
         }
     }
     let xd = if !events.is_empty() {
-        "Cycle (window dotted, failure events dashed)"
+        "Cycle (events dashed)"
     } else if !vlines.is_empty() {
         "Cycle (measurement window dotted)"
     } else if !marks.is_empty() {
