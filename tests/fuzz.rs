@@ -326,7 +326,11 @@ fn fault_kinds(dir: &std::path::Path) -> Vec<FaultKind> {
         ("events", vec!["faults.events=[{cycle=100,random_links=1},{cycle=150,random_switches=1}]".into()], None),
         (
             "events-reconfigure",
-            vec!["faults.events=[{cycle=100,random_links=2}]".into(), "faults.reconfigure_cycles=60".into()],
+            vec![
+                "faults.events=[{cycle=100,random_links=2}]".into(),
+                "faults.reconfigure_cycles=60".into(),
+                "faults.stranded=\"wait\"".into(),
+            ],
             None,
         ),
     ];

@@ -68,6 +68,27 @@ fn every_packet_is_delivered_lost_or_stranded() {
 }
 
 #[test]
+fn waiting_for_the_rebuild_strands_fewer_packets() {
+    // Minimal withdraws a failed link until its rebuild 600 cycles later: a packet whose one
+    // minimal hop it was is dropped at once with "drop", and waits for the new tables with "wait".
+    let events = "[{cycle=300, links=[[0,0],[5,1],[9,3]]}]";
+    let rc = "faults.reconfigure_cycles=600";
+    let drop = run_with(&drained("minimal", events, &[rc]), 1).summary;
+    let wait = run_with(&drained("minimal", events, &[rc, "faults.stranded=\"wait\""]), 2).summary;
+    for s in [&drop, &wait] {
+        assert_eq!(s.packets_generated, s.packets_delivered + s.packets_lost.unwrap() + s.packets_stranded.unwrap());
+    }
+    assert!(
+        wait.packets_stranded.unwrap() < drop.packets_stranded.unwrap(),
+        "wait strands {:?}, drop {:?}",
+        wait.packets_stranded,
+        drop.packets_stranded
+    );
+    let e = parse_str(BASE, "t", &["faults.stranded=\"hold\"".into()]).unwrap_err().to_string();
+    assert!(e.contains("faults.stranded"), "{e}");
+}
+
+#[test]
 fn dor_strands_what_it_cannot_route_and_finishes() {
     // DOR cannot route around a failed link: it is never rebuilt, and the packets whose one port
     // failed are counted as stranded rather than blocking until the watchdog fires.

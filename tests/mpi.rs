@@ -38,6 +38,12 @@ fn summary(out: std::process::Output, what: &str) -> Value {
     for k in TIMING_KEYS {
         assert!(v.as_object_mut().unwrap().remove(k).is_some(), "{what}: no `{k}`");
     }
+    // Failure events: the rebuild's wall time is a timing key too.
+    if let Some(events) = v.get_mut("failure_events").and_then(|e| e.as_array_mut()) {
+        for e in events {
+            e.as_object_mut().unwrap().remove("rebuild_seconds");
+        }
+    }
     v
 }
 
@@ -89,6 +95,28 @@ fn ranks_give_the_single_process_summary_for_a_drained_workload() {
     assert!(reference["completion_cycles"].as_u64().unwrap() > 0, "{reference}");
     assert_eq!(mpirun(2, 1, &fixed), reference, "2 ranks");
     assert_eq!(mpirun(3, 2, &fixed), reference, "3 ranks x 2 threads");
+}
+
+/// Failure events: every rank stops at each event and each rebuild and changes its model there;
+/// the packets lost, stranded and delivered are those of one process.
+#[test]
+fn ranks_give_the_single_process_summary_with_failure_events() {
+    for routing in ["routing.algorithm=surepath-polarized", "routing.algorithm=minimal"] {
+        let events = [
+            "--set",
+            routing,
+            "--set",
+            "traffic.load=0.8",
+            "--set",
+            "faults.reconfigure_cycles=100",
+            "--set",
+            "faults.events=[{cycle=400, random_links=20}, {cycle=650, switches=[5]}]",
+        ];
+        let reference = single(&events, 1);
+        assert!(reference["packets_lost"].as_u64().unwrap() > 0, "{reference}");
+        assert_eq!(mpirun(2, 1, &events), reference, "{routing}: 2 ranks");
+        assert_eq!(mpirun(3, 2, &events), reference, "{routing}: 3 ranks x 2 threads");
+    }
 }
 
 /// The end-to-end injection window sends acknowledgements between switches of different ranks

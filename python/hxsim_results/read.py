@@ -1,7 +1,7 @@
 """Opening runs and sweeps: xarray Datasets per group, and the sweep's points as a pandas frame.
 
 The layout (see hxsim's manual, docs/output.md): a run's file has the groups `summary`, `timeseries`,
-`servers`, `tasks` (a workload's runs only), `latency`, `links` and `vcs` at its root; a sweep's file has the same in each group
+`servers`, `tasks` (a workload's runs only), `events` (runs with failure events only), `latency`, `links` and `vcs` at its root; a sweep's file has the same in each group
 `points/NNN`, plus the table `sweep` (one row per point along the dimension `point`: `point`,
 `group`, each swept key, each summary key, `complete`, `error`) and the same values gridded over the
 swept keys in `grid`.
@@ -12,7 +12,7 @@ import pandas as pd
 import xarray as xr
 
 #: The groups of one run, in the order hxsim writes them.
-RUN_GROUPS = ("summary", "timeseries", "servers", "tasks", "latency", "links", "vcs")
+RUN_GROUPS = ("summary", "timeseries", "servers", "tasks", "events", "latency", "links", "vcs")
 
 
 def _text(v):
@@ -77,7 +77,7 @@ def find_point(path, **values):
 
 def open_run(path, point=None):
     """One run's groups as xarray Datasets, in a dict keyed by group name (`summary`, `timeseries`,
-    `servers`, `tasks` for a workload, `latency`, `links`, `vcs`; those the file has). `point`: which point of a sweep (its
+    `servers`, `tasks` for a workload, `events` for failure events, `latency`, `links`, `vcs`; those the file has). `point`: which point of a sweep (its
     index, see :func:`points`); none for a run's file. The dict's `attrs` entry holds the run's
     attributes (`config` as TOML text, `seed`, `complete`, `status`, ...)."""
     with h5py.File(path, "r") as f:

@@ -148,6 +148,24 @@ def test_open_run_reads_a_workloads_task_finish_times():
     assert int(tasks["finished"].sum()) == 32 and len(set(tasks["server"].values.tolist())) == 32
 
 
+def test_open_run_reads_failure_events_and_their_losses():
+    hx = installed()
+    run = WORK / "events.h5"
+    out = hxsim("run", str(ROOT / "configs" / "quickstart.toml"), "--json", "-q", "-o", str(run),
+                "--set", "routing.algorithm=surepath-polarized", "--set", "traffic.load=0.8",
+                "--set", "faults.events=[{cycle=2500, links=[[0,0],[5,1]]}, {cycle=3500, switches=[10]}]")
+    summary = json.loads(out.stdout)
+    r = hx.open_run(str(run))
+    ev = r["events"]
+    assert ev["cycle"].dims == ("event",) and ev["cycle"].values.tolist() == [2500, 3500]
+    assert ev["packets_lost"].values.tolist() == [e["packets_lost"] for e in summary["failure_events"]]
+    assert ev["switches"].values.tolist() == [0, 1]
+    # Every lost or stranded packet is in the time series' losses (the run's measured window
+    # covers them all: they happen after its warm-up).
+    lost = int(r["timeseries"]["lost_packets"].sum())
+    assert lost <= summary["packets_lost"] + summary["packets_stranded"] and lost > 0
+
+
 def test_figures_have_one_curve_per_routing_at_the_paper_size():
     hx = installed()
     fig = hx.plot_load_sweep(sweep_file())

@@ -21,8 +21,10 @@
 //! grant would. A packet routed before a rebuild can also be stranded by the new routing: under a
 //! hop-indexed VC ladder (Minimal, Valiant), the hops it has taken plus its new, longer distance
 //! may leave it no VC (SurePath's escape has none of this). Stranded packets are dropped rather
-//! than left to block their buffers until the watchdog calls the network deadlocked. Before any
-//! event an empty candidate list still fails the run (a routing bug).
+//! than left to block their buffers until the watchdog calls the network deadlocked; with
+//! `faults.stranded = "wait"` they wait instead while a rebuild is pending (the routing's new
+//! tables may give them a route), and are dropped once none is. Before any event an empty
+//! candidate list still fails the run (a routing bug).
 //!
 //! Flow control across the failure: credits already on their way still arrive, and every counter
 //! of a port stays consistent (a dropped packet leaves its output buffer as if sent); a failed
@@ -33,7 +35,23 @@ use super::{clear_bit, CreditDue, Msg, NetPartition, NO_VC};
 use crate::engine::Cycle;
 use std::sync::Arc;
 
+/// What a head with no candidate does (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stranded {
+    /// Fail the run: before any failure event, no candidate is a routing's bug.
+    Fail,
+    /// Drop it and count it (`faults.stranded = "drop"`, and always once no rebuild is pending).
+    Drop,
+    /// Leave it waiting for the rebuild that is pending (`faults.stranded = "wait"`).
+    Wait,
+}
+
 impl NetPartition {
+    /// What heads with no candidate do from now on (the driver sets it at every break).
+    pub fn set_stranded(&mut self, mode: Stranded) {
+        self.stranded = mode;
+    }
+
     /// Apply a failure event before cycle `now` is simulated, with the partition parked at a
     /// break ([`crate::engine::RunSpec::break_at`]): `p` is the model after it (the network with the
     /// new failures, the routing in force, the restricted pattern). Drops what the failures lose
@@ -97,7 +115,7 @@ impl NetPartition {
         if now < self.p.window.1 {
             self.stats.sample_at(now, self.p.sample_cycles).lost_packets += lost_in_network;
         }
-        self.strand_drops = true;
+        self.stranded = Stranded::Drop;
         self.forget_routes();
         lost
     }
@@ -110,11 +128,11 @@ impl NetPartition {
     }
 
     /// Take the model `p` of a run resumed after failure events (the partition's state, restored
-    /// from a checkpoint, has their losses already): heads without a route are dropped from now on.
+    /// from a checkpoint, has their losses already), with what heads without a route do.
     /// The refusal marks restored with the state were made under this model's routing and stay
     /// (clearing them would route heads the uninterrupted run does not, and draw differently).
-    pub fn resume_after_failures(&mut self, p: Arc<super::ModelParams>) {
-        self.strand_drops = true;
+    pub fn resume_after_failures(&mut self, p: Arc<super::ModelParams>, mode: Stranded) {
+        self.stranded = mode;
         self.p = p;
     }
 

@@ -52,6 +52,7 @@ mod servers;
 mod state;
 mod tasks;
 
+pub use failures::Stranded;
 pub use prefetch::FetchAhead;
 pub use state::{GlobalState, SwitchState};
 pub use tasks::{TaskState, WorkloadPlan, NO_TASK};
@@ -666,9 +667,9 @@ pub struct NetPartition {
     last_progress: Cycle,
     undrained_servers: u64,
     failure: Option<String>,
-    /// Whether a failure event has happened: a head with no candidate is then dropped and counted
-    /// (stranded, see [`failures`]) instead of failing the run.
-    strand_drops: bool,
+    /// What a head with no candidate does: fail the run (before any failure event), or after one
+    /// be dropped and counted, or wait for the pending rebuild ([`failures`]).
+    stranded: Stranded,
     /// Where the next window starts and the messages pending for this partition, handed over by
     /// the engine when a run stops at a window end (checkpoints); `None` while running.
     parked: Option<(Cycle, Vec<Envelope<Msg>>)>,
@@ -894,7 +895,7 @@ impl NetPartition {
             last_progress: 0,
             undrained_servers,
             failure: None,
-            strand_drops: false,
+            stranded: Stranded::Fail,
             parked: None,
             fetch_ahead: false,
             window_end: 0,

@@ -434,6 +434,17 @@ impl NetPartition {
         }
     }
 
+    /// The head of VC `vc` of input `pi` (index `li * np + port`), in state `route` at `sw`, has no
+    /// candidate: what [`super::Stranded`] says.
+    #[cold]
+    fn stranded_head(&mut self, li: usize, pi: usize, vc: usize, sw: SwitchId, route: &RouteState, now: Cycle) {
+        match self.stranded {
+            super::Stranded::Fail => self.report_unroutable(sw, route, now),
+            super::Stranded::Drop => self.drop_stranded(li, pi, vc, now),
+            super::Stranded::Wait => {}
+        }
+    }
+
     /// The candidates of the head of VC `vc` of input `pi` (index `li * np + port`), in state `st`
     /// at `sw`: `true` if they are in the run cache (its slot of `pi`), else `false` with them in
     /// `self.runs` (and, when they fit, copied into the cache for the head's next evaluation).
@@ -670,11 +681,7 @@ impl NetPartition {
                     let route = pkt.route;
                     let cached = self.cached_runs(pi, vc, sw, &route);
                     if self.runs.is_empty() && !cached {
-                        if self.strand_drops {
-                            self.drop_stranded(li, pi, vc, now);
-                        } else {
-                            self.report_unroutable(sw, &route, now);
-                        }
+                        self.stranded_head(li, pi, vc, sw, &route, now);
                         first = false;
                         continue;
                     }
@@ -739,11 +746,7 @@ impl NetPartition {
                     // of `request_step` does not apply.
                     self.fresh_runs(sw, &route);
                     if self.runs.is_empty() {
-                        if self.strand_drops {
-                            self.drop_stranded(li, pi, vc, now);
-                        } else {
-                            self.report_unroutable(sw, &route, now);
-                        }
+                        self.stranded_head(li, pi, vc, sw, &route, now);
                         continue;
                     }
                     if let (Some(c), _) = self.select_head(li, None, now) {

@@ -124,7 +124,7 @@ fn every_field_is_classified(part: &NetPartition) {
         sample_sink: _,
         // Follow from the failure events before the resume cycle, which the run applies again to
         // the model it resumes with (`crate::sim::events`).
-        strand_drops: _,
+        stranded: _,
         // Saved per switch in `SwitchState` (the packets of the slab with the queues holding them;
         // waiting credits from `credits_due`, counted back into `credits_pending`).
         slab: _,

@@ -14,7 +14,7 @@ use super::build::{build_params_with, distance_targets};
 use super::SimError;
 use crate::config::{Config, ConfigError, Schedule};
 use crate::engine::Cycle;
-use crate::network::{ModelParams, NetPartition};
+use crate::network::{ModelParams, NetPartition, Stranded};
 use crate::routing::{self, degraded::Degraded, Routing};
 use crate::topology::faults::{LiveGraph, Timeline};
 use crate::topology::Fabric;
@@ -77,6 +77,8 @@ pub struct LiveFaults {
     reconfigure: Cycle,
     /// Whether the routing is rebuilt after events (the registry's `fault_tolerant`).
     rebuilds: bool,
+    /// `faults.stranded = "wait"`.
+    wait: bool,
     /// Events applied so far.
     applied: usize,
     /// Rebuilds due: (cycle, index into `timeline.sets`), in order of cycle.
@@ -145,12 +147,23 @@ impl LiveFaults {
             cycles: events.iter().map(|e| e.cycle).collect(),
             reconfigure: cfg.faults.reconfigure_cycles,
             rebuilds,
+            wait: cfg.faults.stranded == "wait",
             applied: 0,
             due: Vec::new(),
             inner: None,
             net: None,
             records,
         }))
+    }
+
+    /// What heads with no candidate do now: wait while a rebuild is pending with
+    /// `faults.stranded = "wait"`, else be dropped.
+    pub fn stranded(&self) -> Stranded {
+        if self.wait && !self.due.is_empty() {
+            Stranded::Wait
+        } else {
+            Stranded::Drop
+        }
     }
 
     /// The next cycle the run must stop at (an event or a rebuild), or `Cycle::MAX`.
@@ -228,6 +241,10 @@ impl LiveFaults {
             for p in parts.iter_mut() {
                 p.apply_failure(params.clone(), k, now);
             }
+        }
+        let mode = self.stranded();
+        for p in parts.iter_mut() {
+            p.set_stranded(mode);
         }
         Ok(params)
     }

@@ -135,7 +135,7 @@ pub(crate) fn run_once(
             }
             if !Arc::ptr_eq(&current, &params) {
                 for p in &mut parts {
-                    p.resume_after_failures(current.clone());
+                    p.resume_after_failures(current.clone(), l.stranded());
                 }
             }
         }

@@ -105,6 +105,19 @@ pub struct FaultConfig {
     #[serde(skip_serializing_if = "is_zero_u64")]
     #[schemars(extend("default" = 0))]
     pub reconfigure_cycles: u64,
+    /// What a packet left with no live route after a failure event does: `"drop"` (dropped and
+    /// counted as stranded) or `"wait"` (waits in its buffer while a rebuild of the routing is
+    /// pending, and is dropped once none is).
+    #[serde(skip_serializing_if = "is_drop")]
+    #[schemars(extend("default" = "drop"))]
+    pub stranded: String,
+}
+
+/// `faults.stranded` values.
+pub const STRANDED_POLICIES: &[&str] = &["drop", "wait"];
+
+fn is_drop(s: &String) -> bool {
+    s == "drop"
 }
 
 fn is_zero_u64(x: &u64) -> bool {
@@ -125,6 +138,7 @@ impl Default for FaultConfig {
             lifetime: None,
             events: Vec::new(),
             reconfigure_cycles: 0,
+            stranded: "drop".into(),
         }
     }
 }
@@ -182,6 +196,13 @@ impl FaultConfig {
         }
         for (i, s) in self.shapes.iter().enumerate() {
             s.validate_keys(i)?;
+        }
+        if !STRANDED_POLICIES.contains(&self.stranded.as_str()) {
+            return Err(ConfigError::value(
+                "faults.stranded",
+                format!("\"{}\"", self.stranded),
+                format!("one of: {}", STRANDED_POLICIES.join(", ")),
+            ));
         }
         let mut previous = None;
         for (k, e) in self.events.iter().enumerate() {
