@@ -98,6 +98,15 @@ fn dor_strands_what_it_cannot_route_and_finishes() {
     assert!(s.packets_stranded.unwrap() > 0, "DOR strands the packets that need the link");
     assert_eq!(s.failure_events[0].rebuilt_at, None);
     assert_eq!(s.packets_generated, s.packets_delivered + s.packets_lost.unwrap() + s.packets_stranded.unwrap());
+    // The command says so, and why.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hxsim"))
+        .args(["run", concat!(env!("CARGO_MANIFEST_DIR"), "/configs/quickstart.toml"), "-q", "--no-output"])
+        .args(["--set", "routing.algorithm=dor", "--set", "faults.events=[{cycle=2500, links=[[0,0]]}]"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("stranded") && err.contains("dor cannot route around failed links"), "{err}");
 }
 
 #[test]

@@ -54,8 +54,32 @@ pub fn run_with_progress_on(
         if let Some(note) = steady_note(cfg, &r.summary) {
             eprintln!("{note}");
         }
+        if let Some(note) = stranded_note(cfg, &r.summary) {
+            eprintln!("{note}");
+        }
     }
     result
+}
+
+/// What stderr says about packets stranded after failure events (dropped for want of a live
+/// route): why, in the routing's terms. `None` when none was.
+pub fn stranded_note(cfg: &Config, s: &Summary) -> Option<String> {
+    let n = s.packets_stranded.filter(|&n| n > 0)?;
+    let alg = &cfg.routing.algorithm;
+    let why = if crate::routing::entry(alg).is_some_and(|e| e.fault_tolerant) {
+        format!(
+            "{alg} had no live route for them until its rebuild (faults.reconfigure_cycles = {}), or its rebuilt \
+             routing none from the state they were in",
+            cfg.faults.reconfigure_cycles
+        )
+    } else {
+        format!("{alg} cannot route around failed links or switches and is never rebuilt; use a fault-tolerant routing")
+    };
+    Some(format!(
+        "warning: {n} packets were stranded after failure events and dropped (packets_stranded): {why}; {} more \
+         were lost at the events (packets_lost)",
+        s.packets_lost.unwrap_or(0)
+    ))
 }
 
 /// Seconds between heartbeat lines (`HXSIM_HEARTBEAT_SECS`, default 60; 0: none).
