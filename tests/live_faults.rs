@@ -173,3 +173,21 @@ fn bad_events_are_refused_with_their_key() {
     let e = err(&["faults.events=[{cycle=10, links=[[0,0],[0,1],[0,2],[0,3],[0,4],[0,5]]}]"]);
     assert!(e.contains("faults.events[0]") && e.contains("splits"), "{e}");
 }
+
+#[test]
+fn check_deadlock_checks_every_change_of_a_table_routing() {
+    // One transition per event, and the exit code says whether all of them (and the network
+    // before the events) are deadlock free.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hxsim"))
+        .args(["check-deadlock", concat!(env!("CARGO_MANIFEST_DIR"), "/configs/quickstart.toml"), "--json"])
+        .args(["--set", "routing.algorithm=nue", "--set"])
+        .arg("faults.events=[{cycle=100, links=[[0,0],[5,1]]}, {cycle=200, switches=[10]}]")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON report");
+    let t = v["transitions"].as_array().expect("transitions");
+    assert_eq!(t.len(), 2);
+    let free = |r: &serde_json::Value| r["verdict"] == "acyclic" || r["verdict"] == "duato";
+    let all = free(&v) && t.iter().all(|x| free(&x["report"]));
+    assert_eq!(out.status.code(), Some(if all { 0 } else { 1 }), "{v}");
+}

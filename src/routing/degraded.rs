@@ -108,10 +108,98 @@ impl Routing for Degraded {
     }
 }
 
+/// The routes packets can take across a rebuild, for the deadlock analysis
+/// ([`super::deadlock::check`] on the network after the failure): a packet routes with `old`
+/// (the routing before the failure, failed ports withdrawn: a [`Degraded`]) and, at any switch,
+/// may switch to `new` (the routing rebuilt on the failed network) for the rest of its route, as
+/// every packet in the network does at the rebuild; packets generated after it use `new` from the
+/// start. The channel dependency graph of all these routes is that of the old routes, the new ones
+/// and every mix of an old prefix with a new suffix: acyclic, it shows the change deadlock free.
+///
+/// Which routing a packet follows is a bit of its state ([`SWITCHED`] in `dim_mask`, which table
+/// routings do not read) and which routing offered a candidate a bit of its penalty (which the
+/// analysis does not read), so that a channel both offer is explored both ways. For routings
+/// without an escape subnetwork (table routings: the acyclic CDG is their argument).
+pub struct Transition {
+    old: Arc<dyn Routing>,
+    new: Arc<dyn Routing>,
+}
+
+/// The bit of `RouteState::dim_mask` a [`Transition`] marks packets that follow the new routing
+/// with.
+pub const SWITCHED: u16 = 1 << 15;
+/// The bit of `Candidate::penalty` a [`Transition`] marks the new routing's candidates with.
+const FROM_NEW: u32 = 1 << 31;
+
+impl Transition {
+    /// The transition from `old` to `new` (see the type's docs).
+    pub fn new(old: Arc<dyn Routing>, new: Arc<dyn Routing>) -> Self {
+        Transition { old, new }
+    }
+    fn inner(st: &RouteState) -> RouteState {
+        RouteState { dim_mask: st.dim_mask & !SWITCHED, ..*st }
+    }
+}
+
+impl Routing for Transition {
+    fn name(&self) -> &'static str {
+        self.new.name()
+    }
+    fn vcs(&self) -> usize {
+        self.old.vcs().max(self.new.vcs())
+    }
+    fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
+        let s = Self::inner(st);
+        if st.dim_mask & SWITCHED == 0 {
+            self.old.candidates(at, &s, out);
+        }
+        let from = out.len();
+        self.new.candidates(at, &s, out);
+        for c in &mut out[from..] {
+            c.penalty |= FROM_NEW;
+        }
+    }
+    fn advance(&self, st: &mut RouteState, at: SwitchId, next: SwitchId, c: &Candidate) {
+        let switched = st.dim_mask & SWITCHED != 0 || c.penalty & FROM_NEW != 0;
+        let mut s = Self::inner(st);
+        let plain = Candidate { penalty: c.penalty & !FROM_NEW, ..*c };
+        if switched {
+            self.new.advance(&mut s, at, next, &plain);
+            s.dim_mask |= SWITCHED;
+        } else {
+            self.old.advance(&mut s, at, next, &plain);
+        }
+        *st = s;
+    }
+    fn init_choices(&self, st: &RouteState, f: &mut dyn FnMut(RouteState)) {
+        self.old.init_choices(st, f);
+        self.new.init_choices(st, &mut |s| f(RouteState { dim_mask: s.dim_mask | SWITCHED, ..s }));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::topology::{faults::FaultSet, hyperx::HyperX};
+
+    #[test]
+    fn a_transition_to_the_same_routing_has_the_routings_dependencies() {
+        // Old and new the same tables: every mix of their routes is one of their routes, so the
+        // transition's graph is the routing's own (the same channels and dependencies).
+        let cfg = crate::config::parse_str(
+            "[topology]\nkind = \"hyperx\"\nsides = [4, 4]\nservers_per_switch = 1\n[routing]\nalgorithm = \"dfsssp\"\n",
+            "test",
+            &["faults.links=[[0,0]]".into()],
+        )
+        .unwrap();
+        let net = crate::sim::build_network(&cfg).unwrap();
+        let r: Arc<dyn Routing> = Arc::from(crate::routing::build(&cfg.routing_params(), net.clone()).unwrap());
+        let alone = crate::routing::deadlock::check(&net, &*r);
+        let t = Transition::new(Arc::new(Degraded::new(r.clone(), net.clone(), true)), r);
+        let across = crate::routing::deadlock::check(&net, &t);
+        assert!(alone.deadlock_free() && across.deadlock_free());
+        assert_eq!((across.channels_used, across.dependencies), (alone.channels_used, alone.dependencies));
+    }
 
     #[test]
     fn failed_ports_and_dead_destinations_are_withdrawn() {
