@@ -127,7 +127,6 @@ pub struct TransitionCheck {
 /// Routings that are never rebuilt (not fault tolerant) have no change to check.
 fn across_events(cfg: &Config, net: &crate::topology::Fabric) -> Result<Vec<TransitionCheck>> {
     use crate::routing::degraded::{Degraded, Transition};
-    use crate::topology::Fabric;
     use std::sync::Arc;
     let rebuilt = crate::routing::entry(&cfg.routing.algorithm).is_some_and(|e| e.fault_tolerant);
     if cfg.faults.events.is_empty() || !rebuilt {
@@ -135,8 +134,7 @@ fn across_events(cfg: &Config, net: &crate::topology::Fabric) -> Result<Vec<Tran
     }
     let topo = net.topology_arc();
     let timeline = cfg.faults.timeline(&*topo, cfg.seed)?;
-    let fabric =
-        |k: usize| Arc::new(Fabric::with_targets(topo.clone(), &timeline.sets[k], sim::build::distance_targets(cfg)));
+    let fabric = |k: usize| timeline.fabric(k, topo.clone(), sim::build::distance_targets(cfg));
     let mut out = Vec::new();
     for (k, e) in cfg.faults.events.iter().enumerate() {
         let (before, after) = (fabric(k), fabric(k + 1));

@@ -34,9 +34,8 @@ pub fn event_vcs(cfg: &Config, net: &Fabric) -> Result<Option<usize>, ConfigErro
     let topo = net.topology_arc();
     let timeline = cfg.faults.timeline(&*topo, cfg.seed)?;
     let mut most = 0;
-    for (k, set) in timeline.sets.iter().enumerate() {
-        let fabric = Arc::new(Fabric::with_targets(topo.clone(), set, distance_targets(cfg)));
-        match routing::build(&cfg.routing_params(), fabric) {
+    for k in 0..timeline.sets.len() {
+        match routing::build(&cfg.routing_params(), timeline.fabric(k, topo.clone(), distance_targets(cfg))) {
             Ok(r) => most = most.max(r.vcs()),
             Err(e) if k == 0 => return Err(e),
             Err(e) => {
@@ -175,7 +174,7 @@ impl LiveFaults {
 
     /// The network of set `k` of the timeline.
     fn network(&self, cfg: &Config, k: usize, topo: Arc<dyn crate::topology::Topology>) -> Arc<Fabric> {
-        Arc::new(Fabric::with_targets(topo, &self.timeline.sets[k], distance_targets(cfg)))
+        self.timeline.fabric(k, topo, distance_targets(cfg))
     }
 
     /// Make the changes due at `now` (the run is stopped there, every partition parked): first a

@@ -8,7 +8,7 @@
 //! the faults of another. What the model does at an event and after it is in
 //! `crate::network::failures` (packets lost, routing rebuilt after `faults.reconfigure_cycles`).
 
-use super::{check_link, check_switch, FaultSet};
+use super::{check_link, check_switch, shuffled_prefix, FaultSet};
 use crate::error::ConfigError;
 use crate::rng::{self, Purpose};
 use crate::topology::{SwitchId, Topology};
@@ -116,7 +116,7 @@ impl FaultEvent {
                     format!("at most the {} links still alive at cycle {}", live.len(), self.cycle),
                 ));
             }
-            for i in sample(live.len(), self.random_links, &mut rng) {
+            for i in shuffled_prefix(live.len(), self.random_links, &mut rng) {
                 let (s, p) = live[i];
                 dead.fail_link(s, p);
                 new.links.push((s, p));
@@ -131,23 +131,12 @@ impl FaultEvent {
                     format!("fewer than the {} switches still alive at cycle {}", live.len(), self.cycle),
                 ));
             }
-            for i in sample(live.len(), self.random_switches, &mut rng) {
+            for i in shuffled_prefix(live.len(), self.random_switches, &mut rng) {
                 new.switches.push(live[i]);
             }
         }
         Ok(new)
     }
-}
-
-/// The first `n` of a uniform random order of `0..len` (a partial Fisher-Yates shuffle).
-fn sample(len: usize, n: usize, rng: &mut rng::Rng) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..len).collect();
-    for i in 0..n.min(len) {
-        let j = i + rng::below(rng, (len - i) as u64) as usize;
-        idx.swap(i, j);
-    }
-    idx.truncate(n.min(len));
-    idx
 }
 
 /// The fault sets of a run with events: `sets[0]` is the static set, `sets[k + 1]` the set after
@@ -161,6 +150,17 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// The network after `k` events (`k = 0`: the static faults only) on `topo`, with distances
+    /// towards `targets`.
+    pub fn fabric(
+        &self,
+        k: usize,
+        topo: std::sync::Arc<dyn Topology>,
+        targets: crate::topology::Targets,
+    ) -> std::sync::Arc<crate::topology::Fabric> {
+        std::sync::Arc::new(crate::topology::Fabric::with_targets(topo, &self.sets[k], targets))
+    }
+
     /// The timeline of `events` from the static set `base`.
     pub fn build(events: &[FaultEvent], topo: &dyn Topology, base: FaultSet, seed: u64) -> Result<Self, ConfigError> {
         let mut sets = vec![base];

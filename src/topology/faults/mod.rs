@@ -368,10 +368,15 @@ pub fn random_switches(topo: &dyn Topology, n: usize, seed: u64) -> Vec<SwitchId
 
 /// The first `n` of a uniform random order of `0..len` (partial Fisher-Yates on stream `owner`).
 fn nested_sample(len: usize, n: usize, seed: u64, owner: u64) -> Vec<usize> {
-    let mut rng = rng::stream(seed, owner, Purpose::Faults);
+    shuffled_prefix(len, n, &mut rng::stream(seed, owner, Purpose::Faults))
+}
+
+/// The first `n` of a uniform random order of `0..len` drawn from `rng` (a partial Fisher-Yates
+/// shuffle: the `i`-th draw depends only on `i` and the stream).
+pub(crate) fn shuffled_prefix(len: usize, n: usize, rng: &mut rng::Rng) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..len).collect();
     for i in 0..n.min(len) {
-        let j = i + rng::below(&mut rng, (len - i) as u64) as usize;
+        let j = i + rng::below(rng, (len - i) as u64) as usize;
         idx.swap(i, j);
     }
     idx.truncate(n.min(len));
