@@ -111,7 +111,8 @@ fn dor_strands_what_it_cannot_route_and_finishes() {
 
 #[test]
 fn layouts_agree_with_events() {
-    let events = "faults.events=[{cycle=700, links=[[0,0],[3,2]]}, {cycle=1300, switches=[6]}]";
+    let events =
+        "faults.events=[{cycle=700, links=[[0,0],[3,2]]}, {cycle=1300, switches=[6]}, {cycle=1700, repair_switches=[6]}]";
     for routing in ["minimal", "surepath-polarized"] {
         let a = format!("routing.algorithm={routing}");
         let c = cfg(&[
@@ -157,6 +158,43 @@ fn throughput_returns_to_that_of_the_network_built_with_the_fault() {
 }
 
 #[test]
+fn a_repaired_network_carries_what_the_fault_free_one_does() {
+    // A link and a switch fail at 1000 and are repaired at 2500; measured from 4000 on, the
+    // accepted load is the fault-free network's within 2%, and the repaired switch's servers send
+    // again.
+    for routing in ["minimal", "surepath-polarized"] {
+        let a = format!("routing.algorithm={routing}");
+        let window = ["simulation.warmup_cycles=4000", "simulation.measure_cycles=10000", "traffic.load=0.6"];
+        let mut live: Vec<&str> = vec![
+            &a,
+            "faults.reconfigure_cycles=200",
+            "faults.events=[{cycle=1000, links=[[0,0]], switches=[9]}, {cycle=2500, repair_links=[[0,0]], repair_switches=[9]}]",
+        ];
+        live.extend(window);
+        let mut whole: Vec<&str> = vec![&a];
+        whole.extend(window);
+        let x = run_with(&cfg(&live), 2);
+        let y = run_with(&cfg(&whole), 1).summary;
+        let rel = (x.summary.accepted_load - y.accepted_load).abs() / y.accepted_load;
+        assert!(rel < 0.02, "{routing}: {} repaired, {} fault-free", x.summary.accepted_load, y.accepted_load);
+        // Switch 9's servers are 36..40 (4 per switch).
+        assert!(x.server_injected[36..40].iter().all(|&p| p > 0), "{routing}: {:?}", &x.server_injected[36..40]);
+        let e = &x.summary.failure_events;
+        assert_eq!((e[0].links, e[0].switches, e[1].repaired_links, e[1].repaired_switches), (1, 1, 1, 1));
+    }
+    let r = run_with(
+        &drained(
+            "surepath-polarized",
+            "[{cycle=200, links=[[0,0]], switches=[9]}, {cycle=600, repair_links=[[0,0]], repair_switches=[9]}]",
+            &[],
+        ),
+        1,
+    );
+    let s = &r.summary;
+    assert_eq!(s.packets_generated, s.packets_delivered + s.packets_lost.unwrap() + s.packets_stranded.unwrap());
+}
+
+#[test]
 fn bad_events_are_refused_with_their_key() {
     let err = |sets: &[&str]| hxsim::sim::validate(&cfg(sets), None).unwrap_err().to_string();
     let e = parse_str(BASE, "t", &["faults.events=[{cycle=0, links=[[0,0]]}]".into()]).unwrap_err().to_string();
@@ -169,6 +207,12 @@ fn bad_events_are_refused_with_their_key() {
     assert!(e.contains("faults.events[0].links[0]"), "{e}");
     let e = err(&["faults.events=[{cycle=99999999, links=[[0,0]]}]"]);
     assert!(e.contains("faults.events[0].cycle"), "{e}");
+    let e = err(&["faults.events=[{cycle=10, repair_links=[[0,0]]}]"]);
+    assert!(e.contains("faults.events[0].repair_links[0]") && e.contains("alive"), "{e}");
+    let e = err(&["faults.events=[{cycle=10, switches=[1]}, {cycle=20, repair_links=[[1,0]]}]"]);
+    assert!(e.contains("faults.events[1].repair_links[0]") && e.contains("repair_switches"), "{e}");
+    let e = err(&["faults.events=[{cycle=10, repair_switches=[3]}]"]);
+    assert!(e.contains("faults.events[0].repair_switches[0]"), "{e}");
     // Failing every port of switch 0 cuts its servers off.
     let e = err(&["faults.events=[{cycle=10, links=[[0,0],[0,1],[0,2],[0,3],[0,4],[0,5]]}]"]);
     assert!(e.contains("faults.events[0]") && e.contains("splits"), "{e}");

@@ -679,6 +679,12 @@ pub struct FailureEvent {
     pub links: u64,
     /// Switches it failed.
     pub switches: u64,
+    /// Links it repaired (`repair_links`).
+    #[serde(default)]
+    pub repaired_links: u64,
+    /// Switches it repaired (`repair_switches`).
+    #[serde(default)]
+    pub repaired_switches: u64,
     /// Packets it lost (on its links, in its switches and their source queues).
     pub packets_lost: u64,
     /// Cycle the routing rebuilt for the network after it came into force; `None` for a routing

@@ -26,9 +26,11 @@
 //! tables may give them a route), and are dropped once none is. Before any event an empty
 //! candidate list still fails the run (a routing bug).
 //!
-//! Flow control across the failure: credits already on their way still arrive, and every counter
-//! of a port stays consistent (a dropped packet leaves its output buffer as if sent); a failed
-//! port's records are never read again, as no candidate names it.
+//! Flow control across the failure: credits already on their way still arrive, every counter of a
+//! port stays consistent (a dropped packet leaves its output buffer as if sent, and a packet lost
+//! on the wire or in a failed switch's input buffer has its slot credited back), so that a
+//! **repaired** link or switch starts with every credit its far buffers have free. No candidate
+//! names a failed port while it is failed. A repaired switch's servers generate again.
 
 use super::packet::NIL;
 use super::{clear_bit, CreditDue, Msg, NetPartition, NO_VC};
@@ -54,57 +56,63 @@ impl NetPartition {
 
     /// Apply a failure event before cycle `now` is simulated, with the partition parked at a
     /// break ([`crate::engine::RunSpec::break_at`]): `p` is the model after it (the network with the
-    /// new failures, the routing in force, the restricted pattern). Drops what the failures lose
-    /// (see the module docs) and counts it as event `event`'s; returns the count.
+    /// event's repairs and failures, the routing in force, the pattern on the live servers). Drops
+    /// what the failures lose (see the module docs) and counts it as event `event`'s, and lets the
+    /// servers the event brings back generate again; returns the packets lost.
     pub fn apply_failure(&mut self, p: Arc<super::ModelParams>, event: usize, now: Cycle) -> u64 {
         let old = std::mem::replace(&mut self.p, p);
         let net = self.p.net.clone();
         let mut lost = 0u64;
         let mut lost_in_network = 0u64;
+        let quiet =
+            |p: &super::ModelParams, v: u32| !p.net.server_alive(v) || p.silent.as_ref().is_some_and(|q| q[v as usize]);
         for li in 0..self.switches.len() {
             let sw = self.switches[li];
             let t = self.t_of[li] as usize;
-            if !net.switch_alive(sw) {
-                if old.net.switch_alive(sw) {
-                    for port in 0..self.np {
-                        lost_in_network += self.clear_output(li, port);
-                        lost_in_network += self.clear_input(li, port);
-                    }
-                    for s in 0..t {
-                        lost += self.silence_server(li, s);
-                    }
-                    self.servers_changed(li);
+            if !net.switch_alive(sw) && old.net.switch_alive(sw) {
+                for port in 0..self.np {
+                    lost_in_network += self.clear_output(li, port);
+                    lost_in_network += self.clear_input(li, port, now);
                 }
-                continue;
             }
             for port in 0..net.switch_ports(sw) {
-                if !net.alive(sw, port as u16) && old.net.alive(sw, port as u16) {
+                if net.switch_alive(sw) && !net.alive(sw, port as u16) && old.net.alive(sw, port as u16) {
                     lost_in_network += self.clear_output(li, t + port);
                 }
             }
-            // Servers the new model silences (under a permutation whose destination died).
-            if let Some(silent) = &self.p.silent {
-                let silent = silent.clone();
-                for s in 0..t {
-                    if silent[(self.first_server[li] + s as u32) as usize] {
-                        lost += self.silence_server(li, s);
-                    }
+            // Servers that stop (their switch failed, or their destination under a permutation)
+            // and servers that start again (repaired).
+            let mut changed = false;
+            for s in 0..t {
+                let v = self.first_server[li] + s as u32;
+                match (quiet(&old, v), quiet(&self.p, v)) {
+                    (false, true) => lost += self.silence_server(li, s),
+                    (true, false) => self.restart_server(li, s, now),
+                    _ => continue,
                 }
+                changed = true;
+            }
+            if changed {
                 self.servers_changed(li);
             }
         }
-        // Heads on the wire of a failed link, or arriving at a failed switch.
-        if let Some((_, pending)) = self.parked.as_mut() {
+        // Heads on the wire of a failed link, or arriving at a failed switch: lost, and their slot
+        // at the far end is credited back (the link is dead, so the credit only keeps the upstream
+        // port's count whole for a repair).
+        if let Some((at, mut pending)) = self.parked.take() {
             let before = pending.len();
-            let (local_of, switches, t_of) = (&self.local_of, &self.switches, &self.t_of);
             pending.retain(|&(_, lp, msg)| {
-                let Msg::Arrival { port, .. } = msg else { return true };
-                let li = local_of[lp as usize] as usize;
-                let sw = switches[li];
-                let t = t_of[li];
-                net.switch_alive(sw) && (port < t || net.alive(sw, port - t))
+                let Msg::Arrival { port, vc, .. } = msg else { return true };
+                let li = self.local_of[lp as usize] as usize;
+                let (sw, t) = (self.switches[li], self.t_of[li]);
+                let keep = net.switch_alive(sw) && (port < t || net.alive(sw, port - t));
+                if !keep {
+                    self.credit_at(li, port, vc, now);
+                }
+                keep
             });
             lost_in_network += (before - pending.len()) as u64;
+            self.parked = Some((at, pending));
         }
         lost += lost_in_network;
         self.in_flight -= lost as i64;
@@ -118,6 +126,23 @@ impl NetPartition {
         self.stranded = Stranded::Drop;
         self.forget_routes();
         lost
+    }
+
+    /// Return the slot of input `port`, VC `vc` of local switch `li` to whoever feeds it, at
+    /// cycle `at` (the next cycle simulated, or later).
+    fn credit_at(&mut self, li: usize, port: u16, vc: u8, at: Cycle) {
+        self.credits_due[at as usize & self.due_mask].push(CreditDue { li: li as u32, port, vc });
+        self.credits_pending += 1;
+    }
+
+    /// Server `s` of local switch `li` generates again from `now` (its switch repaired, or its
+    /// destination): Bernoulli traffic draws its next gap from now; a fixed workload's server
+    /// stays done (what it had left was dropped when it stopped).
+    fn restart_server(&mut self, li: usize, s: usize, now: Cycle) {
+        if let crate::traffic::Injection::Bernoulli { packet_rate } = self.p.injection {
+            let si = self.srv_base[li] as usize + s;
+            self.next_gen[si] = now + crate::rng::geometric_gap(&mut self.rng_traffic[li], packet_rate) - 1;
+        }
     }
 
     /// Take the routing of `p` (a rebuilt one, or the same model otherwise), forgetting what was
@@ -174,8 +199,8 @@ impl NetPartition {
     }
 
     /// Drop every packet in the input buffers of router port `port` of local switch `li` (a
-    /// failed switch: no credit goes back); returns how many.
-    fn clear_input(&mut self, li: usize, port: usize) -> u64 {
+    /// failed switch), crediting their slots back from `now` on; returns how many.
+    fn clear_input(&mut self, li: usize, port: usize, now: Cycle) -> u64 {
         let (np, v, w) = (self.np, self.v, self.words);
         let pi = li * np + port;
         let mut n = 0;
@@ -184,6 +209,7 @@ impl NetPartition {
             while !self.inbuf[qi].q.is_empty() {
                 let idx = self.inbuf[qi].q.pop(&mut self.slab);
                 self.slab.remove(idx);
+                self.credit_at(li, port as u16, vc as u8, now);
                 n += 1;
             }
             self.inbuf[qi].refused_until = 0;
@@ -338,5 +364,95 @@ mod tests {
                 parts[0].stats.delivered_packets > delivered && parts[0].stats.generated_packets > generated_before
             );
         }
+    }
+
+    /// Flow control stays whole across a failure and a repair: on every link, per VC, the upstream
+    /// credits plus what the downstream input buffer holds, the credits waiting to be sent or on
+    /// their way back, and the heads on the wire make the buffer's size, counted from the state
+    /// at pauses before the failure, between it and the repair, and after the repair (a repaired
+    /// link starts with every credit its buffer has free).
+    #[test]
+    fn credits_add_up_on_every_link_across_a_failure_and_a_repair() {
+        let cfg = crate::config::parse_str(
+            "seed = 9\n[topology]\nkind = \"hyperx\"\nsides = [4, 4]\nservers_per_switch = 4\n[traffic]\nload = 0.9\n\
+             [routing]\nalgorithm = \"surepath-polarized\"\n",
+            "test",
+            &[],
+        )
+        .unwrap();
+        let schedule = cfg.schedule();
+        let net = crate::sim::build_network(&cfg).unwrap();
+        let params = Arc::new(crate::sim::build_params(&cfg, net.clone(), &schedule).unwrap());
+        let topo = net.topology_arc();
+        let n = net.num_switches();
+        let part_of = vec![0u32; n];
+        let with = |faults: crate::topology::faults::FaultSet| {
+            let f = Arc::new(crate::topology::Fabric::new(topo.clone(), &faults));
+            let r: Arc<dyn crate::routing::Routing> =
+                Arc::from(crate::routing::build(&cfg.routing_params(), f.clone()).unwrap());
+            let mut p = crate::sim::build::build_params_with(&cfg, f, &schedule, Some(r)).unwrap();
+            p.vcs = params.vcs;
+            Arc::new(p)
+        };
+        // Switch 0's link on port 0 and switch 5 fail at 1000; both come back at 1700.
+        let failed = with(crate::topology::faults::FaultSet { links: vec![(0, 0)], switches: vec![5] });
+        let whole = with(crate::topology::faults::FaultSet::default());
+        let mut part = NetPartition::new(params.clone(), (0..n as u32).collect(), Arc::new((0..n as u32).collect()));
+        let mut start = 0;
+        for (pause, change) in [(700, None), (1000, Some(failed)), (1300, None), (1700, Some(whole)), (2400, None)] {
+            let spec = RunSpec {
+                end: 4000,
+                lookahead: 1,
+                max_delay: params.max_delay(),
+                stop_when_drained: false,
+                watchdog: 100_000,
+                start,
+                pause_at: Cycle::MAX,
+                break_at: pause,
+            };
+            let (mut parts, outcome) = crate::engine::run(vec![part], &part_of, &spec, &Progress::default());
+            assert!(matches!(outcome, Outcome::Paused { .. }), "{outcome:?}");
+            part = parts.pop().unwrap();
+            start = pause;
+            if let Some(p) = change {
+                part.apply_failure(p, 0, pause);
+            }
+            let pending = &part.parked.as_ref().unwrap().1;
+            let mut checked = 0;
+            for s in 0..n as u32 {
+                let t = topo.servers_at(s);
+                for p in 0..topo.switch_ports(s) as u16 {
+                    let (o, q) = topo.neighbour(s, p).unwrap();
+                    let (up, down) = (t + p as usize, topo.servers_at(o) + q as usize);
+                    for vc in 0..part.v {
+                        let cred = part.outvc[(s as usize * part.np + up) * part.v + vc].cred as usize;
+                        let held = part.inbuf[(o as usize * part.np + down) * part.v + vc].q.len(&part.slab) as usize;
+                        let due = part
+                            .credits_due
+                            .iter()
+                            .flatten()
+                            .filter(|c| c.li == o && c.port as usize == down && c.vc as usize == vc)
+                            .count();
+                        let flying = pending
+                            .iter()
+                            .filter(|&&(_, lp, m)| match m {
+                                Msg::Credit { port, vc: c, .. } => lp == s && port as usize == up && c as usize == vc,
+                                Msg::Arrival { port, vc: c, .. } => {
+                                    lp == o && port as usize == down && c as usize == vc
+                                }
+                            })
+                            .count();
+                        assert_eq!(
+                            cred + held + due + flying,
+                            params.input_buffer as usize,
+                            "link ({s}, {p}) VC {vc} at cycle {pause}: credits {cred}, held {held}, due {due}, flying {flying}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+            assert!(checked > 0);
+        }
+        assert!(part.stats.event_lost.iter().sum::<u64>() > 0, "the failure lost packets");
     }
 }

@@ -929,7 +929,7 @@ pub fn write_results(parent: &Group, res: &RunResult, ts: &mut Timeseries) -> Re
 /// how the network recovered (the summary's `failure_events`; missing values are -1 for
 /// integers and NaN for reals).
 fn write_events(parent: &Group, events: &[crate::metrics::FailureEvent]) -> Result<()> {
-    let g = new_group_for(parent, "events", 9, 5)?;
+    let g = new_group_for(parent, "events", 11, 5)?;
     set_str_attr(&g, "description", "per failure event of [[faults.events]], in order of cycle")?;
     let ids: Vec<u32> = (0..events.len() as u32).collect();
     let event = column(&g, "event", &ids, "", "event index (the dimension of this group)")?;
@@ -944,6 +944,8 @@ fn write_events(parent: &Group, events: &[crate::metrics::FailureEvent]) -> Resu
         column(&g, "cycle", &u(|e| e.cycle), "cycles", "cycle of the event")?,
         column(&g, "links", &u(|e| e.links), "links", "links it failed (with those of its failed switches)")?,
         column(&g, "switches", &u(|e| e.switches), "switches", "switches it failed")?,
+        column(&g, "repaired_links", &u(|e| e.repaired_links), "links", "links it repaired")?,
+        column(&g, "repaired_switches", &u(|e| e.repaired_switches), "switches", "switches it repaired")?,
         column(&g, "packets_lost", &u(|e| e.packets_lost), "packets", "packets lost at the event")?,
         column(
             &g,

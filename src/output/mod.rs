@@ -21,7 +21,8 @@
 //! /links/            switch, port, neighbour_switch, neighbour_port, dimension, phits, utilization
 //!                    per live link direction (measured window)
 //! /vcs/              vc, phits, share: phits per VC on switch-to-switch links (measured window)
-//! /events/           [[faults.events]] only: per event, cycle, links, switches, packets_lost,
+//! /events/           [[faults.events]] only: per event, cycle, links, switches, repaired_links,
+//!                    repaired_switches, packets_lost,
 //!                    rebuilt_at, rebuild_seconds, accepted_before, recovery_cycles
 //! ```
 //!

@@ -59,6 +59,10 @@ pub struct EventRecord {
     pub links: u64,
     /// Switches it failed.
     pub switches: u64,
+    /// Links it repaired.
+    pub repaired_links: u64,
+    /// Switches it repaired.
+    pub repaired_switches: u64,
     /// Cycle the routing rebuilt for the network after it came into force (`None`: never, for a
     /// routing that is not rebuilt or a run that ended first).
     pub rebuilt_at: Option<Cycle>,
@@ -110,6 +114,16 @@ impl LiveFaults {
         }
         let topo = net.topology();
         let timeline = cfg.faults.timeline(topo, cfg.seed)?;
+        if let Some(n) = cfg.traffic.active_servers {
+            if timeline.sets.iter().any(|s| !s.switches.is_empty()) {
+                return Err(ConfigError::value(
+                    "traffic.active_servers",
+                    n,
+                    "absent when faults or faults.events fail switches (the active servers are chosen on the whole \
+                     network)",
+                ));
+            }
+        }
         let end = schedule.until_steady.unwrap_or(schedule.end);
         for (k, e) in events.iter().enumerate() {
             if e.cycle >= end {
@@ -131,11 +145,13 @@ impl LiveFaults {
         let rebuilds = routing::entry(&cfg.routing.algorithm).is_some_and(|e| e.fault_tolerant);
         let records = events
             .iter()
-            .zip(&timeline.added)
-            .map(|(e, a)| EventRecord {
+            .zip(timeline.added.iter().zip(&timeline.repaired))
+            .map(|(e, (a, r))| EventRecord {
                 cycle: e.cycle,
                 links: a.links.len() as u64,
                 switches: a.switches.len() as u64,
+                repaired_links: r.links.len() as u64,
+                repaired_switches: r.switches.len() as u64,
                 rebuilt_at: None,
                 rebuild_seconds: None,
                 live_servers: 0,
@@ -263,6 +279,8 @@ impl LiveFaults {
                 cycle: r.cycle,
                 links: r.links,
                 switches: r.switches,
+                repaired_links: r.repaired_links,
+                repaired_switches: r.repaired_switches,
                 rebuilt_at: r.rebuilt_at,
                 rebuild_seconds: r.rebuild_seconds,
                 ..Default::default()

@@ -1,7 +1,8 @@
 //! Failures while the machine runs: `[[faults.events]]`, each failing links and switches at a
 //! cycle of the run (the static `[faults]` keys fail them before cycle 0).
 //!
-//! An event names what fails as `[faults]` does: explicit `links = [[switch, port], ...]` and
+//! An event may repair failed links and switches (`repair_links`, `repair_switches`), then names
+//! what fails as `[faults]` does: explicit `links = [[switch, port], ...]` and
 //! `switches = [...]`, and `random_links = N` / `random_switches = N`, drawn among what is still
 //! alive at the event from a stream of its own (owner `8 + k` for event `k`, purpose
 //! [`Purpose::Faults`], under `faults.seed` or the run's seed), so that adding an event never moves
@@ -41,6 +42,16 @@ pub struct FaultEvent {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("default" = []))]
     pub switches: Vec<u64>,
+    /// Failed links that are repaired, as `[switch, port]` (repairs come before the event's
+    /// failures).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("default" = []))]
+    pub repair_links: Vec<Vec<u64>>,
+    /// Failed switches that are repaired (with their links, unless these failed on their own, and
+    /// their servers, which generate again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("default" = []))]
+    pub repair_switches: Vec<u64>,
 }
 
 /// Stream owner of event `k`'s random draws (0-2 are the static faults' and the lifetime's).
@@ -64,14 +75,60 @@ impl FaultEvent {
                 ));
             }
         }
-        if self.random_links == 0 && self.random_switches == 0 && self.links.is_empty() && self.switches.is_empty() {
+        if self.random_links == 0
+            && self.random_switches == 0
+            && self.links.is_empty()
+            && self.switches.is_empty()
+            && self.repair_links.is_empty()
+            && self.repair_switches.is_empty()
+        {
             return Err(ConfigError::value(
                 &format!("faults.events[{k}]"),
                 format!("{{ cycle = {} }}", self.cycle),
-                "an event that fails something: links, switches, random_links or random_switches",
+                "an event that fails or repairs something: links, switches, random_links, random_switches, \
+                 repair_links or repair_switches",
             ));
         }
         Ok(())
+    }
+
+    /// What this event (index `k`) repairs of `before` (what has failed so far): links failed on
+    /// their own (a link of a failed switch comes back with its switch) and failed switches.
+    pub fn repairs(&self, k: usize, topo: &dyn Topology, before: &FaultSet) -> Result<FaultSet, ConfigError> {
+        let dead = super::LiveGraph::new(topo, before);
+        let mut rep = FaultSet::default();
+        for (i, l) in self.repair_links.iter().enumerate() {
+            let key = format!("faults.events[{k}].repair_links[{i}]");
+            let bad = |why: String| ConfigError::value(&key, format!("{l:?}"), why);
+            if l.len() != 2 {
+                return Err(bad("a pair [switch, port]".into()));
+            }
+            let (s, p) = check_link(topo, l[0], l[1]).map_err(bad)?;
+            let (o, _) = topo.neighbour(s, p).expect("a checked link is wired");
+            if !dead.switch_alive(s) || !dead.switch_alive(o) {
+                return Err(bad(format!(
+                    "a link failed on its own: switch {} has failed; repair it with repair_switches",
+                    if dead.switch_alive(s) { o } else { s }
+                )));
+            }
+            if !before.links.contains(&(s, p)) {
+                return Err(bad(format!("a failed link: it is alive at cycle {}", self.cycle)));
+            }
+            rep.links.push((s, p));
+        }
+        for (i, &s) in self.repair_switches.iter().enumerate() {
+            let key = format!("faults.events[{k}].repair_switches[{i}]");
+            let sw = check_switch(topo, s).map_err(|e| ConfigError::value(&key, s, e))?;
+            if dead.switch_alive(sw) {
+                return Err(ConfigError::value(
+                    &key,
+                    s,
+                    format!("a failed switch: it is alive at cycle {}", self.cycle),
+                ));
+            }
+            rep.switches.push(sw);
+        }
+        Ok(rep)
     }
 
     /// What this event (index `k`) fails on top of `before` (what has failed so far): the new
@@ -147,6 +204,8 @@ pub struct Timeline {
     pub sets: Vec<FaultSet>,
     /// What each event failed.
     pub added: Vec<FaultSet>,
+    /// What each event repaired.
+    pub repaired: Vec<FaultSet>,
 }
 
 impl Timeline {
@@ -165,16 +224,21 @@ impl Timeline {
     pub fn build(events: &[FaultEvent], topo: &dyn Topology, base: FaultSet, seed: u64) -> Result<Self, ConfigError> {
         let mut sets = vec![base];
         let mut added = Vec::new();
+        let mut repaired = Vec::new();
         for (k, e) in events.iter().enumerate() {
             let before = sets.last().expect("the static set");
-            let new = e.failures(k, topo, before, seed)?;
+            let rep = e.repairs(k, topo, before)?;
             let mut all = before.clone();
+            all.links.retain(|l| !rep.links.contains(l));
+            all.switches.retain(|s| !rep.switches.contains(s));
+            let new = e.failures(k, topo, &all, seed)?;
             all.links.extend(&new.links);
             all.switches.extend(&new.switches);
             all.normalize(topo);
             sets.push(all);
             added.push(new);
+            repaired.push(rep);
         }
-        Ok(Timeline { sets, added })
+        Ok(Timeline { sets, added, repaired })
     }
 }
