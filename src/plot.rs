@@ -1361,7 +1361,9 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
         } else {
             vlines = vec![s.warmup as f64, (s.warmup + s.measure) as f64];
         }
-        events = cfg.faults.events.iter().map(|e| e.cycle as f64).collect();
+        if let Ok(cfg) = crate::sim::events::expand_lifetime(&cfg) {
+            events = cfg.faults.events.iter().map(|e| e.cycle as f64).collect();
+        }
     }
     let mut marks: Vec<(f64, usize)> = events.iter().map(|&c| (c, EVENT_STYLE)).collect();
     if fixed {

@@ -195,6 +195,29 @@ fn a_repaired_network_carries_what_the_fault_free_one_does() {
 }
 
 #[test]
+fn a_lifetime_plays_during_the_run() {
+    // Nue section 2's lifetime in 4 steps of 2 years, one step every 1,200 cycles: the run starts
+    // from the base set and ends with the lifetime's last set (as many failed switches as `hxsim
+    // faults` reports for step 4), one event per step that failed something.
+    let lifetime = "faults.lifetime={link_rate=0.05, switch_rate=0.02, years=8, steps=4, every_cycles=1200}";
+    let c = cfg(&["routing.algorithm=surepath-polarized", lifetime]);
+    let r = run_with(&c, 2).summary;
+    let topo = hxsim::sim::build_topology(&c).unwrap();
+    let l = c.faults.lifetime.as_ref().unwrap();
+    let steps = hxsim::topology::faults::lifetime::simulate(&*topo, &Default::default(), l, c.seed, None);
+    let last = steps.last().unwrap();
+    assert_eq!(r.failure_events.iter().map(|e| e.switches).sum::<u64>(), last.failed_switches as u64);
+    for e in &r.failure_events {
+        assert_eq!(e.cycle % 1200, 0, "{e:?}");
+        assert!(e.links + e.switches > 0);
+    }
+    assert!(!r.failure_events.is_empty());
+    let both = [lifetime, "faults.events=[{cycle=100, links=[[0,0]]}]"];
+    let e = hxsim::sim::validate(&cfg(&both), None).unwrap_err().to_string();
+    assert!(e.contains("faults.lifetime.every_cycles"), "{e}");
+}
+
+#[test]
 fn bad_events_are_refused_with_their_key() {
     let err = |sets: &[&str]| hxsim::sim::validate(&cfg(sets), None).unwrap_err().to_string();
     let e = parse_str(BASE, "t", &["faults.events=[{cycle=0, links=[[0,0]]}]".into()]).unwrap_err().to_string();

@@ -10,6 +10,7 @@ use anyhow::Result;
 /// a network that faults split, as for a run (it was reported as an unroutable packet, exit 1).
 pub fn run(cfg: &Config, json: bool) -> Result<u8> {
     use crate::routing::deadlock::{self, Verdict};
+    let cfg = &*sim::events::expand_lifetime(cfg)?;
     let net = sim::build_network(cfg)?;
     crate::preflight::check_connected(cfg, &net)?;
     let routing = crate::routing::build(&cfg.routing_params(), net.clone())?;

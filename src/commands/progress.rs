@@ -68,8 +68,8 @@ pub fn stranded_note(cfg: &Config, s: &Summary) -> Option<String> {
     let alg = &cfg.routing.algorithm;
     let why = if crate::routing::entry(alg).is_some_and(|e| e.fault_tolerant) {
         format!(
-            "{alg} had no live route for them until its rebuild (faults.reconfigure_cycles = {}), or its rebuilt \
-             routing none from the state they were in",
+            "their destination switch failed, or {alg} had no live route for them until its rebuild \
+             (faults.reconfigure_cycles = {}), or its rebuilt routing none from the state they were in",
             cfg.faults.reconfigure_cycles
         )
     } else {

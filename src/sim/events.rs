@@ -21,6 +21,47 @@ use crate::topology::Fabric;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// `cfg` with a lifetime played during the run (`faults.lifetime.every_cycles`) written out as
+/// `[[faults.events]]`: the run starts with the base fault set, and each step's new failures
+/// happen at `k * every_cycles` (critical failures are repaired within their step, as the lifetime
+/// model says, so they do not show). `cfg` itself otherwise.
+pub fn expand_lifetime(cfg: &Config) -> Result<std::borrow::Cow<'_, Config>, ConfigError> {
+    use crate::topology::faults::{lifetime, FaultEvent};
+    let Some(l) = cfg.faults.lifetime.as_ref().filter(|l| l.every_cycles > 0) else {
+        return Ok(std::borrow::Cow::Borrowed(cfg));
+    };
+    if !cfg.faults.events.is_empty() {
+        return Err(ConfigError::value(
+            "faults.lifetime.every_cycles",
+            l.every_cycles,
+            "0 with [[faults.events]] (a lifetime played during the run writes its own events)",
+        ));
+    }
+    let topo = super::build_topology(cfg)?;
+    let base = cfg.faults.base_set(&*topo, cfg.seed)?;
+    let steps = lifetime::simulate(&*topo, &base, l, cfg.faults.seed_or(cfg.seed), Some(l.step()));
+    let mut c = cfg.clone();
+    c.faults.lifetime = None;
+    let as_pairs = |v: &[(crate::topology::SwitchId, u16)]| v.iter().map(|&(s, p)| vec![s as u64, p as u64]).collect();
+    for w in steps.windows(2) {
+        let (a, b) = (&w[0].faults, &w[1].faults);
+        let (had_links, had_switches): (std::collections::HashSet<_>, std::collections::HashSet<_>) =
+            (a.links.iter().collect(), a.switches.iter().collect());
+        let links: Vec<_> = b.links.iter().copied().filter(|x| !had_links.contains(x)).collect();
+        let switches: Vec<u64> = b.switches.iter().filter(|x| !had_switches.contains(x)).map(|&s| s as u64).collect();
+        if links.is_empty() && switches.is_empty() {
+            continue;
+        }
+        c.faults.events.push(FaultEvent {
+            cycle: w[1].step as u64 * l.every_cycles,
+            links: as_pairs(&links),
+            switches,
+            ..FaultEvent::default()
+        });
+    }
+    Ok(std::borrow::Cow::Owned(c))
+}
+
 /// The VCs per port a run with failure events sizes its routers for: the most the routing uses on
 /// any network of the run (hop-indexed VC schemes use more where faults lengthen paths), so that
 /// every rebuild fits; `None` without events, or for a routing that is never rebuilt. Builds the

@@ -202,6 +202,7 @@ pub fn run_on(
 /// that faults split) and the memory check with the routing's VC count, then drop them. `hxsim
 /// sweep` makes them for every point before any point runs.
 pub fn validate(cfg: &Config, max_memory: Option<u64>) -> Result<(), ConfigError> {
+    let cfg = &*events::expand_lifetime(cfg)?;
     let net = build_network(cfg)?;
     let params = build_params(cfg, net.clone(), &cfg.schedule())?;
     events::LiveFaults::plan(cfg, &net, &cfg.schedule())?;

@@ -22,6 +22,10 @@ pub(crate) fn run_once(
     samples: Option<SampleSender>,
 ) -> Result<Option<RunResult>, SimError> {
     let (ranks, rank, threads) = (world.size(), world.rank(), opts.threads);
+    // A lifetime played during the run is a list of events; checkpoints keep the config as given.
+    let given = cfg;
+    let expanded = super::events::expand_lifetime(cfg)?;
+    let cfg = &*expanded;
     let net = build_network(cfg)?;
     let mut params = build_params(cfg, net.clone(), &schedule)?;
     // With failure events the routers may need more VCs than the routing uses at the start.
@@ -167,7 +171,7 @@ pub(crate) fn run_once(
         if opts
             .checkpoint
             .as_ref()
-            .is_some_and(|plan| crate::checkpoint::after_leg(world, plan, cfg, &done, &outcome, &mut spec))
+            .is_some_and(|plan| crate::checkpoint::after_leg(world, plan, given, &done, &outcome, &mut spec))
         {
             parts = done;
             continue;

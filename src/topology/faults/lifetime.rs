@@ -36,13 +36,24 @@ pub struct LifetimeConfig {
     /// Time steps over the lifetime.
     pub steps: usize,
     /// The step whose fault set a run uses, `0..=steps`; default `steps` (the end of life).
+    /// With `every_cycles`, the last step the run reaches.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<usize>,
+    /// Cycles between steps *during* the run (0: off, the run starts at `step`): the run starts
+    /// with the base fault set, and step `k`'s new failures happen at cycle `k * every_cycles`, as
+    /// `[[faults.events]]` (`crate::sim::events`).
+    #[serde(skip_serializing_if = "is_zero")]
+    #[schemars(extend("default" = 0))]
+    pub every_cycles: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 impl Default for LifetimeConfig {
     fn default() -> Self {
-        LifetimeConfig { link_rate: 0.01, switch_rate: 0.01, years: 8.0, steps: 8, step: None }
+        LifetimeConfig { link_rate: 0.01, switch_rate: 0.01, years: 8.0, steps: 8, step: None, every_cycles: 0 }
     }
 }
 
@@ -65,6 +76,13 @@ impl LifetimeConfig {
         }
         if !(1..=100_000).contains(&self.steps) {
             return Err(ConfigError::value("faults.lifetime.steps", self.steps, "between 1 and 100000"));
+        }
+        if self.every_cycles.checked_mul(self.steps as u64).is_none() {
+            return Err(ConfigError::value(
+                "faults.lifetime.every_cycles",
+                self.every_cycles,
+                format!("cycles between steps such that all {} steps fit in a run (at most 2^64 cycles)", self.steps),
+            ));
         }
         if self.step() > self.steps {
             return Err(ConfigError::value(

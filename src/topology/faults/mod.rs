@@ -272,6 +272,8 @@ impl FaultConfig {
     pub fn build(&self, topo: &dyn Topology, run_seed: u64) -> Result<FaultSet, ConfigError> {
         let base = self.base_set(topo, run_seed)?;
         match &self.lifetime {
+            // A lifetime played during the run starts from the base set (`crate::sim::events`).
+            Some(l) if l.every_cycles > 0 => Ok(base),
             None => Ok(base),
             Some(l) => {
                 let steps = lifetime::simulate(topo, &base, l, self.seed_or(run_seed), Some(l.step()));

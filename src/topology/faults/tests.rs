@@ -198,7 +198,7 @@ fn components_count_unreachable_ordered_pairs() {
 #[test]
 fn lifetime_accumulates_repairs_critical_failures_and_is_nested() {
     let t = hx(&[4, 4, 4]);
-    let l = LifetimeConfig { link_rate: 0.2, switch_rate: 0.05, years: 8.0, steps: 8, step: None };
+    let l = LifetimeConfig { link_rate: 0.2, switch_rate: 0.05, years: 8.0, steps: 8, step: None, every_cycles: 0 };
     let all = lifetime::simulate(&*t, &FaultSet::default(), &l, 3, None);
     assert_eq!(all.len(), 9);
     assert!(all[0].faults.is_empty());
