@@ -288,7 +288,62 @@ impl NetPartition {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
     use crate::engine::{Outcome, Progress, RunSpec};
+    use crate::topology::faults::FaultSet;
+
+    /// The whole 4x4 HyperX (4 servers a switch, load 0.9) in one partition, with `routing`.
+    struct Fixture {
+        cfg: Config,
+        params: Arc<crate::network::ModelParams>,
+        net: Arc<crate::topology::Fabric>,
+    }
+
+    impl Fixture {
+        fn new(seed: u64, routing: &str) -> Self {
+            let cfg = crate::config::parse_str(
+                &format!(
+                    "seed = {seed}\n[topology]\nkind = \"hyperx\"\nsides = [4, 4]\nservers_per_switch = 4\n\
+                     [traffic]\nload = 0.9\n[routing]\nalgorithm = \"{routing}\"\n"
+                ),
+                "test",
+                &[],
+            )
+            .unwrap();
+            let net = crate::sim::build_network(&cfg).unwrap();
+            let params = Arc::new(crate::sim::build_params(&cfg, net.clone(), &cfg.schedule()).unwrap());
+            Fixture { cfg, params, net }
+        }
+        fn partition(&self) -> NetPartition {
+            let n = self.net.num_switches() as u32;
+            NetPartition::new(self.params.clone(), (0..n).collect(), Arc::new((0..n).collect()))
+        }
+        /// The model after `faults`, with the routing rebuilt on it and the routers' VCs.
+        fn after(&self, faults: FaultSet) -> Arc<crate::network::ModelParams> {
+            let f = Arc::new(crate::topology::Fabric::new(self.net.topology_arc(), &faults));
+            let r: Arc<dyn crate::routing::Routing> =
+                Arc::from(crate::routing::build(&self.cfg.routing_params(), f.clone()).unwrap());
+            let mut p = crate::sim::build::build_params_with(&self.cfg, f, &self.cfg.schedule(), Some(r)).unwrap();
+            p.vcs = self.params.vcs;
+            Arc::new(p)
+        }
+        /// Run `part` from `start` to the break at `until` (`Cycle::MAX`: to cycle 4000).
+        fn run(&self, part: NetPartition, start: Cycle, until: Cycle) -> (NetPartition, Outcome) {
+            let spec = RunSpec {
+                end: 4000,
+                lookahead: 1,
+                max_delay: self.params.max_delay(),
+                stop_when_drained: false,
+                watchdog: 100_000,
+                start,
+                pause_at: Cycle::MAX,
+                break_at: until,
+            };
+            let part_of = vec![0u32; self.net.num_switches()];
+            let (mut parts, outcome) = crate::engine::run(vec![part], &part_of, &spec, &Progress::default());
+            (parts.pop().unwrap(), outcome)
+        }
+    }
 
     /// The packets a failed link loses are exactly those in the output buffers feeding it (both
     /// directions) and those on its wire, counted here from the partition's state at the event
@@ -297,36 +352,13 @@ mod tests {
     #[test]
     fn a_failed_link_loses_what_is_on_it_and_in_its_output_buffers() {
         for algorithm in ["minimal", "surepath-polarized"] {
-            let cfg = crate::config::parse_str(
-                "seed = 4\n[topology]\nkind = \"hyperx\"\nsides = [4, 4]\nservers_per_switch = 4\n[traffic]\nload = 0.9\n",
-                "test",
-                &[format!("routing.algorithm={algorithm}")],
-            )
-            .unwrap();
-            let schedule = cfg.schedule();
-            let net = crate::sim::build_network(&cfg).unwrap();
-            let params = Arc::new(crate::sim::build_params(&cfg, net.clone(), &schedule).unwrap());
-            let n = net.num_switches();
-            let mut part =
-                NetPartition::new(params.clone(), (0..n as u32).collect(), Arc::new((0..n as u32).collect()));
+            let fx = Fixture::new(4, algorithm);
             let event = 1500;
-            let spec = RunSpec {
-                end: 4000,
-                lookahead: 1,
-                max_delay: params.max_delay(),
-                stop_when_drained: false,
-                watchdog: 100_000,
-                start: 0,
-                pause_at: Cycle::MAX,
-                break_at: event,
-            };
-            let part_of = vec![0u32; n];
-            let (mut parts, outcome) = crate::engine::run(vec![part], &part_of, &spec, &Progress::default());
+            let (mut part, outcome) = fx.run(fx.partition(), 0, event);
             assert!(matches!(outcome, Outcome::Paused { .. }), "{outcome:?}");
-            part = parts.pop().unwrap();
             assert_eq!(part.resume_at(), Some(event));
             // Link (switch 0, port 0) to its neighbour (b, q); router ports are servers first.
-            let topo = net.topology();
+            let topo = fx.net.topology();
             let (b, q) = topo.neighbour(0, 0).unwrap();
             let t = topo.servers_at(0);
             let out_packets = |p: &NetPartition, sw: u32, port: usize| -> u64 {
@@ -342,27 +374,19 @@ mod tests {
             });
             let expected = buffered + on_wire.count() as u64;
             assert!(expected > 0, "{algorithm}: at load 0.9 the link carries packets at the event");
-            let faults = crate::topology::faults::FaultSet { links: vec![(0, 0)], switches: vec![] };
-            let after = Arc::new(crate::topology::Fabric::new(net.topology_arc(), &faults));
-            let routing: Arc<dyn crate::routing::Routing> =
-                Arc::from(crate::routing::build(&cfg.routing_params(), after.clone()).unwrap());
-            let mut p2 = crate::sim::build::build_params_with(&cfg, after, &schedule, Some(routing)).unwrap();
-            p2.vcs = params.vcs;
+            let after = fx.after(FaultSet { links: vec![(0, 0)], switches: vec![] });
             let generated_before = part.stats.generated_packets;
-            assert_eq!(part.apply_failure(Arc::new(p2), 0, event), expected, "{algorithm}");
+            assert_eq!(part.apply_failure(after, 0, event), expected, "{algorithm}");
             assert_eq!(part.stats.event_lost, vec![expected]);
-            // The rest of the run: nothing stranded, and packets keep arriving.
+            // The rest of the run: packets keep arriving.
             let delivered = part.stats.delivered_packets;
-            let spec = RunSpec { start: event, break_at: Cycle::MAX, ..spec };
-            let (parts, outcome) = crate::engine::run(vec![part], &part_of, &spec, &Progress::default());
+            let (part, outcome) = fx.run(part, event, Cycle::MAX);
             assert!(matches!(outcome, Outcome::Finished { .. }), "{outcome:?}");
             if algorithm == "surepath-polarized" {
                 // Its escape reaches every destination from any state.
-                assert_eq!(parts[0].stats.stranded_packets, 0, "{algorithm}");
+                assert_eq!(part.stats.stranded_packets, 0, "{algorithm}");
             }
-            assert!(
-                parts[0].stats.delivered_packets > delivered && parts[0].stats.generated_packets > generated_before
-            );
+            assert!(part.stats.delivered_packets > delivered && part.stats.generated_packets > generated_before);
         }
     }
 
@@ -373,46 +397,18 @@ mod tests {
     /// link starts with every credit its buffer has free).
     #[test]
     fn credits_add_up_on_every_link_across_a_failure_and_a_repair() {
-        let cfg = crate::config::parse_str(
-            "seed = 9\n[topology]\nkind = \"hyperx\"\nsides = [4, 4]\nservers_per_switch = 4\n[traffic]\nload = 0.9\n\
-             [routing]\nalgorithm = \"surepath-polarized\"\n",
-            "test",
-            &[],
-        )
-        .unwrap();
-        let schedule = cfg.schedule();
-        let net = crate::sim::build_network(&cfg).unwrap();
-        let params = Arc::new(crate::sim::build_params(&cfg, net.clone(), &schedule).unwrap());
-        let topo = net.topology_arc();
-        let n = net.num_switches();
-        let part_of = vec![0u32; n];
-        let with = |faults: crate::topology::faults::FaultSet| {
-            let f = Arc::new(crate::topology::Fabric::new(topo.clone(), &faults));
-            let r: Arc<dyn crate::routing::Routing> =
-                Arc::from(crate::routing::build(&cfg.routing_params(), f.clone()).unwrap());
-            let mut p = crate::sim::build::build_params_with(&cfg, f, &schedule, Some(r)).unwrap();
-            p.vcs = params.vcs;
-            Arc::new(p)
-        };
+        let fx = Fixture::new(9, "surepath-polarized");
+        let topo = fx.net.topology_arc();
+        let n = fx.net.num_switches();
         // Switch 0's link on port 0 and switch 5 fail at 1000; both come back at 1700.
-        let failed = with(crate::topology::faults::FaultSet { links: vec![(0, 0)], switches: vec![5] });
-        let whole = with(crate::topology::faults::FaultSet::default());
-        let mut part = NetPartition::new(params.clone(), (0..n as u32).collect(), Arc::new((0..n as u32).collect()));
+        let failed = fx.after(FaultSet { links: vec![(0, 0)], switches: vec![5] });
+        let whole = fx.after(FaultSet::default());
+        let mut part = fx.partition();
         let mut start = 0;
         for (pause, change) in [(700, None), (1000, Some(failed)), (1300, None), (1700, Some(whole)), (2400, None)] {
-            let spec = RunSpec {
-                end: 4000,
-                lookahead: 1,
-                max_delay: params.max_delay(),
-                stop_when_drained: false,
-                watchdog: 100_000,
-                start,
-                pause_at: Cycle::MAX,
-                break_at: pause,
-            };
-            let (mut parts, outcome) = crate::engine::run(vec![part], &part_of, &spec, &Progress::default());
+            let (p, outcome) = fx.run(part, start, pause);
             assert!(matches!(outcome, Outcome::Paused { .. }), "{outcome:?}");
-            part = parts.pop().unwrap();
+            part = p;
             start = pause;
             if let Some(p) = change {
                 part.apply_failure(p, 0, pause);
@@ -444,7 +440,7 @@ mod tests {
                             .count();
                         assert_eq!(
                             cred + held + due + flying,
-                            params.input_buffer as usize,
+                            fx.params.input_buffer as usize,
                             "link ({s}, {p}) VC {vc} at cycle {pause}: credits {cred}, held {held}, due {due}, flying {flying}"
                         );
                         checked += 1;
