@@ -184,13 +184,11 @@ impl NetPartition {
         let mut n = 0;
         for vc in 0..v {
             let qi = oi * v + vc;
-            while !self.outvc[qi].q.is_empty() {
-                let idx = self.outvc[qi].q.pop(&mut self.slab);
-                self.slab.remove(idx);
-                self.outvc[qi].occ -= 1;
-                self.outp[oi].load -= 1;
-                n += 1;
-            }
+            let k = self.outvc[qi].q.drop_all(&mut self.slab);
+            // An output VC holds at most `output_buffer` (a u16) packets.
+            self.outvc[qi].occ -= k as u16;
+            self.outp[oi].load -= k as u32;
+            n += k;
         }
         self.outp[oi].vc_mask = 0;
         clear_bit(&mut self.out_mask[li * w..(li + 1) * w], port);
@@ -206,12 +204,11 @@ impl NetPartition {
         let mut n = 0;
         for vc in 0..v {
             let qi = pi * v + vc;
-            while !self.inbuf[qi].q.is_empty() {
-                let idx = self.inbuf[qi].q.pop(&mut self.slab);
-                self.slab.remove(idx);
+            let k = self.inbuf[qi].q.drop_all(&mut self.slab);
+            for _ in 0..k {
                 self.credit_at(li, port as u16, vc as u8, now);
-                n += 1;
             }
+            n += k;
             self.inbuf[qi].refused_until = 0;
         }
         self.inp[pi].vc_mask = 0;
@@ -224,13 +221,8 @@ impl NetPartition {
     /// generates again; returns how many packets were dropped.
     fn silence_server(&mut self, li: usize, s: usize) -> u64 {
         let si = self.srv_base[li] as usize + s;
-        let mut n = 0;
         let srv = &mut self.servers[si];
-        while !srv.queue.is_empty() {
-            let idx = srv.queue.pop(&mut self.slab);
-            self.slab.remove(idx);
-            n += 1;
-        }
+        let n = srv.queue.drop_all(&mut self.slab);
         srv.queued = 0;
         if srv.remaining > 0 {
             srv.remaining = 0;

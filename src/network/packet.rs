@@ -145,6 +145,17 @@ impl Queue {
         self.head = l.next;
         h
     }
+    /// Remove every packet and free its slot in `slab` (a failure dropping a buffer); returns how
+    /// many there were.
+    pub fn drop_all(&mut self, slab: &mut Slab) -> u64 {
+        let mut n = 0;
+        while !self.is_empty() {
+            let i = self.pop(slab);
+            slab.remove(i);
+            n += 1;
+        }
+        n
+    }
     /// The head, or [`NIL`].
     #[inline]
     pub fn front(&self) -> u32 {

@@ -53,6 +53,8 @@ pub const SUMMARY_UNITS: &[(&str, &str, &str)] = &[
     ("wall_seconds", "s", "wall-clock time of the simulation loop"),
     ("hops_per_second", "switch traversals/s", "simulation speed"),
     ("completion_cycles", "cycles", "fixed workloads: cycle at which the last tail arrived"),
+    ("packets_lost", "packets", "failure events: packets lost at the events (on failed links and in failed switches)"),
+    ("packets_stranded", "packets", "failure events: packets dropped after an event for want of a live route"),
     (
         "steady_state",
         "bool",

@@ -33,11 +33,6 @@ impl Degraded {
     pub fn new(inner: Arc<dyn Routing>, net: Arc<Fabric>, withdraw_failed: bool) -> Self {
         Degraded { inner, net, withdraw_failed }
     }
-
-    /// The routing this one wraps.
-    pub fn inner(&self) -> &Arc<dyn Routing> {
-        &self.inner
-    }
 }
 
 /// Keep the items of `v` from `from` on that satisfy `keep`, in order (the earlier ones untouched).

@@ -127,8 +127,8 @@ pub struct LiveFaults {
     applied: usize,
     /// Rebuilds due: (cycle, index into `timeline.sets`), in order of cycle.
     due: Vec<(Cycle, usize)>,
-    /// The routing in force, unwrapped, and the index of the set it was built on.
-    inner: Option<(Arc<dyn Routing>, usize)>,
+    /// The routing in force, unwrapped (`None` until the first event: the run's own).
+    inner: Option<Arc<dyn Routing>>,
     /// The network after the events applied so far.
     net: Option<Arc<Fabric>>,
     /// One record per event.
@@ -246,8 +246,7 @@ impl LiveFaults {
     ) -> Result<Arc<ModelParams>, SimError> {
         let mut params = params.clone();
         let topo = params.net.topology_arc();
-        let (inner, _) = self.inner.clone().unwrap_or_else(|| (params.routing.clone(), 0));
-        let mut inner = inner;
+        let mut inner = self.inner.clone().unwrap_or_else(|| params.routing.clone());
         while self.due.first().is_some_and(|d| d.0 <= now) {
             let (_, set) = self.due.remove(0);
             let started = Instant::now();
@@ -261,7 +260,7 @@ impl LiveFaults {
             r.rebuilt_at = Some(now);
             r.rebuild_seconds = Some(started.elapsed().as_secs_f64());
             inner = rebuilt;
-            self.inner = Some((inner.clone(), set));
+            self.inner = Some(inner.clone());
             let current = self.net.clone().expect("an event applied");
             let routing: Arc<dyn Routing> = Arc::new(Degraded::new(inner.clone(), current, set != self.applied));
             params = Arc::new(ModelParams { routing, ..(*params).clone() });
@@ -277,13 +276,14 @@ impl LiveFaults {
             self.applied += 1;
             let (routing, fresh): (Arc<dyn Routing>, bool) = if self.rebuilds && self.reconfigure == 0 {
                 let rebuilt = self.build_routing(cfg, net.clone(), &params, now)?;
-                self.inner = Some((rebuilt.clone(), k + 1));
+                self.inner = Some(rebuilt.clone());
                 (Arc::new(Degraded::new(rebuilt, net.clone(), false)), true)
             } else {
                 if self.rebuilds {
-                    self.due.push((now + self.reconfigure, k + 1));
+                    // A rebuild due after the run's end never comes.
+                    self.due.push((now.saturating_add(self.reconfigure), k + 1));
                 }
-                self.inner.get_or_insert((inner.clone(), 0));
+                self.inner.get_or_insert(inner.clone());
                 (Arc::new(Degraded::new(inner, net.clone(), true)), false)
             };
             let next = build_params_with(cfg, net, schedule, Some(routing))?;
