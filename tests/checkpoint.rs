@@ -222,6 +222,26 @@ fn sigkill_and_resume_across_failure_events() {
     killed_and_resumed_with("1", Some("2"), "3000", &extra);
 }
 
+/// End-to-end retransmission: a checkpoint at the break of an event (every 3,000 cycles, the
+/// event at 3,000) holds the notices of its losses not yet sent to their sources; later resends
+/// are pending messages and per-server counts. Minimal strands packets after each event.
+#[test]
+fn sigkill_and_resume_with_retransmission() {
+    let extra = [
+        "--set",
+        "routing.algorithm=minimal",
+        "--set",
+        "traffic.load=0.8",
+        "--set",
+        "faults.reconfigure_cycles=300",
+        "--set",
+        "faults.retransmit_cycles=400",
+        "--set",
+        "faults.events=[{cycle=3000, random_links=8}, {cycle=4500, links=[[0,0]]}]",
+    ];
+    killed_and_resumed_with("2", Some("1"), "3000", &extra);
+}
+
 /// The end-to-end injection window: the per-server outstanding counters are in the switch records
 /// and the acknowledgements in flight are pending messages; both must survive, also across thread
 /// counts (a window of 2 past saturation keeps servers waiting for acknowledgements all the time).

@@ -330,6 +330,8 @@ fn fault_kinds(dir: &std::path::Path) -> Vec<FaultKind> {
                 "faults.events=[{cycle=100,random_links=2}]".into(),
                 "faults.reconfigure_cycles=60".into(),
                 "faults.stranded=\"wait\"".into(),
+                "faults.retransmit_cycles=40".into(),
+                "faults.retransmit_limit=2".into(),
             ],
             None,
         ),

@@ -258,3 +258,130 @@ fn check_deadlock_checks_every_change_of_a_table_routing() {
     let all = free(&v) && t.iter().all(|x| free(&x["report"]));
     assert_eq!(out.status.code(), Some(if all { 0 } else { 1 }), "{v}");
 }
+
+#[test]
+fn retransmission_delivers_what_failures_lose() {
+    // Every loss (at an event, or stranded after one) is either sent again by its source or
+    // given up; with the same events as `every_packet_is_delivered_lost_or_stranded`, everything
+    // generated is delivered but what is given up: the packets to and from switch 10, which fails.
+    let events = "[{cycle=300, links=[[0,0],[5,1]]}, {cycle=900, switches=[10]}, {cycle=1500, random_links=3}]";
+    for routing in ["minimal", "surepath-polarized", "valiant"] {
+        let r =
+            run_with(&drained(routing, events, &["faults.reconfigure_cycles=400", "faults.retransmit_cycles=300"]), 1);
+        let s = &r.summary;
+        assert!(r.complete, "{routing}: drains");
+        let (lost, stranded) = (s.packets_lost.unwrap(), s.packets_stranded.unwrap());
+        let (again, abandoned) = (s.packets_retransmitted.unwrap(), s.packets_abandoned.unwrap());
+        assert!(lost + stranded > 0, "{routing}: the events lose packets");
+        assert_eq!(lost + stranded, again + abandoned, "{routing}: each loss is sent again or given up");
+        assert_eq!(s.packets_generated, s.packets_delivered + abandoned, "{routing}: the rest is delivered");
+        let without = run_with(&drained(routing, events, &["faults.reconfigure_cycles=400"]), 1).summary;
+        assert!(s.packets_delivered > without.packets_delivered, "{routing}: more delivered than without");
+    }
+    // Links only, with SurePath (whose escape always has a route): nothing is given up.
+    let r =
+        run_with(&drained("surepath-polarized", "[{cycle=300, random_links=6}]", &["faults.retransmit_cycles=200"]), 2);
+    let s = &r.summary;
+    assert!(s.packets_lost.unwrap() > 0 && s.packets_abandoned == Some(0), "{s:?}");
+    assert_eq!(s.packets_generated, s.packets_delivered);
+}
+
+#[test]
+fn a_packet_is_sent_again_at_most_the_retry_limit() {
+    // DOR's one route to some destinations crosses the failed link for good: each of those
+    // packets is stranded again every time it is sent, so it is given up after exactly `limit`
+    // retransmissions, and (losses) = (limit + 1) x (given up).
+    for limit in [1u64, 3] {
+        let l = format!("faults.retransmit_limit={limit}");
+        let r = run_with(&drained("dor", "[{cycle=200, links=[[0,0]]}]", &["faults.retransmit_cycles=100", &l]), 1);
+        let s = &r.summary;
+        let losses = s.packets_lost.unwrap() + s.packets_stranded.unwrap();
+        let abandoned = s.packets_abandoned.unwrap();
+        assert!(abandoned > 0, "{s:?}");
+        assert_eq!(losses, (limit + 1) * abandoned, "limit {limit}");
+        assert_eq!(s.packets_retransmitted, Some(limit * abandoned));
+        assert_eq!(s.packets_generated, s.packets_delivered + abandoned);
+    }
+}
+
+#[test]
+fn a_collective_interrupted_by_a_failure_completes_later() {
+    // A ring all-reduce over the 64 servers; three links fail mid-run. With retransmission the
+    // collective completes, every message arrives once, and it takes longer than without the
+    // failure; the layouts agree.
+    let kernel = ["workload.kernel=allreduce-ring", "workload.bytes=65536"];
+    for routing in ["minimal", "surepath-polarized"] {
+        let a = format!("routing.algorithm={routing}");
+        let mut whole: Vec<&str> = vec![&a];
+        whole.extend(kernel);
+        let clean = run_with(&cfg(&whole), 1).summary;
+        let mut failing = whole.clone();
+        failing.extend([
+            "faults.events=[{cycle=1500, links=[[0,0],[5,1],[10,2]]}]",
+            "faults.reconfigure_cycles=300",
+            "faults.retransmit_cycles=500",
+        ]);
+        let c = cfg(&failing);
+        let one = run_with(&c, 1);
+        let s = &one.summary;
+        assert!(one.complete, "{routing}");
+        assert_eq!(s.messages_delivered, clean.messages_delivered, "{routing}");
+        assert_eq!(s.packets_delivered, s.packets_generated, "{routing}: nothing given up");
+        assert_eq!(s.packets_abandoned, Some(0));
+        // The failure hits packets of this ring (Minimal strands the ones its VC ladder leaves
+        // without a route; SurePath loses the one on a failed wire), and a resent packet comes
+        // at least the timeout late.
+        assert!(s.packets_retransmitted > Some(0), "{routing}: {s:?}");
+        assert!(s.makespan_cycles.unwrap() > clean.makespan_cycles.unwrap(), "{routing}: {s:?}");
+        let three = run_with(&c, 3);
+        let key = |r: &RunResult| {
+            let mut s = r.summary.clone();
+            (s.wall_seconds, s.hops_per_second, s.peak_memory_bytes) = (0.0, 0.0, 0);
+            s.failure_events.iter_mut().for_each(|e| e.rebuild_seconds = None);
+            serde_json::to_string(&s).unwrap()
+        };
+        assert_eq!(key(&one), key(&three), "{routing}: 1 and 3 threads");
+    }
+}
+
+#[test]
+fn lost_packets_free_their_injection_window() {
+    // With an end-to-end window of 2 packets a server whose outstanding packets are lost would
+    // wait for their acknowledgements for ever; the loss frees the slot (or the resent packet
+    // keeps it), so the fixed workload drains either way.
+    let events = "[{cycle=200, links=[[0,0],[5,1],[9,3]]}]";
+    let window = ["router.injection_throttle=window", "router.injection_window=2", "faults.reconfigure_cycles=300"];
+    for retransmit in [None, Some("faults.retransmit_cycles=200")] {
+        let mut extra = window.to_vec();
+        extra.extend(retransmit);
+        let r = run_with(&drained("minimal", events, &extra), 1);
+        let s = &r.summary;
+        assert!(r.complete, "{retransmit:?}");
+        assert!(s.packets_lost.unwrap() + s.packets_stranded.unwrap() > 0, "{retransmit:?}: {s:?}");
+        let gone = match retransmit {
+            None => s.packets_lost.unwrap() + s.packets_stranded.unwrap(),
+            Some(_) => s.packets_abandoned.unwrap(),
+        };
+        assert_eq!(s.packets_generated, s.packets_delivered + gone, "{retransmit:?}");
+    }
+}
+
+#[test]
+fn retransmission_is_refused_where_it_cannot_work() {
+    let err = |sets: &[&str]| hxsim::sim::validate(&cfg(sets), None).unwrap_err().to_string();
+    let ring = "workload.kernel=allreduce-ring";
+    let event = "faults.events=[{cycle=500, links=[[0,0]]}]";
+    let e = err(&[ring, event]);
+    assert!(e.contains("faults.retransmit_cycles") && e.contains("[workload]"), "{e}");
+    // Switch 3 runs tasks 12 to 15.
+    let e = err(&[ring, "faults.events=[{cycle=500, switches=[3]}]", "faults.retransmit_cycles=500"]);
+    assert!(e.contains("faults.events[0]") && e.contains("switch 3"), "{e}");
+    let e = err(&[ring, event, "faults.retransmit_cycles=500", "faults.unreachable=\"drop\""]);
+    assert!(e.contains("faults.unreachable"), "{e}");
+    let e = err(&[event, "faults.retransmit_cycles=10", "link.latency=40"]);
+    assert!(e.contains("faults.retransmit_cycles") && e.contains("40"), "{e}");
+    let e = parse_str(BASE, "t", &["faults.retransmit_limit=0".into()]).unwrap_err().to_string();
+    assert!(e.contains("faults.retransmit_limit"), "{e}");
+    let e = parse_str(BASE, "t", &["faults.retransmit_cycles=0".into()]).unwrap_err().to_string();
+    assert!(e.contains("faults.retransmit_cycles"), "{e}");
+}

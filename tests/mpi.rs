@@ -119,6 +119,29 @@ fn ranks_give_the_single_process_summary_with_failure_events() {
     }
 }
 
+/// End-to-end retransmission: a lost packet's notice travels to its source's rank as an engine
+/// message, and each switch queues the packets it gets back in an order of their own: ranks give
+/// the single-process summary.
+#[test]
+fn ranks_give_the_single_process_summary_with_retransmission() {
+    let events = [
+        "--set",
+        "routing.algorithm=minimal",
+        "--set",
+        "traffic.load=0.8",
+        "--set",
+        "faults.reconfigure_cycles=100",
+        "--set",
+        "faults.retransmit_cycles=150",
+        "--set",
+        "faults.events=[{cycle=400, random_links=20}, {cycle=650, switches=[5]}]",
+    ];
+    let reference = single(&events, 1);
+    assert!(reference["packets_retransmitted"].as_u64().unwrap() > 0, "{reference}");
+    assert_eq!(mpirun(2, 1, &events), reference, "2 ranks");
+    assert_eq!(mpirun(3, 2, &events), reference, "3 ranks x 2 threads");
+}
+
 /// The end-to-end injection window sends acknowledgements between switches of different ranks
 /// (engine messages like any other): past saturation, where servers wait for them all the time,
 /// ranks still give the single-process summary.

@@ -75,9 +75,17 @@ pub fn stranded_note(cfg: &Config, s: &Summary) -> Option<String> {
     } else {
         format!("{alg} cannot route around failed links or switches and is never rebuilt; use a fault-tolerant routing")
     };
+    let fate = match (s.packets_retransmitted, s.packets_abandoned) {
+        (Some(sent), Some(given_up)) => format!(
+            "; with those lost, {sent} were sent again by their source (packets_retransmitted) and {given_up} given \
+             up (packets_abandoned: retries spent, faults.retransmit_limit = {})",
+            cfg.faults.retransmit_limit
+        ),
+        _ => String::new(),
+    };
     Some(format!(
         "warning: {n} packets were stranded after failure events and dropped (packets_stranded): {why}; {} more \
-         were lost at the events (packets_lost)",
+         were lost at the events (packets_lost){fate}",
         s.packets_lost.unwrap_or(0)
     ))
 }

@@ -249,6 +249,14 @@ pub struct Stats {
     /// for them (a deterministic routing's port failed, or their destination did), over the run.
     #[serde(default)]
     pub stranded_packets: u64,
+    /// Lost or stranded packets that their source sent again (`faults.retransmit_cycles`), each
+    /// time counted.
+    #[serde(default)]
+    pub retransmitted_packets: u64,
+    /// With `faults.retransmit_cycles`: lost or stranded packets their source gave up (its
+    /// retries spent, or the source or destination failed).
+    #[serde(default)]
+    pub abandoned_packets: u64,
 }
 
 /// Values below this are their own bucket in [`log_bucket`].
@@ -364,6 +372,8 @@ impl Stats {
             *a += b;
         }
         self.stranded_packets += o.stranded_packets;
+        self.retransmitted_packets += o.retransmitted_packets;
+        self.abandoned_packets += o.abandoned_packets;
     }
 
     /// The sample of the interval holding cycle `at` (intervals of `sample_cycles`), appending the
@@ -665,6 +675,14 @@ pub struct Summary {
     /// Failure events: packets dropped after an event for want of a live route, over the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packets_stranded: Option<u64>,
+    /// Failure events with `faults.retransmit_cycles`: lost or stranded packets sent again by their
+    /// source, each time counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets_retransmitted: Option<u64>,
+    /// Failure events with `faults.retransmit_cycles`: lost or stranded packets given up (retries
+    /// spent, or source or destination failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets_abandoned: Option<u64>,
     /// Failure events: what each did and cost ([`FailureEvent`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failure_events: Vec<FailureEvent>,

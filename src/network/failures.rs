@@ -10,8 +10,8 @@
 //!   queues; its servers stop generating, and traffic to them is no longer generated (the new
 //!   [`super::ModelParams`] restricts the pattern as for a switch failed from the start);
 //! - these packets are **lost**: counted per event ([`crate::metrics::Stats::event_lost`]) and in the
-//!   time series ([`crate::metrics::Sample::lost_packets`]), never delivered. Real links lose what
-//!   is on them; end-to-end retransmission is not modelled.
+//!   time series ([`crate::metrics::Sample::lost_packets`]). Real links lose what is on them;
+//!   whether the packet is gone or sent again is the transport's business (below).
 //!
 //! **After the event** every head routes with the routing in force (see
 //! [`crate::routing::degraded`]): the old one with the failed ports withdrawn until the rebuild,
@@ -31,11 +31,39 @@
 //! on the wire or in a failed switch's input buffer has its slot credited back), so that a
 //! **repaired** link or switch starts with every credit its far buffers have free. No candidate
 //! names a failed port while it is failed. A repaired switch's servers generate again.
+//!
+//! **End-to-end retransmission** (`faults.retransmit_cycles = R`): a reliable transport (an
+//! InfiniBand reliable connection, a NIC with a retransmission timeout) sends a lost packet
+//! again. Here the source learns of a loss `R` cycles after it (a notice on an idealised control
+//! channel, as acknowledgements are: [`super::RESEND_VC`]), and puts the packet back at the head
+//! of its source queue, routed afresh from its source switch under the routing then in force; it
+//! keeps its creation cycle, so its latency counts the detour. A packet is sent again at most
+//! `faults.retransmit_limit` times, and never to or from a server that has failed: those are
+//! given up (`packets_abandoned`). A workload's message thus completes, later, where without
+//! retransmission it would wait for ever; a send completes as before (its last packet left), and
+//! the resent packets take no new place in the message's accounting. With
+//! `router.injection_throttle = "window"` a resent packet keeps the window slot it had, and one
+//! given up (or dropped without retransmission) frees it by the same notice.
+//!
+//! Determinism: notices are messages of the engine, sent `R >= ` the largest link latency ahead so
+//! that they respect the lookahead between partitions; the packets a switch gets back in one
+//! cycle are queued in an order of their own contents (server, destination, message, retries),
+//! not of their arrival, so that any partitioning queues them alike.
 
-use super::packet::NIL;
-use super::{clear_bit, CreditDue, Msg, NetPartition, NO_VC};
-use crate::engine::Cycle;
+use super::packet::{Packet, NIL};
+use super::{clear_bit, CreditDue, Msg, NetPartition, Throttle, NO_VC, RESEND_VC};
+use crate::engine::{Cycle, Scheduler};
+use crate::routing::RouteState;
 use std::sync::Arc;
+
+/// A loss its source is told of (see the module docs): at cycle `at`, the packet to send again,
+/// or (`None`) the window slot of server `src` to free.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+pub struct Notice {
+    at: Cycle,
+    src: u32,
+    pkt: Option<Packet>,
+}
 
 /// What a head with no candidate does (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +92,7 @@ impl NetPartition {
         let net = self.p.net.clone();
         let mut lost = 0u64;
         let mut lost_in_network = 0u64;
+        let mut gone = Vec::new();
         let quiet =
             |p: &super::ModelParams, v: u32| !p.net.server_alive(v) || p.silent.as_ref().is_some_and(|q| q[v as usize]);
         for li in 0..self.switches.len() {
@@ -71,13 +100,13 @@ impl NetPartition {
             let t = self.t_of[li] as usize;
             if !net.switch_alive(sw) && old.net.switch_alive(sw) {
                 for port in 0..self.np {
-                    lost_in_network += self.clear_output(li, port);
-                    lost_in_network += self.clear_input(li, port, now);
+                    lost_in_network += self.clear_output(li, port, &mut gone);
+                    lost_in_network += self.clear_input(li, port, now, &mut gone);
                 }
             }
             for port in 0..net.switch_ports(sw) {
                 if net.switch_alive(sw) && !net.alive(sw, port as u16) && old.net.alive(sw, port as u16) {
-                    lost_in_network += self.clear_output(li, t + port);
+                    lost_in_network += self.clear_output(li, t + port, &mut gone);
                 }
             }
             // Servers that stop (their switch failed, or their destination under a permutation)
@@ -86,7 +115,7 @@ impl NetPartition {
             for s in 0..t {
                 let v = self.first_server[li] + s as u32;
                 match (quiet(&old, v), quiet(&self.p, v)) {
-                    (false, true) => lost += self.silence_server(li, s),
+                    (false, true) => lost += self.silence_server(li, s, &mut gone),
                     (true, false) => self.restart_server(li, s, now),
                     _ => continue,
                 }
@@ -101,21 +130,30 @@ impl NetPartition {
         // port's count whole for a repair).
         if let Some((at, mut pending)) = self.parked.take() {
             let before = pending.len();
+            let mut back = Vec::new();
             pending.retain(|&(_, lp, msg)| {
-                let Msg::Arrival { port, vc, .. } = msg else { return true };
+                let Msg::Arrival { port, vc, pkt } = msg else { return true };
                 let li = self.local_of[lp as usize] as usize;
                 let (sw, t) = (self.switches[li], self.t_of[li]);
+                if vc == RESEND_VC {
+                    // Back to a source that has just failed: given up when it arrives.
+                    return true;
+                }
                 let keep = net.switch_alive(sw) && (port < t || net.alive(sw, port - t));
                 if !keep {
                     self.credit_at(li, port, vc, now);
+                    back.push(pkt);
                 }
                 keep
             });
             lost_in_network += (before - pending.len()) as u64;
+            gone.extend(back);
             self.parked = Some((at, pending));
         }
         lost += lost_in_network;
-        self.in_flight -= lost as i64;
+        for pkt in gone {
+            self.lose(pkt, now);
+        }
         if self.stats.event_lost.len() <= event {
             self.stats.event_lost.resize(event + 1, 0);
         }
@@ -176,15 +214,15 @@ impl NetPartition {
         }
     }
 
-    /// Drop every packet in the output buffers of router port `port` of local switch `li`, as if
-    /// each had left (occupancy and load fall); returns how many.
-    fn clear_output(&mut self, li: usize, port: usize) -> u64 {
+    /// Drop every packet in the output buffers of router port `port` of local switch `li` into
+    /// `gone`, as if each had left (occupancy and load fall); returns how many.
+    fn clear_output(&mut self, li: usize, port: usize, gone: &mut Vec<Packet>) -> u64 {
         let (np, v, w) = (self.np, self.v, self.words);
         let oi = li * np + port;
         let mut n = 0;
         for vc in 0..v {
             let qi = oi * v + vc;
-            let k = self.outvc[qi].q.drop_all(&mut self.slab);
+            let k = self.outvc[qi].q.take_all(&mut self.slab, gone);
             // An output VC holds at most `output_buffer` (a u16) packets.
             self.outvc[qi].occ -= k as u16;
             self.outp[oi].load -= k as u32;
@@ -197,14 +235,14 @@ impl NetPartition {
     }
 
     /// Drop every packet in the input buffers of router port `port` of local switch `li` (a
-    /// failed switch), crediting their slots back from `now` on; returns how many.
-    fn clear_input(&mut self, li: usize, port: usize, now: Cycle) -> u64 {
+    /// failed switch) into `gone`, crediting their slots back from `now` on; returns how many.
+    fn clear_input(&mut self, li: usize, port: usize, now: Cycle, gone: &mut Vec<Packet>) -> u64 {
         let (np, v, w) = (self.np, self.v, self.words);
         let pi = li * np + port;
         let mut n = 0;
         for vc in 0..v {
             let qi = pi * v + vc;
-            let k = self.inbuf[qi].q.drop_all(&mut self.slab);
+            let k = self.inbuf[qi].q.take_all(&mut self.slab, gone);
             for _ in 0..k {
                 self.credit_at(li, port as u16, vc as u8, now);
             }
@@ -217,13 +255,16 @@ impl NetPartition {
         n
     }
 
-    /// Server `s` of local switch `li` stops for good: its source queue is dropped and it never
-    /// generates again; returns how many packets were dropped.
-    fn silence_server(&mut self, li: usize, s: usize) -> u64 {
+    /// Server `s` of local switch `li` stops for good: its source queue is dropped into `gone` and
+    /// it never generates again; returns how many packets were dropped.
+    fn silence_server(&mut self, li: usize, s: usize, gone: &mut Vec<Packet>) -> u64 {
         let si = self.srv_base[li] as usize + s;
         let srv = &mut self.servers[si];
-        let n = srv.queue.drop_all(&mut self.slab);
+        let n = srv.queue.take_all(&mut self.slab, gone);
         srv.queued = 0;
+        if let Some(r) = self.srv_resend.get_mut(si) {
+            *r = 0;
+        }
         if srv.remaining > 0 {
             srv.remaining = 0;
             self.undrained_servers -= 1;
@@ -238,6 +279,85 @@ impl NetPartition {
         let r = self.srv_base[li] as usize..self.srv_base[li + 1] as usize;
         self.next_gen_min[li] = self.next_gen[r.clone()].iter().copied().min().unwrap_or(Cycle::MAX);
         self.inject_at[li] = self.server_ready[r].iter().copied().min().unwrap_or(Cycle::MAX);
+    }
+
+    /// Whether server `v` takes part in the traffic under the model in force (its switch is alive,
+    /// and it is not silent).
+    fn server_live(&self, v: u32) -> bool {
+        self.p.net.server_alive(v) && !self.p.silent.as_ref().is_some_and(|q| q[v as usize])
+    }
+
+    /// Packet `pkt` is lost at `now` (at a failure event, or stranded after one): with
+    /// retransmission its source is told and sends it again, unless its retries are spent or its
+    /// source or destination has failed; otherwise it is gone (see the module docs).
+    fn lose(&mut self, pkt: Packet, now: Cycle) {
+        self.last_progress = now;
+        let src_live = self.server_live(pkt.src);
+        if let Some(r) = self.p.retransmit {
+            if pkt.retries < r.limit && src_live && self.server_live(pkt.dst) {
+                let pkt = Packet { retries: pkt.retries + 1, ..pkt };
+                self.notices.push(Notice { at: now + r.after, src: pkt.src, pkt: Some(pkt) });
+                return;
+            }
+            self.stats.abandoned_packets += 1;
+        }
+        self.in_flight -= 1;
+        if self.p.throttle == Throttle::Window && src_live {
+            // Its window slot is free again once the source knows.
+            let after = self.p.retransmit.map_or(self.p.max_latency(), |r| r.after);
+            self.notices.push(Notice { at: now + after, src: pkt.src, pkt: None });
+        }
+    }
+
+    /// Send this step's notices to the sources (every one at least a link latency ahead: the
+    /// engine's lookahead holds).
+    #[cold]
+    pub(super) fn send_notices(&mut self, out: &mut Scheduler<'_, Msg>) {
+        let topo = self.p.net.topology_arc();
+        for n in std::mem::take(&mut self.notices) {
+            let sw = topo.server_switch(n.src);
+            let s = (n.src - topo.first_server(sw)) as u16;
+            let msg = match n.pkt {
+                Some(pkt) => Msg::Arrival { port: s, vc: RESEND_VC, pkt },
+                None => Msg::ack(s),
+            };
+            out.send(n.at, sw, msg);
+        }
+    }
+
+    /// Queue the packets sent back to local switch `li`'s servers this cycle (`resent`) at the
+    /// head of their source queues, routed afresh, in an order of their own (see the module docs).
+    #[cold]
+    pub(super) fn requeue_resent(&mut self, li: usize, now: Cycle) {
+        let mut back = std::mem::take(&mut self.resent);
+        back.sort_unstable_by_key(|&(s, p)| (s, p.dst, p.created, p.op, p.retries));
+        let sw = self.switches[li];
+        // In reverse, so that each source queue starts with its packets in that order.
+        for &(s, mut pkt) in back.iter().rev() {
+            let si = self.srv_base[li] as usize + s as usize;
+            if !self.server_live(pkt.src) || !self.server_live(pkt.dst) {
+                // The source or the destination failed meanwhile.
+                self.stats.abandoned_packets += 1;
+                self.in_flight -= 1;
+                continue;
+            }
+            let mut route = RouteState { src: sw, dst: self.server_switch(pkt.dst), ..Default::default() };
+            self.p.routing.init(&mut route, &mut self.rng_router[li]);
+            pkt.route = route;
+            pkt.ready_at = now;
+            let idx = self.slab.insert(pkt);
+            let srv = &mut self.servers[si];
+            srv.queue.push_front(&mut self.slab, idx);
+            srv.queued += 1;
+            self.srv_resend[si] += 1;
+            let ready = srv.ready_at();
+            self.server_ready[si] = ready;
+            self.inject_at[li] = self.inject_at[li].min(ready);
+            self.stats.retransmitted_packets += 1;
+        }
+        self.last_progress = now;
+        back.clear();
+        self.resent = back;
     }
 
     /// A head with no candidate after a failure event (see the module docs): drop the head of VC
@@ -267,8 +387,7 @@ impl NetPartition {
             vc: vc as u8,
         });
         self.credits_pending += 1;
-        self.in_flight -= 1;
-        self.last_progress = now;
+        self.lose(pkt, now);
         self.stats.stranded_packets += 1;
         if now < self.p.window.1 {
             self.stats.sample_at(now, self.p.sample_cycles).lost_packets += 1;

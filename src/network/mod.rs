@@ -99,6 +99,11 @@ pub enum Msg {
 /// VCs.
 pub const ACK_VC: u8 = u8::MAX;
 
+/// The `vc` of a [`Msg::Arrival`] that brings a lost packet back to its source server (`port`,
+/// its index at the switch) to be sent again ([`failures`]): a notice on an idealised control
+/// channel, as [`Msg::ack`] is, rather than a variant of its own (see there why).
+pub const RESEND_VC: u8 = u8::MAX;
+
 impl Msg {
     /// With `router.injection_throttle = "window"`: a packet of server `server` (its index at the
     /// receiving switch) was delivered to its destination server, and the server's window gets a
@@ -345,12 +350,26 @@ pub struct ModelParams {
     pub live_servers: u64,
     /// The workload and where its tasks run, with [`Injection::Workload`].
     pub workload: Option<Arc<WorkloadPlan>>,
+    /// End-to-end retransmission of packets lost to failure events (`faults.retransmit_cycles`,
+    /// see [`failures`]); `None`: lost packets are gone.
+    pub retransmit: Option<Retransmit>,
+}
+
+/// End-to-end retransmission ([`failures`]): when a source learns of a loss, and how often it
+/// sends a packet again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retransmit {
+    /// Cycles from a loss until the packet is back in its source's queue (at least the largest
+    /// link latency, so that the notice respects the engine's lookahead).
+    pub after: Cycle,
+    /// Times a packet is sent again before it is given up.
+    pub limit: u8,
 }
 
 impl ModelParams {
     /// Longest delay of any message (sizes the engine's timing wheel).
     pub fn max_delay(&self) -> Cycle {
-        let base = self.packet_phits + self.max_latency() + 1;
+        let base = (self.packet_phits + self.max_latency() + 1).max(self.retransmit.map_or(0, |r| r.after + 1));
         if self.throttle == Throttle::Window {
             // An acknowledgement is sent when a packet's tail reaches its server (at most a link
             // latency and a packet ahead) and arrives `ack_delay` after that.
@@ -596,6 +615,9 @@ pub struct NetPartition {
     /// With `router.injection_throttle = "window"`: the packets of each server (indexed as
     /// `servers`) injected and not yet acknowledged; empty otherwise.
     srv_outstanding: Vec<u16>,
+    /// With `faults.retransmit_cycles`: the packets each server (indexed as `servers`) sends again
+    /// after a loss, waiting at the head of its source queue ([`failures`]); empty otherwise.
+    srv_resend: Vec<u32>,
     /// With `router.injection_vcs = "any"`: each server's credits per VC, `(srv_base[li] + s) * v
     /// + vc` ([`Server::credits`] then counts its VCs with a credit); empty otherwise.
     srv_vc_cred: Vec<u16>,
@@ -670,6 +692,10 @@ pub struct NetPartition {
     /// What a head with no candidate does: fail the run (before any failure event), or after one
     /// be dropped and counted, or wait for the pending rebuild ([`failures`]).
     stranded: Stranded,
+    /// Losses whose sources are told at the end of this step ([`failures`]).
+    notices: Vec<failures::Notice>,
+    /// Lost packets back at their source switch, delivered with the messages being applied.
+    resent: Vec<(u16, Packet)>,
     /// Where the next window starts and the messages pending for this partition, handed over by
     /// the engine when a run stops at a window end (checkpoints); `None` while running.
     parked: Option<(Cycle, Vec<Envelope<Msg>>)>,
@@ -864,6 +890,7 @@ impl NetPartition {
             server_ready: vec![Cycle::MAX; ns],
             inject_at: vec![Cycle::MAX; n],
             srv_outstanding: if p.throttle == Throttle::Window { vec![0; ns] } else { Vec::new() },
+            srv_resend: if p.retransmit.is_some() { vec![0; ns] } else { Vec::new() },
             srv_vc_cred: if any_vc { vec![p.input_buffer; ns * v] } else { Vec::new() },
             srv_generated: if p.pattern.reads_packet_index() { vec![0; ns] } else { Vec::new() },
             vc_in_free: if per_vc { vec![0; n * np * v] } else { Vec::new() },
@@ -896,6 +923,8 @@ impl NetPartition {
             undrained_servers,
             failure: None,
             stranded: Stranded::Fail,
+            notices: Vec::new(),
+            resent: Vec::new(),
             parked: None,
             fetch_ahead: false,
             window_end: 0,
@@ -1096,6 +1125,10 @@ impl NetPartition {
         let (np, v) = (self.np, self.v);
         match msg {
             Msg::Arrival { port, vc, mut pkt } => {
+                if vc == RESEND_VC {
+                    self.resent.push((port, pkt));
+                    return;
+                }
                 pkt.ready_at = now;
                 let idx = self.slab.insert(pkt);
                 let pi = li * np + port as usize;
@@ -1176,6 +1209,9 @@ impl Partition for NetPartition {
             }
             if mail {
                 self.apply_inbox(now, li);
+                if !self.resent.is_empty() {
+                    self.requeue_resent(li, now);
+                }
             }
             self.link_stage(li, now, out);
             self.allocation_stage(li, now);
@@ -1185,11 +1221,14 @@ impl Partition for NetPartition {
             self.inbox_start.fill(0);
             self.by_switch.clear();
         }
+        if !self.notices.is_empty() {
+            self.send_notices(out);
+        }
     }
 
     fn status(&self, now: Cycle) -> Status {
         let tasks = self.tasks.as_deref();
-        let next_activity = if !self.slab.is_empty() || self.credits_pending > 0 {
+        let next_activity = if !self.slab.is_empty() || self.credits_pending > 0 || !self.notices.is_empty() {
             now
         } else {
             let gen = self.next_gen_min.iter().copied().min().unwrap_or(Cycle::MAX);

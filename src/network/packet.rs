@@ -26,6 +26,9 @@ pub struct Packet {
     /// With a workload ([`crate::workload`]): the receive this packet's message is for, by its
     /// index in the destination task's program; 0 otherwise. (It fits the slot's padding.)
     pub op: u32,
+    /// Times its source has sent it again after a loss (`faults.retransmit_cycles`, see
+    /// [`super::failures`]). (It fits the slot's padding too.)
+    pub retries: u8,
 }
 
 /// Growable pool of packets with a free list. A packet and its queue links share one cache-line
@@ -133,6 +136,13 @@ impl Queue {
             slab.items[h].link.tail = i;
         }
     }
+    /// Put packet `i` before the head (a packet its source sends again, see
+    /// [`super::failures`]; not for the hot path).
+    pub fn push_front(&mut self, slab: &mut Slab, i: u32) {
+        let tail = if self.head == NIL { i } else { slab.items[self.head as usize].link.tail };
+        slab.items[i as usize].link = Link { next: self.head, tail };
+        self.head = i;
+    }
     /// Remove the head.
     #[inline]
     pub fn pop(&mut self, slab: &mut Slab) -> u32 {
@@ -145,13 +155,13 @@ impl Queue {
         self.head = l.next;
         h
     }
-    /// Remove every packet and free its slot in `slab` (a failure dropping a buffer); returns how
-    /// many there were.
-    pub fn drop_all(&mut self, slab: &mut Slab) -> u64 {
+    /// Remove every packet, freeing its slot in `slab`, into `out`, head first (a failure dropping
+    /// a buffer); returns how many there were.
+    pub fn take_all(&mut self, slab: &mut Slab, out: &mut Vec<Packet>) -> u64 {
         let mut n = 0;
         while !self.is_empty() {
             let i = self.pop(slab);
-            slab.remove(i);
+            out.push(slab.remove(i));
             n += 1;
         }
         n
@@ -188,7 +198,7 @@ mod tests {
     use super::*;
 
     fn pkt(src: u32) -> Packet {
-        Packet { src, dst: 0, created: 0, ready_at: 0, route: RouteState::default(), op: 0 }
+        Packet { src, dst: 0, created: 0, ready_at: 0, route: RouteState::default(), op: 0, retries: 0 }
     }
 
     #[test]
@@ -224,5 +234,21 @@ mod tests {
         assert_eq!(q.front(), d);
         assert_eq!(q.pop(&mut slab), d);
         assert!(q.is_empty() && q.len(&slab) == 0);
+        // Before the head, into an empty queue and a non-empty one; appending still goes last.
+        let (e, f, g) = (slab.insert(pkt(20)), slab.insert(pkt(21)), slab.insert(pkt(22)));
+        q.push_front(&mut slab, e);
+        q.push(&mut slab, f);
+        q.push_front(&mut slab, g);
+        let listed: Vec<u32> = q.iter(&slab).map(|i| slab.get(i).src).collect();
+        assert_eq!(listed, vec![22, 20, 21]);
+        let h = slab.insert(pkt(23));
+        q.push(&mut slab, h);
+        let order: Vec<u32> = (0..4)
+            .map(|_| {
+                let i = q.pop(&mut slab);
+                slab.get(i).src
+            })
+            .collect();
+        assert_eq!(order, vec![22, 20, 21, 23]);
     }
 }

@@ -189,7 +189,11 @@ impl NetPartition {
                 Msg::Arrival { port, vc, .. } => {
                     let pi = l * np + port as usize;
                     prefetch(&self.inp[pi]);
-                    prefetch(&self.inbuf[pi * v + vc as usize]);
+                    // `get`: a packet sent back to its source (`RESEND_VC`) names no buffer; the
+                    // bounds check indexing makes anyway.
+                    if let Some(b) = self.inbuf.get(pi * v + vc as usize) {
+                        prefetch(b);
+                    }
                 }
                 Msg::Credit { port, vc } if port >= t => {
                     let pi = l * np + port as usize;

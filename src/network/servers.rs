@@ -121,7 +121,8 @@ impl NetPartition {
                 let open = match throttle {
                     Throttle::Switch => switch_open,
                     Throttle::Window => {
-                        if self.srv_outstanding[si] >= self.p.injection_window {
+                        // A packet sent again keeps the slot it had (`failures`).
+                        if self.srv_outstanding[si] >= self.p.injection_window && !self.resending(si) {
                             // Window full (a generation or a credit made it look ready): wait for
                             // an acknowledgement, whose arrival re-evaluates the server.
                             self.server_ready[si] = Cycle::MAX;
@@ -156,19 +157,27 @@ impl NetPartition {
                     vc
                 }
             };
+            // A packet sent again after a loss (`failures`) is not a new one of its message, and
+            // holds a window slot already.
+            let resent = self.resending(si);
+            if resent {
+                self.srv_resend[si] -= 1;
+            }
             let srv = &mut self.servers[si];
             let idx = srv.queue.pop(&mut self.slab);
             srv.queued -= 1;
             srv.link_free = now + plen;
             let mut ready = srv.ready_at();
-            if throttle == Throttle::Window && self.window_filled(si) {
+            if throttle == Throttle::Window && !resent && self.window_filled(si) {
                 ready = Cycle::MAX;
             }
             self.server_ready[si] = ready;
             next = next.min(ready);
             let pkt = self.slab.remove(idx);
             if let Some(tasks) = self.tasks.as_mut() {
-                tasks.injected(si, now);
+                if !resent {
+                    tasks.injected(si, now);
+                }
                 if tasks.wants_to_generate(si) {
                     // Its next packet, made next cycle (see `generate`).
                     self.next_gen[si] = now + 1;
@@ -184,6 +193,13 @@ impl NetPartition {
             out.send(now + lat, sw, Msg::Arrival { port: s as u16, vc: vc as u8, pkt });
         }
         self.inject_at[li] = next;
+    }
+
+    /// Whether server `si`'s next packet is one it sends again after a loss (`failures`): only
+    /// with `faults.retransmit_cycles`, one test of an empty vector otherwise.
+    #[inline]
+    fn resending(&self, si: usize) -> bool {
+        self.srv_resend.get(si).is_some_and(|&n| n > 0)
     }
 
     /// With `router.injection_throttle = "window"`: server `si` injected a packet, outstanding from
@@ -304,7 +320,7 @@ impl NetPartition {
         }
         let mut route = RouteState { src: sw, dst: dst_sw, ..Default::default() };
         self.p.routing.init(&mut route, &mut self.rng_router[li]);
-        let idx = self.slab.insert(Packet { src, dst, created, ready_at: now, route, op });
+        let idx = self.slab.insert(Packet { src, dst, created, ready_at: now, route, op, retries: 0 });
         self.servers[si].queue.push(&mut self.slab, idx);
         self.servers[si].queued += 1;
         let ready = self.servers[si].ready_at();

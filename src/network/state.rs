@@ -50,6 +50,10 @@ pub struct SwitchState {
     /// Packets per server injected and not yet acknowledged (`router.injection_throttle =
     /// "window"`; empty otherwise). Acknowledgements in flight are among `pending`.
     srv_outstanding: Vec<u16>,
+    /// Packets per server sent again after a loss, at the head of its source queue
+    /// (`faults.retransmit_cycles`; empty otherwise).
+    #[serde(default)]
+    srv_resend: Vec<u32>,
     /// Per input and output VC, when its crossbar connection is free (`router.allocation = "vc"`;
     /// empty otherwise).
     vc_in_free: Vec<Cycle>,
@@ -82,6 +86,9 @@ pub struct GlobalState {
     /// Last cycle anything moved, anywhere.
     last_progress: Cycle,
     failure: Option<String>,
+    /// Losses whose sources are told at the next step (only just after a failure event).
+    #[serde(default)]
+    notices: Vec<super::failures::Notice>,
 }
 
 impl GlobalState {
@@ -93,6 +100,7 @@ impl GlobalState {
         if self.failure.is_none() {
             self.failure.clone_from(&o.failure);
         }
+        self.notices.extend_from_slice(&o.notices);
     }
 }
 
@@ -140,6 +148,7 @@ fn every_field_is_classified(part: &NetPartition) {
         server_ready: _,
         inject_at: _,
         srv_outstanding: _,
+        srv_resend: _,
         srv_vc_cred: _,
         srv_generated: _,
         vc_in_free: _,
@@ -157,6 +166,7 @@ fn every_field_is_classified(part: &NetPartition) {
         in_flight: _,
         last_progress: _,
         failure: _,
+        notices: _,
         parked: _,
         // Follows from the switches (`finish_restore`).
         undrained_servers: _,
@@ -183,6 +193,7 @@ fn every_field_is_classified(part: &NetPartition) {
         inbox: _,
         inbox_start: _,
         by_switch: _,
+        resent: _,
     } = part;
 }
 
@@ -207,6 +218,7 @@ impl NetPartition {
             in_flight: self.in_flight,
             last_progress: self.last_progress,
             failure: self.failure.clone(),
+            notices: self.notices.clone(),
         }
     }
 
@@ -279,6 +291,7 @@ impl NetPartition {
                 srv_vc_cred: slice_or_empty(&self.srv_vc_cred, s0 * v, s1 * v),
                 srv_generated: slice_or_empty(&self.srv_generated, s0, s1),
                 srv_outstanding: slice_or_empty(&self.srv_outstanding, s0, s1),
+                srv_resend: slice_or_empty(&self.srv_resend, s0, s1),
                 vc_in_free: slice_or_empty(&self.vc_in_free, li * np * v, (li + 1) * np * v),
                 vc_out_free: slice_or_empty(&self.vc_out_free, li * np * v, (li + 1) * np * v),
                 next_gen_min: self.next_gen_min[li],
@@ -307,7 +320,9 @@ impl NetPartition {
         if carries_sums {
             self.stats = global.stats.clone();
             self.in_flight = global.in_flight;
+            self.notices.clone_from(&global.notices);
         } else {
+            self.notices.clear();
             // Zeroed counters, shaped as `NetPartition::new` shapes them (one per VC).
             self.stats = Stats { vc_phits: vec![0; self.v], ..Stats::default() };
             self.in_flight = 0;
@@ -352,6 +367,7 @@ impl NetPartition {
             || st.srv_vc_cred.len() != if self.srv_vc_cred.is_empty() { 0 } else { (s1 - s0) * v }
             || st.srv_generated.len() != if self.srv_generated.is_empty() { 0 } else { s1 - s0 }
             || st.srv_outstanding.len() != if self.srv_outstanding.is_empty() { 0 } else { s1 - s0 }
+            || st.srv_resend.len() != if self.srv_resend.is_empty() { 0 } else { s1 - s0 }
             || st.vc_in_free.len() != if self.vc_in_free.is_empty() { 0 } else { np * v }
             || st.vc_out_free.len() != if self.vc_out_free.is_empty() { 0 } else { np * v }
         {
@@ -387,6 +403,9 @@ impl NetPartition {
         }
         if !st.srv_generated.is_empty() {
             self.srv_generated[s0..s1].copy_from_slice(&st.srv_generated);
+        }
+        if !st.srv_resend.is_empty() {
+            self.srv_resend[s0..s1].copy_from_slice(&st.srv_resend);
         }
         if !st.srv_outstanding.is_empty() {
             self.srv_outstanding[s0..s1].copy_from_slice(&st.srv_outstanding);

@@ -55,6 +55,8 @@ pub const SUMMARY_UNITS: &[(&str, &str, &str)] = &[
     ("completion_cycles", "cycles", "fixed workloads: cycle at which the last tail arrived"),
     ("packets_lost", "packets", "failure events: packets lost at the events (on failed links and in failed switches)"),
     ("packets_stranded", "packets", "failure events: packets dropped after an event for want of a live route"),
+    ("packets_retransmitted", "packets", "failure events: lost or stranded packets sent again by their source"),
+    ("packets_abandoned", "packets", "failure events: lost or stranded packets their source gave up"),
     (
         "steady_state",
         "bool",

@@ -166,6 +166,29 @@ pub fn build_params_with(
     schedule: &Schedule,
     routing: Option<Arc<dyn Routing>>,
 ) -> Result<ModelParams, ConfigError> {
+    build_model(cfg, net, schedule, routing, None)
+}
+
+/// [`build_params_with`] for the network after a failure event, where a workload keeps the tasks
+/// where they were placed (`placed`, the run's plan) rather than being placed again on the new
+/// network's live servers.
+pub fn build_params_after_event(
+    cfg: &Config,
+    net: Arc<Fabric>,
+    schedule: &Schedule,
+    routing: Arc<dyn Routing>,
+    placed: Option<Arc<crate::network::WorkloadPlan>>,
+) -> Result<ModelParams, ConfigError> {
+    build_model(cfg, net, schedule, Some(routing), Some(placed))
+}
+
+fn build_model(
+    cfg: &Config,
+    net: Arc<Fabric>,
+    schedule: &Schedule,
+    routing: Option<Arc<dyn Routing>>,
+    placed: Option<Option<Arc<crate::network::WorkloadPlan>>>,
+) -> Result<ModelParams, ConfigError> {
     let reach = crate::preflight::check_connected(cfg, &net)?;
     let routing: Arc<dyn Routing> = match routing {
         Some(r) => r,
@@ -177,7 +200,10 @@ pub fn build_params_with(
     let mut silent = None;
     let mut component = None;
     let mut live_servers = reach.live_servers;
-    let workload = super::workload::plan(cfg, &net, reach.component.as_deref())?;
+    let workload = match placed {
+        Some(p) => p,
+        None => super::workload::plan(cfg, &net, reach.component.as_deref())?,
+    };
     if let Some(n) = cfg.traffic.active_servers {
         // The servers outside the active set are silent, as dead ones are; choosing the active set
         // among live servers is not defined, so faults that kill servers or split the network are
@@ -242,6 +268,23 @@ pub fn build_params_with(
         _ => 0,
     };
     let ack_hop = r.crossbar_latency + class_latency.iter().copied().max().unwrap_or(cfg.link.latency);
+    let retransmit = match cfg.faults.retransmit_cycles {
+        Some(after) => {
+            let longest = class_latency.iter().copied().chain([cfg.link.latency]).max().unwrap_or(1);
+            if after < longest {
+                return Err(ConfigError::value(
+                    "faults.retransmit_cycles",
+                    after,
+                    format!(
+                        "at least the largest link latency ({longest} cycles): a source learns of a loss no sooner \
+                         than a packet crosses a link"
+                    ),
+                ));
+            }
+            Some(crate::network::Retransmit { after, limit: cfg.faults.retransmit_limit as u8 })
+        }
+        None => None,
+    };
     Ok(ModelParams {
         net,
         routing,
@@ -274,5 +317,6 @@ pub fn build_params_with(
         unreachable_pairs: reach.unreachable_pairs,
         live_servers,
         workload,
+        retransmit,
     })
 }

@@ -181,6 +181,8 @@ pub(crate) fn collect(
         cycles_per_iteration: None,
         packets_lost: None,
         packets_stranded: None,
+        packets_retransmitted: None,
+        packets_abandoned: None,
         failure_events: Vec::new(),
     };
     let mut summary = summary;

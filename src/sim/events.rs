@@ -10,11 +10,11 @@
 //! event `k`, with the ports of any later event withdrawn until its own rebuild. Routings the
 //! registry does not mark fault tolerant are never rebuilt.
 
-use super::build::{build_params_with, distance_targets};
+use super::build::{build_params_after_event, distance_targets};
 use super::SimError;
 use crate::config::{Config, ConfigError, Schedule};
 use crate::engine::Cycle;
-use crate::network::{ModelParams, NetPartition, Stranded};
+use crate::network::{ModelParams, NetPartition, Stranded, NO_TASK};
 use crate::routing::{self, degraded::Degraded, Routing};
 use crate::topology::faults::{LiveGraph, Timeline};
 use crate::topology::Fabric;
@@ -123,6 +123,8 @@ pub struct LiveFaults {
     rebuilds: bool,
     /// `faults.stranded = "wait"`.
     wait: bool,
+    /// `faults.retransmit_cycles` is set.
+    retransmit: bool,
     /// Events applied so far.
     applied: usize,
     /// Rebuilds due: (cycle, index into `timeline.sets`), in order of cycle.
@@ -138,23 +140,50 @@ pub struct LiveFaults {
 impl LiveFaults {
     /// The events of `cfg` on the network `net` (the static faults applied), or `None` without
     /// events. Checks them: every network along the way must leave the live servers connected
-    /// (unless `faults.unreachable = "drop"`), and no workload runs (lost packets would stall it:
-    /// retransmission is not modelled).
-    pub fn plan(cfg: &Config, net: &Fabric, schedule: &Schedule) -> Result<Option<Self>, ConfigError> {
+    /// (unless `faults.unreachable = "drop"`); a workload (`workload`, where its tasks run) needs
+    /// retransmission (a lost packet would stall its message for ever), every network connected,
+    /// and no event may fail a switch that runs a task.
+    pub fn plan(
+        cfg: &Config,
+        net: &Fabric,
+        schedule: &Schedule,
+        workload: Option<&crate::network::WorkloadPlan>,
+    ) -> Result<Option<Self>, ConfigError> {
         let events = &cfg.faults.events;
         if events.is_empty() {
             return Ok(None);
         }
-        if cfg.workload.is_some() {
+        if cfg.workload.is_some() && cfg.faults.retransmit_cycles.is_none() {
             return Err(ConfigError::value(
-                "faults.events",
-                format!("{} events", events.len()),
-                "absent with [workload]: a lost packet would stall its message for ever (end-to-end retransmission is \
-                 not modelled); use traffic patterns with failure events",
+                "faults.retransmit_cycles",
+                "absent",
+                "set with [workload] and failure events: a lost packet would stall its message for ever unless \
+                 its source sends it again (e.g. faults.retransmit_cycles = 1000)",
+            ));
+        }
+        if cfg.workload.is_some() && cfg.faults.unreachable == "drop" {
+            return Err(ConfigError::value(
+                "faults.unreachable",
+                "\"drop\"",
+                "\"error\" with [workload] and failure events: a task cut off from another never completes",
             ));
         }
         let topo = net.topology();
         let timeline = cfg.faults.timeline(topo, cfg.seed)?;
+        if let Some(w) = workload {
+            for (k, added) in timeline.added.iter().enumerate() {
+                if let Some(&sw) = added.switches.iter().find(|&&sw| {
+                    (0..topo.servers_at(sw) as u32).any(|s| w.task_of[(topo.first_server(sw) + s) as usize] != NO_TASK)
+                }) {
+                    return Err(ConfigError::value(
+                        &format!("faults.events[{k}]"),
+                        format!("cycle {}, switch {sw}", events[k].cycle),
+                        "failures of switches that run no task of the [workload]: a task whose server fails \
+                         never completes (fail links, or switches without tasks)",
+                    ));
+                }
+            }
+        }
         if let Some(n) = cfg.traffic.active_servers {
             if timeline.sets.iter().any(|s| !s.switches.is_empty()) {
                 return Err(ConfigError::value(
@@ -204,6 +233,7 @@ impl LiveFaults {
             reconfigure: cfg.faults.reconfigure_cycles,
             rebuilds,
             wait: cfg.faults.stranded == "wait",
+            retransmit: cfg.faults.retransmit_cycles.is_some(),
             applied: 0,
             due: Vec::new(),
             inner: None,
@@ -286,7 +316,8 @@ impl LiveFaults {
                 self.inner.get_or_insert(inner.clone());
                 (Arc::new(Degraded::new(inner, net.clone(), true)), false)
             };
-            let next = build_params_with(cfg, net, schedule, Some(routing))?;
+            // A workload's tasks stay where they were placed.
+            let next = build_params_after_event(cfg, net, schedule, routing, params.workload.clone())?;
             self.records[k].live_servers = next.live_servers;
             params = Arc::new(ModelParams { vcs: params.vcs, ..next });
             if fresh {
@@ -334,6 +365,10 @@ impl LiveFaults {
         }
         summary.packets_lost = Some(stats.event_lost.iter().sum());
         summary.packets_stranded = Some(stats.stranded_packets);
+        if self.retransmit {
+            summary.packets_retransmitted = Some(stats.retransmitted_packets);
+            summary.packets_abandoned = Some(stats.abandoned_packets);
+        }
         summary.failure_events = crate::metrics::failure_events(&events, &stats.event_lost, &stats.samples, sc, &live);
     }
 

@@ -205,7 +205,7 @@ pub fn validate(cfg: &Config, max_memory: Option<u64>) -> Result<(), ConfigError
     let cfg = &*events::expand_lifetime(cfg)?;
     let net = build_network(cfg)?;
     let params = build_params(cfg, net.clone(), &cfg.schedule())?;
-    events::LiveFaults::plan(cfg, &net, &cfg.schedule())?;
+    events::LiveFaults::plan(cfg, &net, &cfg.schedule(), params.workload.as_deref())?;
     let vcs = params.vcs.max(events::event_vcs(cfg, &net)?.unwrap_or(0));
     cfg.check_memory(1, max_memory, Some(vcs))
 }

@@ -129,7 +129,7 @@ pub(crate) fn run_once(
     // model changes at the same cycle on every rank and thread. A resumed run first makes the
     // changes of the breaks before its first cycle to the model (the partitions' state restored
     // from the checkpoint has them already).
-    let mut live = super::events::LiveFaults::plan(cfg, &net, &schedule)?;
+    let mut live = super::events::LiveFaults::plan(cfg, &net, &schedule, params.workload.as_deref())?;
     let mut current = params.clone();
     if let Some(l) = live.as_mut() {
         if spec.start > 0 {

@@ -111,6 +111,25 @@ pub struct FaultConfig {
     #[serde(skip_serializing_if = "is_drop")]
     #[schemars(extend("default" = "drop"))]
     pub stranded: String,
+    /// End-to-end retransmission: a packet lost at a failure event or stranded after one is sent
+    /// again by its source server this many cycles after the loss (the transport's timeout, as an
+    /// InfiniBand reliable connection resends after its ACK timeout); at least the largest link
+    /// latency. Absent: lost packets are gone (required absent or set with a `[workload]`, whose
+    /// messages wait for every packet). Acts only with failure events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retransmit_cycles: Option<u64>,
+    /// With `faults.retransmit_cycles`: how many times a packet is sent again before its source
+    /// gives it up (counted in `packets_abandoned`); InfiniBand's retry count is at most 7.
+    #[serde(skip_serializing_if = "is_default_retries")]
+    #[schemars(extend("default" = 7))]
+    pub retransmit_limit: u64,
+}
+
+/// `faults.retransmit_limit`'s default: InfiniBand's largest retry count.
+pub const DEFAULT_RETRANSMIT_LIMIT: u64 = 7;
+
+fn is_default_retries(n: &u64) -> bool {
+    *n == DEFAULT_RETRANSMIT_LIMIT
 }
 
 /// `faults.stranded` values.
@@ -139,6 +158,8 @@ impl Default for FaultConfig {
             events: Vec::new(),
             reconfigure_cycles: 0,
             stranded: "drop".into(),
+            retransmit_cycles: None,
+            retransmit_limit: DEFAULT_RETRANSMIT_LIMIT,
         }
     }
 }
@@ -203,6 +224,16 @@ impl FaultConfig {
                 format!("\"{}\"", self.stranded),
                 format!("one of: {}", STRANDED_POLICIES.join(", ")),
             ));
+        }
+        if self.retransmit_cycles == Some(0) {
+            return Err(ConfigError::value(
+                "faults.retransmit_cycles",
+                0,
+                "at least 1 (and at least the largest link latency), or absent for no retransmission",
+            ));
+        }
+        if !(1..=u8::MAX as u64).contains(&self.retransmit_limit) {
+            return Err(ConfigError::value("faults.retransmit_limit", self.retransmit_limit, "1 to 255"));
         }
         let mut previous = None;
         for (k, e) in self.events.iter().enumerate() {
