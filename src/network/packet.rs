@@ -201,6 +201,16 @@ mod tests {
         Packet { src, dst: 0, created: 0, ready_at: 0, route: RouteState::default(), op: 0, retries: 0 }
     }
 
+    /// The sources of the next `n` packets popped.
+    fn pop_sources(q: &mut Queue, slab: &mut Slab, n: usize) -> Vec<u32> {
+        (0..n)
+            .map(|_| {
+                let i = q.pop(slab);
+                slab.get(i).src
+            })
+            .collect()
+    }
+
     #[test]
     fn queues_are_fifo_and_slab_reuses_slots() {
         let mut slab = Slab::default();
@@ -219,12 +229,7 @@ mod tests {
         assert_eq!(q.len(&slab), 4);
         let listed: Vec<u32> = q.iter(&slab).map(|i| slab.get(i).src).collect();
         assert_eq!(listed, vec![2, 3, 4, 9]);
-        let order: Vec<u32> = (0..4)
-            .map(|_| {
-                let i = q.pop(&mut slab);
-                slab.get(i).src
-            })
-            .collect();
+        let order = pop_sources(&mut q, &mut slab, 4);
         assert_eq!(order, vec![2, 3, 4, 9]);
         assert!(q.is_empty());
         assert_eq!(q.front(), NIL);
@@ -243,12 +248,7 @@ mod tests {
         assert_eq!(listed, vec![22, 20, 21]);
         let h = slab.insert(pkt(23));
         q.push(&mut slab, h);
-        let order: Vec<u32> = (0..4)
-            .map(|_| {
-                let i = q.pop(&mut slab);
-                slab.get(i).src
-            })
-            .collect();
+        let order = pop_sources(&mut q, &mut slab, 4);
         assert_eq!(order, vec![22, 20, 21, 23]);
     }
 }
