@@ -986,6 +986,17 @@ impl Config {
         if s.measure_cycles == 0 && tr.mode == TrafficMode::Bernoulli {
             return Err(ConfigError::value("simulation.measure_cycles", 0, "at least 1 cycle"));
         }
+        if let Some(r) = self.faults.retransmit_cycles.filter(|&r| r >= s.watchdog_cycles) {
+            return Err(ConfigError::value(
+                "faults.retransmit_cycles",
+                r,
+                format!(
+                    "below simulation.watchdog_cycles ({}): a network that only waits for a retransmission would be \
+                     called deadlocked; raise the watchdog or shorten the timeout",
+                    s.watchdog_cycles
+                ),
+            ));
+        }
         let transit = self.transit_bound();
         if s.watchdog_cycles < transit.max(100) {
             return Err(ConfigError::value(

@@ -382,6 +382,8 @@ fn retransmission_is_refused_where_it_cannot_work() {
     assert!(e.contains("faults.retransmit_cycles") && e.contains("40"), "{e}");
     let e = parse_str(BASE, "t", &["faults.retransmit_limit=0".into()]).unwrap_err().to_string();
     assert!(e.contains("faults.retransmit_limit"), "{e}");
+    let e = parse_str(BASE, "t", &["faults.retransmit_cycles=20000".into()]).unwrap_err().to_string();
+    assert!(e.contains("faults.retransmit_cycles") && e.contains("simulation.watchdog_cycles"), "{e}");
     let e = parse_str(BASE, "t", &["faults.retransmit_cycles=0".into()]).unwrap_err().to_string();
     assert!(e.contains("faults.retransmit_cycles"), "{e}");
 }

@@ -114,7 +114,7 @@ pub struct FaultConfig {
     /// End-to-end retransmission: a packet lost at a failure event or stranded after one is sent
     /// again by its source server this many cycles after the loss (the transport's timeout, as an
     /// InfiniBand reliable connection resends after its ACK timeout); at least the largest link
-    /// latency. Absent: lost packets are gone (required absent or set with a `[workload]`, whose
+    /// latency and below `simulation.watchdog_cycles`. Absent: lost packets are gone (required absent or set with a `[workload]`, whose
     /// messages wait for every packet). Acts only with failure events.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retransmit_cycles: Option<u64>,
