@@ -61,6 +61,10 @@ fn every_packet_is_delivered_lost_or_stranded() {
             );
             assert_eq!(s.failure_events.len(), 3);
             assert_eq!(lost, s.failure_events.iter().map(|e| e.packets_lost).sum::<u64>());
+            // Per source and per destination server, every loss once.
+            let (by_src, by_dst) = &r.server_losses;
+            assert_eq!(by_src.iter().sum::<u64>(), lost + stranded, "{routing}");
+            assert_eq!(by_dst.iter().sum::<u64>(), lost + stranded, "{routing}");
             let rebuilt = s.failure_events[0].rebuilt_at;
             assert_eq!(rebuilt, Some(300 + reconfigure.parse::<u64>().unwrap()), "{routing}");
         }

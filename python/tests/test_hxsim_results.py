@@ -164,6 +164,11 @@ def test_open_run_reads_failure_events_and_their_losses():
     # covers them all: they happen after its warm-up).
     lost = int(r["timeseries"]["lost_packets"].sum())
     assert lost <= summary["packets_lost"] + summary["packets_stranded"] and lost > 0
+    # Per server, by source and by destination: every loss of the run once.
+    servers = r["servers"]
+    for column in ("lost_as_source", "lost_as_destination"):
+        assert servers[column].dims == ("server",)
+        assert int(servers[column].sum()) == summary["packets_lost"] + summary["packets_stranded"]
 
 
 def test_figures_have_one_curve_per_routing_at_the_paper_size():

@@ -257,6 +257,11 @@ pub struct Stats {
     /// retries spent, or the source or destination failed).
     #[serde(default)]
     pub abandoned_packets: u64,
+    /// Every loss to a failure event (lost at it, or stranded after it; a packet lost again after
+    /// its retransmission counts again): its (source, destination) servers, in no particular order.
+    /// Losses are rare next to deliveries, so a list is smaller than two counters per server.
+    #[serde(default)]
+    pub losses: Vec<(u32, u32)>,
 }
 
 /// Values below this are their own bucket in [`log_bucket`].
@@ -374,6 +379,7 @@ impl Stats {
         self.stranded_packets += o.stranded_packets;
         self.retransmitted_packets += o.retransmitted_packets;
         self.abandoned_packets += o.abandoned_packets;
+        self.losses.extend_from_slice(&o.losses);
     }
 
     /// The sample of the interval holding cycle `at` (intervals of `sample_cycles`), appending the

@@ -292,6 +292,7 @@ impl NetPartition {
     /// source or destination has failed; otherwise it is gone (see the module docs).
     fn lose(&mut self, pkt: Packet, now: Cycle) {
         self.last_progress = now;
+        self.stats.losses.push((pkt.src, pkt.dst));
         let src_live = self.server_live(pkt.src);
         if let Some(r) = self.p.retransmit {
             if pkt.retries < r.limit && src_live && self.server_live(pkt.dst) {
@@ -477,18 +478,40 @@ mod tests {
                 (0..p.v).map(|vc| p.outvc[oi * p.v + vc].q.len(&p.slab) as u64).sum()
             };
             let buffered = out_packets(&part, 0, t) + out_packets(&part, b, t + q as usize);
-            let on_wire = part.parked.as_ref().unwrap().1.iter().filter(|&&(_, lp, m)| match m {
-                Msg::Arrival { port, .. } => {
-                    (lp == b && port as usize == t + q as usize) || (lp == 0 && port as usize == t)
+            let on_wire: Vec<Packet> = part
+                .parked
+                .as_ref()
+                .unwrap()
+                .1
+                .iter()
+                .filter_map(|&(_, lp, m)| match m {
+                    Msg::Arrival { port, pkt, .. }
+                        if (lp == b && port as usize == t + q as usize) || (lp == 0 && port as usize == t) =>
+                    {
+                        Some(pkt)
+                    }
+                    _ => None,
+                })
+                .collect();
+            let expected = buffered + on_wire.len() as u64;
+            // Their sources and destinations, as the losses must list them.
+            let mut pairs: Vec<(u32, u32)> = on_wire.iter().map(|p| (p.src, p.dst)).collect();
+            for (sw, port) in [(0, t), (b, t + q as usize)] {
+                let oi = sw as usize * part.np + port;
+                for vc in 0..part.v {
+                    let q = &part.outvc[oi * part.v + vc].q;
+                    pairs.extend(q.iter(&part.slab).map(|i| (part.slab.get(i).src, part.slab.get(i).dst)));
                 }
-                _ => false,
-            });
-            let expected = buffered + on_wire.count() as u64;
+            }
+            pairs.sort_unstable();
             assert!(expected > 0, "{algorithm}: at load 0.9 the link carries packets at the event");
             let after = fx.after(FaultSet { links: vec![(0, 0)], switches: vec![] });
             let generated_before = part.stats.generated_packets;
             assert_eq!(part.apply_failure(after, 0, event), expected, "{algorithm}");
             assert_eq!(part.stats.event_lost, vec![expected]);
+            let mut losses = part.stats.losses.clone();
+            losses.sort_unstable();
+            assert_eq!(losses, pairs, "{algorithm}: the losses by source and destination");
             // The rest of the run: packets keep arriving.
             let delivered = part.stats.delivered_packets;
             let (part, outcome) = fx.run(part, event, Cycle::MAX);

@@ -903,6 +903,24 @@ pub fn write_results(parent: &Group, res: &RunResult, ts: &mut Timeseries) -> Re
         column(&g, "injected_phits", &res.server_injected, "phits", "phits injected into the network")?,
         column(&g, "accepted_phits", &res.server_accepted, "phits", "phits of packets delivered to this server")?,
     ];
+    if !res.server_losses.0.is_empty() {
+        let (by_src, by_dst) = &res.server_losses;
+        vars.push(column(
+            &g,
+            "lost_as_source",
+            by_src,
+            "packets",
+            "failure events: packets from this server lost at an event or stranded after one, over the run (each \
+             loss of a retransmitted packet counted)",
+        )?);
+        vars.push(column(
+            &g,
+            "lost_as_destination",
+            by_dst,
+            "packets",
+            "failure events: packets to this server lost at an event or stranded after one, over the run",
+        )?);
+    }
     if res.net.failed_switches() > 0 {
         let live: Vec<u8> = (0..res.server_injected.len() as u32).map(|v| res.net.server_alive(v) as u8).collect();
         vars.push(column(

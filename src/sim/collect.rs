@@ -196,6 +196,7 @@ pub(crate) fn collect(
         stats,
         server_injected,
         server_accepted,
+        server_losses: Default::default(),
         link_phits,
         complete,
         net,

@@ -97,6 +97,9 @@ pub struct RunResult {
     pub server_injected: Vec<u64>,
     /// Phits accepted per server in the window.
     pub server_accepted: Vec<u64>,
+    /// With failure events: packets lost (at an event, or stranded after one) per source server,
+    /// and per destination server, over the run ([`crate::metrics::Stats::losses`]); empty without.
+    pub server_losses: (Vec<u64>, Vec<u64>),
     /// Phits carried per switch-to-switch output port in the window, index `switch * ports + port`.
     pub link_phits: Vec<u64>,
     /// Whether the run reached its end (false if interrupted).

@@ -234,6 +234,13 @@ pub(crate) fn run_once(
     let mut res = collect(&params, schedule, offered, &results, layout, cycles, wall, complete);
     if let Some(l) = &live {
         l.summarize(&mut res.summary, &res.stats, params.sample_cycles, params.live_servers);
+        let ns = res.server_injected.len();
+        let (mut by_src, mut by_dst) = (vec![0u64; ns], vec![0u64; ns]);
+        for &(s, d) in &res.stats.losses {
+            by_src[s as usize] += 1;
+            by_dst[d as usize] += 1;
+        }
+        res.server_losses = (by_src, by_dst);
     }
     if let Outcome::Stalled { cycle } = outcome {
         let waiting: Vec<String> = results.iter().flat_map(|r| r.waiting.iter().cloned()).take(8).collect();
