@@ -391,3 +391,40 @@ fn retransmission_is_refused_where_it_cannot_work() {
     let e = parse_str(BASE, "t", &["faults.retransmit_cycles=0".into()]).unwrap_err().to_string();
     assert!(e.contains("faults.retransmit_cycles"), "{e}");
 }
+
+#[test]
+fn shapes_fail_during_the_run() {
+    // A row segment of 3 switches loses the C(3, 2) = 3 links among them (SurePath section 6's
+    // shapes, as faults.shapes places them); a second event's cross of length 3 through the same
+    // anchor adds only the links not failed yet: C(3, 2) in dimension 0, the same 3, plus C(3, 2) in
+    // dimension 1.
+    let events = "faults.events=[{cycle=400, shapes=[{kind=\"row\", length=3}]}, \
+                  {cycle=800, shapes=[{kind=\"cross\", length=3}]}]";
+    let r = run_with(&cfg(&["routing.algorithm=surepath-polarized", events]), 2).summary;
+    let links: Vec<u64> = r.failure_events.iter().map(|e| e.links).collect();
+    let (row, cross) = (3, 3 + 3);
+    assert_eq!(links, vec![row, cross - row]);
+    assert!(r.failure_events.iter().all(|e| e.switches == 0));
+    // A HyperZ Z-node fails with its switches (Adda 2023, section 3).
+    let hz = parse_str(
+        "[topology]\nkind = \"hyperz\"\nsides = [2, 2]\nzones = [2, 2]\nroots = [1, 2]\n\
+         [routing]\nalgorithm = \"surepath-minimal\"\n[simulation]\nwarmup_cycles = 300\nmeasure_cycles = 600\n",
+        "t",
+        &["faults.events=[{cycle=300, shapes=[{kind=\"znode\", at=[1, 1]}]}]".into()],
+    )
+    .unwrap();
+    let z = run_with(&hz, 1).summary;
+    let topo = hxsim::sim::build_topology(&hz).unwrap();
+    let znode =
+        hxsim::topology::faults::ShapeConfig { kind: "znode".into(), at: Some(vec![1, 1]), ..Default::default() };
+    let placed = znode.place(&*topo, "faults.shapes[0]").unwrap();
+    assert!(!placed.switches.is_empty());
+    assert_eq!(z.failure_events[0].switches, placed.switches.len() as u64);
+    // Bad shape keys are named inside their event.
+    let e = parse_str(BASE, "t", &["faults.events=[{cycle=9, shapes=[{kind=\"ring\"}]}]".into()]).unwrap_err();
+    assert!(e.to_string().contains("faults.events[0].shapes[0].kind"), "{e}");
+    let e = hxsim::sim::validate(&cfg(&["faults.events=[{cycle=9, shapes=[{kind=\"row\", length=9}]}]"]), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("faults.events[0].shapes[0].length"), "{e}");
+}

@@ -99,7 +99,9 @@ impl NetPartition {
             let sw = self.switches[li];
             let t = self.t_of[li] as usize;
             if !net.switch_alive(sw) && old.net.switch_alive(sw) {
-                for port in 0..self.np {
+                // Its own ports: servers first, then its switch-to-switch ports (a switch with fewer
+                // servers or ports than the largest has fewer than `np`).
+                for port in 0..t + net.switch_ports(sw) {
                     lost_in_network += self.clear_output(li, port, &mut gone);
                     lost_in_network += self.clear_input(li, port, now, &mut gone);
                 }

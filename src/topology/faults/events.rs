@@ -3,7 +3,9 @@
 //!
 //! An event may repair failed links and switches (`repair_links`, `repair_switches`), then names
 //! what fails as `[faults]` does: explicit `links = [[switch, port], ...]` and
-//! `switches = [...]`, and `random_links = N` / `random_switches = N`, drawn among what is still
+//! `switches = [...]`, structured `shapes = [{ kind = "row" }, ...]` (as `faults.shapes`: on a
+//! HyperX a shape's links among its switches, on a HyperZ a Z-node or a plane), and
+//! `random_links = N` / `random_switches = N`, drawn among what is still
 //! alive at the event from a stream of its own (owner `8 + k` for event `k`, purpose
 //! [`Purpose::Faults`], under `faults.seed` or the run's seed), so that adding an event never moves
 //! the faults of another. What the model does at an event and after it is in
@@ -42,6 +44,11 @@ pub struct FaultEvent {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("default" = []))]
     pub switches: Vec<u64>,
+    /// Structured shapes that fail, as `faults.shapes` places them (what of a shape has failed
+    /// already is left as it is).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("default" = []))]
+    pub shapes: Vec<super::ShapeConfig>,
     /// Failed links that are repaired, as `[switch, port]` (repairs come before the event's
     /// failures).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -79,15 +86,19 @@ impl FaultEvent {
             && self.random_switches == 0
             && self.links.is_empty()
             && self.switches.is_empty()
+            && self.shapes.is_empty()
             && self.repair_links.is_empty()
             && self.repair_switches.is_empty()
         {
             return Err(ConfigError::value(
                 &format!("faults.events[{k}]"),
                 format!("{{ cycle = {} }}", self.cycle),
-                "an event that fails or repairs something: links, switches, random_links, random_switches, \
+                "an event that fails or repairs something: links, switches, shapes, random_links, random_switches, \
                  repair_links or repair_switches",
             ));
+        }
+        for (i, shape) in self.shapes.iter().enumerate() {
+            shape.validate_keys(&format!("faults.events[{k}].shapes[{i}]"))?;
         }
         Ok(())
     }
@@ -160,6 +171,21 @@ impl FaultEvent {
             if dead.switch_alive(s) {
                 dead.fail_switch(s);
                 new.switches.push(s);
+            }
+        }
+        for (i, shape) in self.shapes.iter().enumerate() {
+            let placed = shape.place(topo, &format!("faults.events[{k}].shapes[{i}]"))?;
+            for s in placed.switches {
+                if dead.switch_alive(s) {
+                    dead.fail_switch(s);
+                    new.switches.push(s);
+                }
+            }
+            for (s, p) in placed.links {
+                if dead.alive(s, p) {
+                    dead.fail_link(s, p);
+                    new.links.push((s, p));
+                }
             }
         }
         let mut rng = rng::stream(seed, stream_owner(k), Purpose::Faults);

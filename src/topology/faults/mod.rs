@@ -216,7 +216,7 @@ impl FaultConfig {
             l.validate()?;
         }
         for (i, s) in self.shapes.iter().enumerate() {
-            s.validate_keys(i)?;
+            s.validate_keys(&format!("faults.shapes[{i}]"))?;
         }
         if !STRANDED_POLICIES.contains(&self.stranded.as_str()) {
             return Err(ConfigError::value(
@@ -290,7 +290,7 @@ impl FaultConfig {
             f.switches.extend(g.switches);
         }
         for (i, s) in self.shapes.iter().enumerate() {
-            let g = s.place(topo, i)?;
+            let g = s.place(topo, &format!("faults.shapes[{i}]"))?;
             f.links.extend(g.links);
             f.switches.extend(g.switches);
         }

@@ -78,16 +78,17 @@ fn keys_of(kind: &str) -> Option<&'static [&'static str]> {
 }
 
 impl ShapeConfig {
-    fn key(i: usize, k: &str) -> String {
-        format!("faults.shapes[{i}].{k}")
+    /// Key `k` of the shape whose own key is `prefix` (`faults.shapes[2]`, `faults.events[0].shapes[1]`).
+    fn key(prefix: &str, k: &str) -> String {
+        format!("{prefix}.{k}")
     }
 
     /// The kind is known and only its keys are given.
-    pub fn validate_keys(&self, i: usize) -> Result<(), ConfigError> {
+    pub fn validate_keys(&self, prefix: &str) -> Result<(), ConfigError> {
         let all: Vec<&str> = HYPERX_KINDS.iter().chain(HYPERZ_KINDS).copied().collect();
         let Some(keys) = keys_of(&self.kind) else {
             return Err(ConfigError::value(
-                &Self::key(i, "kind"),
+                &Self::key(prefix, "kind"),
                 format!("\"{}\"", self.kind),
                 format!("one of: {} (HyperX); {} (HyperZ)", HYPERX_KINDS.join(", "), HYPERZ_KINDS.join(", ")),
             ));
@@ -104,7 +105,7 @@ impl ShapeConfig {
         ];
         if let Some((k, _)) = given.iter().find(|(k, g)| *g && !keys.contains(k)) {
             return Err(ConfigError::value(
-                &Self::key(i, k),
+                &Self::key(prefix, k),
                 "given",
                 format!("only the keys of a {}: kind, {}", self.kind, keys.join(", ")),
             ));
@@ -112,15 +113,15 @@ impl ShapeConfig {
         Ok(())
     }
 
-    /// The faults of this shape (entry `i` of `faults.shapes`) on `topo`; errors name the key,
+    /// The faults of this shape (whose key is `prefix`, e.g. `faults.shapes[2]`) on `topo`; errors name the key,
     /// the value and what fits the network.
-    pub fn place(&self, topo: &dyn Topology, i: usize) -> Result<FaultSet, ConfigError> {
-        self.validate_keys(i)?;
+    pub fn place(&self, topo: &dyn Topology, prefix: &str) -> Result<FaultSet, ConfigError> {
+        self.validate_keys(prefix)?;
         match (topo.view(), HYPERX_KINDS.contains(&self.kind.as_str())) {
-            (View::HyperX(h), true) => self.place_hyperx(h, i),
-            (View::HyperZ(z), false) => self.place_hyperz(z, i),
+            (View::HyperX(h), true) => self.place_hyperx(h, prefix),
+            (View::HyperZ(z), false) => self.place_hyperz(z, prefix),
             _ => Err(ConfigError::value(
-                &Self::key(i, "kind"),
+                &Self::key(prefix, "kind"),
                 format!("\"{}\"", self.kind),
                 format!(
                     "a shape of {}: {}",
@@ -135,11 +136,11 @@ impl ShapeConfig {
         }
     }
 
-    fn anchor(&self, sides: &[usize], i: usize, what: &str) -> Result<Vec<usize>, ConfigError> {
+    fn anchor(&self, sides: &[usize], prefix: &str, what: &str) -> Result<Vec<usize>, ConfigError> {
         let at = self.at.clone().unwrap_or_else(|| vec![0; sides.len()]);
         if at.len() != sides.len() || at.iter().zip(sides).any(|(&a, &s)| a >= s) {
             return Err(ConfigError::value(
-                &Self::key(i, "at"),
+                &Self::key(prefix, "at"),
                 format!("{at:?}"),
                 format!(
                     "{} {what} coordinates, each below its side ({})",
@@ -151,13 +152,13 @@ impl ShapeConfig {
         Ok(at)
     }
 
-    fn dims_of(&self, n: usize, i: usize, default: Vec<usize>) -> Result<Vec<usize>, ConfigError> {
+    fn dims_of(&self, n: usize, prefix: &str, default: Vec<usize>) -> Result<Vec<usize>, ConfigError> {
         let dims = self.dims.clone().unwrap_or(default);
         let mut seen = vec![false; n];
         let ok = !dims.is_empty() && dims.iter().all(|&d| d < n && !std::mem::replace(&mut seen[d], true));
         if !ok || dims.len() < 2 {
             return Err(ConfigError::value(
-                &Self::key(i, "dims"),
+                &Self::key(prefix, "dims"),
                 format!("{dims:?}"),
                 format!("at least 2 distinct dimensions below {n} (the network has {n})"),
             ));
@@ -180,10 +181,10 @@ impl ShapeConfig {
         Ok(())
     }
 
-    fn place_hyperx(&self, h: &HyperX, i: usize) -> Result<FaultSet, ConfigError> {
+    fn place_hyperx(&self, h: &HyperX, prefix: &str) -> Result<FaultSet, ConfigError> {
         let sides = h.sides();
         let n = sides.len();
-        let at = self.anchor(sides, i, "switch")?;
+        let at = self.anchor(sides, prefix, "switch")?;
         // Each group is a box: per dimension, the coordinates it takes (one value where it is flat).
         let segment = |d: usize, len: usize| -> Vec<usize> { (0..len).map(|k| (at[d] + k) % sides[d]).collect() };
         let flat = |d: usize| vec![at[d]];
@@ -192,17 +193,18 @@ impl ShapeConfig {
             "row" => {
                 let d = self.dim.unwrap_or(0);
                 if d >= n {
-                    return Err(ConfigError::value(&Self::key(i, "dim"), d, format!("a dimension below {n}")));
+                    return Err(ConfigError::value(&Self::key(prefix, "dim"), d, format!("a dimension below {n}")));
                 }
                 let len = self.length.unwrap_or(sides[d]);
-                Self::fits(&Self::key(i, "length"), len, &[d], sides, "; default: the whole row")?;
+                Self::fits(&Self::key(prefix, "length"), len, &[d], sides, "; default: the whole row")?;
                 boxes.push((0..n).map(|e| if e == d { segment(e, len) } else { flat(e) }).collect());
             }
             "subplane" | "subcube" => {
-                let dims = if self.kind == "subplane" { self.dims_of(n, i, vec![0, 1])? } else { (0..n).collect() };
+                let dims =
+                    if self.kind == "subplane" { self.dims_of(n, prefix, vec![0, 1])? } else { (0..n).collect() };
                 if dims.len() < 2 {
                     return Err(ConfigError::value(
-                        &Self::key(i, "kind"),
+                        &Self::key(prefix, "kind"),
                         "\"subcube\"",
                         format!("a network of at least 2 dimensions (this one has {n}); use row"),
                     ));
@@ -210,14 +212,14 @@ impl ShapeConfig {
                 let default = if self.kind == "subplane" { 5 } else { 3 };
                 let size = self.size.unwrap_or(default);
                 let paper = format!("; default {default}, the paper's {}", self.kind);
-                Self::fits(&Self::key(i, "size"), size, &dims, sides, &paper)?;
+                Self::fits(&Self::key(prefix, "size"), size, &dims, sides, &paper)?;
                 boxes.push((0..n).map(|e| if dims.contains(&e) { segment(e, size) } else { flat(e) }).collect());
             }
             "cross" | "star" => {
-                let dims = if self.kind == "cross" { self.dims_of(n, i, vec![0, 1])? } else { (0..n).collect() };
+                let dims = if self.kind == "cross" { self.dims_of(n, prefix, vec![0, 1])? } else { (0..n).collect() };
                 if dims.len() < 2 {
                     return Err(ConfigError::value(
-                        &Self::key(i, "kind"),
+                        &Self::key(prefix, "kind"),
                         "\"star\"",
                         format!("a network of at least 2 dimensions (this one has {n}); use row"),
                     ));
@@ -225,7 +227,7 @@ impl ShapeConfig {
                 let default = if self.kind == "cross" { 11 } else { 7 };
                 let len = self.length.unwrap_or(default);
                 let paper = format!("; default {default}, the paper's {}", self.kind);
-                Self::fits(&Self::key(i, "length"), len, &dims, sides, &paper)?;
+                Self::fits(&Self::key(prefix, "length"), len, &dims, sides, &paper)?;
                 for &d in &dims {
                     boxes.push((0..n).map(|e| if e == d { segment(e, len) } else { flat(e) }).collect());
                 }
@@ -240,18 +242,18 @@ impl ShapeConfig {
         Ok(f)
     }
 
-    fn place_hyperz(&self, z: &HyperZ, i: usize) -> Result<FaultSet, ConfigError> {
+    fn place_hyperz(&self, z: &HyperZ, prefix: &str) -> Result<FaultSet, ConfigError> {
         let mut f = FaultSet::default();
         match self.kind.as_str() {
             "znode" => {
                 if z.dims() == 0 {
                     return Err(ConfigError::value(
-                        &Self::key(i, "kind"),
+                        &Self::key(prefix, "kind"),
                         "\"znode\"",
                         "a HyperZ with side dimensions (with topology.sides empty the one Z-node is the whole network)",
                     ));
                 }
-                let at = self.anchor(z.sides(), i, "Z-node")?;
+                let at = self.anchor(z.sides(), prefix, "Z-node")?;
                 let mut zn = 0u32;
                 for (k, &a) in at.iter().enumerate() {
                     zn = z.with_coord(zn, k, a);
@@ -266,20 +268,24 @@ impl ShapeConfig {
                 let h = z.height();
                 let level = self.level.unwrap_or(1);
                 if !(1..=h).contains(&level) {
-                    return Err(ConfigError::value(&Self::key(i, "level"), level, format!("a switch level 1..{h}")));
+                    return Err(ConfigError::value(
+                        &Self::key(prefix, "level"),
+                        level,
+                        format!("a switch level 1..{h}"),
+                    ));
                 }
                 let planes = z.nodes_per_znode(level);
                 let index = self.index.unwrap_or(0);
                 if index >= planes {
                     return Err(ConfigError::value(
-                        &Self::key(i, "index"),
+                        &Self::key(prefix, "index"),
                         index,
                         format!("a plane of level {level} below R_{level} = {planes}"),
                     ));
                 }
                 if z.dims() == 0 {
                     return Err(ConfigError::value(
-                        &Self::key(i, "kind"),
+                        &Self::key(prefix, "kind"),
                         "\"plane\"",
                         "a HyperZ with side dimensions (topology.sides is empty: there are no side links)",
                     ));

@@ -16,7 +16,7 @@ fn hx(sides: &[usize]) -> Arc<dyn Topology> {
 
 fn shape(topo: &dyn Topology, toml: &str) -> Result<FaultSet, ConfigError> {
     let s: ShapeConfig = toml::from_str(toml).unwrap();
-    let mut f = s.place(topo, 0)?;
+    let mut f = s.place(topo, "faults.shapes[0]")?;
     f.normalize(topo);
     Ok(f)
 }
