@@ -111,6 +111,9 @@ fn dor_strands_what_it_cannot_route_and_finishes() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("stranded") && err.contains("dor cannot route around failed links"), "{err}");
+    // The summary table has the events' rows.
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("failure events") && table.contains("lost at events"), "{table}");
 }
 
 #[test]

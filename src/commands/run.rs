@@ -331,6 +331,25 @@ pub fn summary_text(cfg: &Config, s: &Summary, status: &str, layout: Layout, jso
             cyc(s.message_latency_p99)
         )?;
     }
+    if !s.failure_events.is_empty() {
+        let rebuilt = s.failure_events.iter().filter(|e| e.rebuilt_at.is_some()).count();
+        writeln!(
+            t,
+            "  {:<18} {:>14}  during the run ({rebuilt} rebuilds of the routing)",
+            "failure events",
+            s.failure_events.len()
+        )?;
+        writeln!(
+            t,
+            "  {:<18} {:>14}  packets ({} stranded after them)",
+            "lost at events",
+            s.packets_lost.unwrap_or(0),
+            s.packets_stranded.unwrap_or(0)
+        )?;
+        if let (Some(again), Some(gone)) = (s.packets_retransmitted, s.packets_abandoned) {
+            writeln!(t, "  {:<18} {:>14}  packets ({gone} given up)", "retransmitted", again)?;
+        }
+    }
     if s.routing_layers > 0 {
         writeln!(
             t,
