@@ -254,7 +254,7 @@ pub fn setup(
 /// The config keys that may differ between a checkpoint's config and a run resumed from it (see
 /// [`Saved::check`]), as the errors and the docs list them.
 pub const CHANGEABLE_KEYS: &str = "faults.events (at or after the cycle the checkpoint resumes at), \
-     faults.reconfigure_cycles and faults.stranded (while no event came before that cycle), \
+     faults.reconfigure_cycles and faults.stranded (while no event came at or before that cycle), \
      simulation.measure_cycles (ending after that cycle), simulation.watchdog_cycles, partition.method, name";
 
 /// A checkpoint opened as the starting point of other scenarios: `hxsim run --resume FILE --set
@@ -265,8 +265,6 @@ pub struct Saved {
     flag: &'static str,
     header: Header,
     config: Config,
-    /// `config` as TOML text, the base of `--set` overrides.
-    text: String,
     /// VCs per port of the saved routers ([`crate::sim::router_vcs`] of `config`), computed once
     /// when a config with other events needs it.
     vcs: std::sync::OnceLock<usize>,
@@ -279,9 +277,7 @@ impl Saved {
         let header = read_header(file, flag)?;
         let config: Config = serde_json::from_str(&header.config)
             .map_err(|e| bad(flag, file, format!("its config cannot be read: {e}")))?;
-        let text =
-            toml::to_string(&config).map_err(|e| bad(flag, file, format!("its config cannot be written: {e}")))?;
-        Ok(Saved { file: file.to_path_buf(), flag, header, config, text, vcs: Default::default() })
+        Ok(Saved { file: file.to_path_buf(), flag, header, config, vcs: Default::default() })
     }
 
     /// The saved run's config.
@@ -289,9 +285,11 @@ impl Saved {
         &self.config
     }
 
-    /// The saved run's config as TOML text.
-    pub fn config_text(&self) -> &str {
-        &self.text
+    /// The saved run's config as TOML text (the base of `--set` overrides).
+    pub fn config_text(&self) -> Result<String, ConfigError> {
+        toml::to_string(&self.config).map_err(|e| {
+            ConfigError::value(self.flag, self.file.display(), format!("its config cannot be written: {e}"))
+        })
     }
 
     /// The cycle a run resumed from the checkpoint starts at (the first cycle it simulates).
@@ -309,7 +307,8 @@ impl Saved {
         if overrides.is_empty() {
             return Ok(self.config.clone());
         }
-        let cfg = crate::config::parse_str(&self.text, &format!("{} {}", self.flag, self.file.display()), overrides)?;
+        let origin = format!("{} {}", self.flag, self.file.display());
+        let cfg = crate::config::parse_str(&self.config_text()?, &origin, overrides)?;
         self.check(&cfg)?;
         Ok(cfg)
     }
@@ -898,6 +897,36 @@ fn restore(world: &World, path: &Path, header: &Header, flag: &str, parts: &mut 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_difference_names_the_dotted_key_and_both_values() {
+        let a =
+            serde_json::json!({"routing": {"algorithm": "minimal", "vcs": 0}, "faults": {"links": [[0, 1], [2, 3]]}});
+        let same = first_difference(&a, &a.clone(), String::new());
+        assert_eq!(same, None);
+        let mut b = a.clone();
+        b["routing"]["algorithm"] = "valiant".into();
+        assert_eq!(
+            first_difference(&a, &b, String::new()),
+            Some(("routing.algorithm".into(), "\"minimal\"".into(), "\"valiant\"".into()))
+        );
+        let mut b = a.clone();
+        b["faults"]["links"][1][0] = 5.into();
+        assert_eq!(
+            first_difference(&a, &b, String::new()),
+            Some(("faults.links[1][0]".into(), "2".into(), "5".into()))
+        );
+        // A key one side leaves out (serde skips defaults), and lists of other lengths, whole.
+        let mut b = a.clone();
+        b["faults"]["seed"] = 7.into();
+        assert_eq!(first_difference(&a, &b, String::new()), Some(("faults.seed".into(), "absent".into(), "7".into())));
+        let mut b = a.clone();
+        b["faults"]["links"] = serde_json::json!([[0, 1]]);
+        assert_eq!(
+            first_difference(&a, &b, String::new()),
+            Some(("faults.links".into(), "[[0,1],[2,3]]".into(), "[[0,1]]".into()))
+        );
+    }
 
     #[test]
     fn pauses_at_multiples() {

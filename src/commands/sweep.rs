@@ -142,7 +142,7 @@ pub fn run(
         Some(st) => {
             let f = h5::create_file(st.tmp())?;
             let text = match &saved {
-                Some(s) => s.config_text().to_string(),
+                Some(s) => s.config_text()?,
                 None => std::fs::read_to_string(config_path).unwrap_or_default(),
             };
             write_sweep_header(&f, (config_path, &text), base_cfg, sets, &axes, points.len(), jobs)?;
