@@ -420,8 +420,24 @@ fn scenarios_from_one_checkpoint_equal_whole_runs() {
         let (ev, measure) = (&events[i / 2], ["1000", "1200"][i % 2]);
         let set = [format!("faults.events={ev}"), format!("simulation.measure_cycles={measure}")];
         let resumed_h5 = d.join(format!("r{i}.h5"));
+        // Resumed with one thread and with two (the events are applied to every partition).
+        let threads = ["1", "2"][i % 2];
         let resumed = hxsim(
-            &["run", "--resume", p(&ck), "--set", &set[0], "--set", &set[1], "-q", "--json", "-o", p(&resumed_h5)],
+            &[
+                "run",
+                "--resume",
+                p(&ck),
+                "--set",
+                &set[0],
+                "--set",
+                &set[1],
+                "--threads",
+                threads,
+                "-q",
+                "--json",
+                "-o",
+                p(&resumed_h5),
+            ],
             d,
         );
         let mut whole_args: Vec<String> = ["run", QUICKSTART, "-q", "--json", "-o"].map(String::from).to_vec();
@@ -525,4 +541,26 @@ fn scenarios_whose_routers_need_more_vcs_are_refused() {
         "faults.events",
         "VCs",
     );
+}
+
+#[test]
+fn every_shipped_config_survives_the_round_trip_that_overrides_start_from() {
+    // `run --resume --set` and `sweep --from` apply overrides to the checkpoint's config (stored
+    // as JSON) written as TOML, and refuse any key that then differs: the round trip must give
+    // the config back exactly, or every scenario of that config would be refused.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let cfg = hxsim::config::load(&path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let json: hxsim::config::Config = serde_json::from_str(&serde_json::to_string(&cfg).unwrap()).unwrap();
+        let back = hxsim::config::parse_str(&toml::to_string(&json).unwrap(), "round trip", &[])
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(back, cfg, "{}", path.display());
+        n += 1;
+    }
+    assert!(n > 0, "no config in {}", dir.display());
 }
