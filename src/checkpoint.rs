@@ -99,15 +99,17 @@ pub struct Request {
     pub resume: Option<PathBuf>,
 }
 
-/// What a run does about checkpoints, checked by [`setup`] and carried to the run in
-/// [`crate::sim::RunOptions::checkpoint`]: where to write them, how often, and the checkpoint to
-/// resume from.
+/// What a run does about checkpoints, checked by [`setup`] (or made by [`Saved::plan`]) and
+/// carried to the run in [`crate::sim::RunOptions::checkpoint`]: where to write them (none for a
+/// run resumed under other failure events, see [`Saved`]), how often, and the checkpoint to resume
+/// from.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    path: PathBuf,
+    path: Option<PathBuf>,
     every: Cycle,
-    /// The checkpoint to resume from (checked) and its header.
-    resume: Option<(PathBuf, Header)>,
+    /// The checkpoint to resume from (checked), its header, and the flag that named it (for
+    /// errors: `--resume`, `--from`).
+    resume: Option<(PathBuf, Header, &'static str)>,
 }
 
 /// A streaming 64-bit checksum (SplitMix64 over 8-byte little-endian words, then the length; not
@@ -183,8 +185,11 @@ fn bad(flag: &str, path: &Path, why: impl Into<String>) -> anyhow::Error {
 
 /// Check the checkpoint options of `hxsim run` and return the config and thread count to run with,
 /// and the checkpoint plan (`None`: no checkpoints): the config loaded from `config` with `set`, or
-/// (with `--resume`) the checkpoint's; `threads` as given, else the checkpoint's when resuming,
-/// else 1. Errors are bad input (exit 2) and name the flag.
+/// (with `--resume`) the checkpoint's with `set` applied and checked by [`Saved::check`];
+/// `threads` as given, else the checkpoint's when resuming, else 1. A resumed run goes on
+/// checkpointing to the file it resumed (at the saved interval) unless `--checkpoint` says
+/// otherwise, or `set` is given: that run is another scenario, whose checkpoints must not replace
+/// the saved state others start from. Errors are bad input (exit 2) and name the flag or key.
 pub fn setup(
     args: &Request,
     config: Option<&Path>,
@@ -201,12 +206,11 @@ pub fn setup(
             (crate::config::load(path, set)?, threads.unwrap_or(1), None)
         }
         Some(file) => {
-            let header = read_header(file)?;
-            let cfg: Config = serde_json::from_str(&header.config)
-                .map_err(|e| bad("--resume", file, format!("its config cannot be read: {e}")))?;
+            let saved = Saved::open(file, "--resume")?;
+            let cfg = saved.config_with(set)?;
             // The state is independent of the partitioning: any thread count resumes it.
-            let threads = threads.unwrap_or(header.threads as usize);
-            (cfg, threads, Some((file.clone(), header)))
+            let threads = threads.unwrap_or(saved.header.threads as usize);
+            (cfg, threads, Some(saved))
         }
     };
     let (path, every) = match (&args.checkpoint, &resume) {
@@ -214,9 +218,10 @@ pub fn setup(
         (Some(p), _) => (Some(crate::staged::resolve_links(p)), args.every.unwrap_or(0)),
         // The file resumed from, not the path stored in it: that may be relative to another
         // directory.
-        (None, Some((_, h))) => (args.resume.clone(), h.every),
-        (None, None) => (None, 0),
+        (None, Some(s)) if set.is_empty() => (args.resume.clone(), s.header.every),
+        (None, _) => (None, 0),
     };
+    let resume = resume.map(|s| (s.file, s.header, "--resume"));
     if let Some(p) = &path {
         if cfg.schedule().until_steady.is_some() {
             return Err(ConfigError::value(
@@ -241,9 +246,238 @@ pub fn setup(
                 format!("a file in an existing directory ({} is not one)", dir.display()),
             ));
         }
-        return Ok((cfg, threads, Some(Plan { path: p.clone(), every, resume })));
     }
-    Ok((cfg, threads, None))
+    let plan = (path.is_some() || resume.is_some()).then_some(Plan { path, every, resume });
+    Ok((cfg, threads, plan))
+}
+
+/// The config keys that may differ between a checkpoint's config and a run resumed from it (see
+/// [`Saved::check`]), as the errors and the docs list them.
+pub const CHANGEABLE_KEYS: &str = "faults.events (at or after the cycle the checkpoint resumes at), \
+     faults.reconfigure_cycles and faults.stranded (while no event came at or before that cycle), \
+     simulation.measure_cycles (ending after that cycle), simulation.watchdog_cycles, partition.method, name";
+
+/// A checkpoint opened as the starting point of other scenarios: `hxsim run --resume FILE --set
+/// KEY=VALUE` and every point of `hxsim sweep --from FILE`. The saved run's config is the base the
+/// overrides apply to, and [`Saved::check`] refuses a config the saved state was not made under.
+pub struct Saved {
+    file: PathBuf,
+    flag: &'static str,
+    header: Header,
+    config: Config,
+    /// VCs per port of the saved routers ([`crate::sim::router_vcs`] of `config`), computed once
+    /// when a config with other events needs it.
+    vcs: std::sync::OnceLock<usize>,
+}
+
+impl Saved {
+    /// Open and check the checkpoint `file` (named `flag` in errors: exit 2 for a file that is
+    /// not a complete checkpoint of this binary).
+    pub fn open(file: &Path, flag: &'static str) -> Result<Saved> {
+        let header = read_header(file, flag)?;
+        let config: Config = serde_json::from_str(&header.config)
+            .map_err(|e| bad(flag, file, format!("its config cannot be read: {e}")))?;
+        Ok(Saved { file: file.to_path_buf(), flag, header, config, vcs: Default::default() })
+    }
+
+    /// The saved run's config.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The saved run's config as TOML text (the base of `--set` overrides).
+    pub fn config_text(&self) -> Result<String, ConfigError> {
+        toml::to_string(&self.config).map_err(|e| {
+            ConfigError::value(self.flag, self.file.display(), format!("its config cannot be written: {e}"))
+        })
+    }
+
+    /// The cycle a run resumed from the checkpoint starts at (the first cycle it simulates).
+    pub fn resume_cycle(&self) -> Cycle {
+        self.header.resume_at
+    }
+
+    /// The checkpoint file.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// The saved config with `overrides` (`KEY=VALUE`) applied, checked by [`Saved::check`].
+    pub fn config_with(&self, overrides: &[String]) -> Result<Config, ConfigError> {
+        if overrides.is_empty() {
+            return Ok(self.config.clone());
+        }
+        let origin = format!("{} {}", self.flag, self.file.display());
+        let cfg = crate::config::parse_str(&self.config_text()?, &origin, overrides)?;
+        self.check(&cfg)?;
+        Ok(cfg)
+    }
+
+    /// A plan that resumes the checkpoint and writes none.
+    pub fn plan(&self) -> Plan {
+        Plan { path: None, every: 0, resume: Some((self.file.clone(), self.header.clone(), self.flag)) }
+    }
+
+    /// Refuse (exit 2, naming the key, the value and why) a config `cfg` that the saved state was
+    /// not made under, so that a run resumed under `cfg` equals a run of `cfg` that never stopped.
+    /// Only what takes effect after the cycle the checkpoint resumes at, `R`, may differ
+    /// ([`CHANGEABLE_KEYS`]):
+    /// - `faults.events`: the saved run's events up to `R` are in the saved state, so `cfg` has
+    ///   them, the same and first; its other events come at `R` or later (an event at `R` is
+    ///   applied to the restored state before cycle `R` runs, as a run that never stopped does);
+    /// - `faults.reconfigure_cycles`, `faults.stranded`: only while no event came before `R`
+    ///   (the rebuilds and stranded packets of earlier events are in the state);
+    /// - `simulation.measure_cycles`: while the window ends after `R` (cycles after it are not
+    ///   simulated yet; the window's counters so far are in the state);
+    /// - `simulation.watchdog_cycles`, `partition.method` (results do not depend on the
+    ///   partitioning), `name`.
+    ///
+    /// A config with other events must also need the saved routers' VCs per port
+    /// ([`crate::sim::router_vcs`]: failures lengthen the routes of hop-indexed VC schemes).
+    pub fn check(&self, cfg: &Config) -> Result<(), ConfigError> {
+        let (saved, r) = (&self.config, self.header.resume_at);
+        let mut same = saved.clone();
+        same.name.clone_from(&cfg.name);
+        same.partition.clone_from(&cfg.partition);
+        same.simulation.measure_cycles = cfg.simulation.measure_cycles;
+        same.simulation.watchdog_cycles = cfg.simulation.watchdog_cycles;
+        same.faults.events.clone_from(&cfg.faults.events);
+        same.faults.reconfigure_cycles = cfg.faults.reconfigure_cycles;
+        same.faults.stranded.clone_from(&cfg.faults.stranded);
+        if same != *cfg {
+            let json = |c: &Config| serde_json::to_value(c).unwrap_or_default();
+            let (key, theirs, ours) = first_difference(&json(saved), &json(cfg), String::new())
+                .unwrap_or_else(|| ("the config".into(), "-".into(), "-".into()));
+            return Err(ConfigError::value(
+                &key,
+                ours,
+                format!(
+                    "{theirs}, as in the checkpoint {}: the saved state was made under that value (only {CHANGEABLE_KEYS} \
+                     may differ)",
+                    self.file.display()
+                ),
+            ));
+        }
+        // Events up to R: applied in the saved state (every event at or before the cycle a run
+        // resumes at is, see `crate::sim::run`). A lifetime played during the run writes its own
+        // events, the same for both (`faults.lifetime` is equal).
+        let played = saved.faults.lifetime.as_ref().is_some_and(|l| l.every_cycles > 0);
+        let before: Vec<_> = saved.faults.events.iter().take_while(|e| e.cycle <= r).collect();
+        for (k, e) in before.iter().enumerate() {
+            if cfg.faults.events.get(k) != Some(e) {
+                let ours = cfg.faults.events.get(k).map_or("absent".into(), event_text);
+                return Err(ConfigError::value(
+                    &format!("faults.events[{k}]"),
+                    ours,
+                    format!(
+                        "the checkpoint's event {} (it came at or before cycle {r}, where the checkpoint resumes: the \
+                         saved state holds its effects)",
+                        event_text(e)
+                    ),
+                ));
+            }
+        }
+        for (k, e) in cfg.faults.events.iter().enumerate().skip(before.len()) {
+            if e.cycle < r {
+                return Err(ConfigError::value(
+                    &format!("faults.events[{k}].cycle"),
+                    e.cycle,
+                    format!(
+                        "at least {r}, the cycle the checkpoint {} resumes at: the saved state was made without this \
+                         event (take the checkpoint earlier, or run the whole scenario)",
+                        self.file.display()
+                    ),
+                ));
+            }
+        }
+        if !before.is_empty() || played {
+            let why = |key: &str, ours: &dyn std::fmt::Display, theirs: &dyn std::fmt::Display| {
+                ConfigError::value(
+                    key,
+                    ours,
+                    format!("{theirs}, as in the checkpoint: failure events before cycle {r} ran under that value"),
+                )
+            };
+            if cfg.faults.reconfigure_cycles != saved.faults.reconfigure_cycles {
+                return Err(why(
+                    "faults.reconfigure_cycles",
+                    &cfg.faults.reconfigure_cycles,
+                    &saved.faults.reconfigure_cycles,
+                ));
+            }
+            if cfg.faults.stranded != saved.faults.stranded {
+                return Err(why("faults.stranded", &cfg.faults.stranded, &saved.faults.stranded));
+            }
+        }
+        let (sc, ours) = (saved.schedule(), cfg.schedule());
+        if !ours.fixed && ours.end <= r && ours.end != sc.end {
+            return Err(ConfigError::value(
+                "simulation.measure_cycles",
+                cfg.simulation.measure_cycles,
+                format!(
+                    "at least {} (the measured window must end after cycle {r}, where the checkpoint resumes)",
+                    r + 1 - ours.warmup.min(r)
+                ),
+            ));
+        }
+        if cfg.faults.events != saved.faults.events {
+            let theirs = match self.vcs.get() {
+                Some(&v) => v,
+                None => {
+                    let v = crate::sim::router_vcs(saved)?;
+                    *self.vcs.get_or_init(|| v)
+                }
+            };
+            let ours = crate::sim::router_vcs(cfg)?;
+            if ours != theirs {
+                return Err(ConfigError::value(
+                    "faults.events",
+                    format!("{} events", cfg.faults.events.len()),
+                    format!(
+                        "events under which the routers need the checkpoint's {theirs} VCs per port; these need {ours} \
+                         (routing `{}` on the networks after them): take the checkpoint from a warm-up with \
+                         routing.vcs = {} where the routing accepts it, or run the scenario whole",
+                        cfg.routing.algorithm,
+                        ours.max(theirs)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An event as `{cycle = 4000, random_links = 2}`, for errors.
+fn event_text(e: &crate::topology::faults::FaultEvent) -> String {
+    toml::to_string(e).map_or_else(
+        |_| format!("at cycle {}", e.cycle),
+        |t| format!("{{{}}}", t.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(", ")),
+    )
+}
+
+/// The first leaf where `a` and `b` differ, as (dotted key, `a`'s value, `b`'s value), values as
+/// JSON (`absent` where a key is missing).
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: String) -> Option<(String, String, String)> {
+    use serde_json::Value;
+    let join = |k: &str| if at.is_empty() { k.to_string() } else { format!("{at}.{k}") };
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| match (x.get(k), y.get(k)) {
+                (Some(u), Some(v)) => first_difference(u, v, join(k)),
+                (u, v) if u != v => {
+                    let show = |w: Option<&Value>| w.map_or("absent".to_string(), |w| w.to_string());
+                    Some((join(k), show(u), show(v)))
+                }
+                _ => None,
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            x.iter().zip(y).enumerate().find_map(|(i, (u, v))| first_difference(u, v, format!("{at}[{i}]")))
+        }
+        _ if a != b => Some((at, a.to_string(), b.to_string())),
+        _ => None,
+    }
 }
 
 fn starts_with_magic(p: &Path) -> bool {
@@ -255,15 +489,15 @@ fn starts_with_magic(p: &Path) -> bool {
 /// restores the partitions from the checkpoint being resumed, sets where the run starts and the
 /// first pause. Errors: the checkpoint does not fit this model.
 pub fn prepare(world: &World, plan: &Plan, parts: &mut [NetPartition], spec: &mut RunSpec) -> Result<(), ConfigError> {
-    if let Some((file, header)) = &plan.resume {
-        let restored = restore(world, file, header, parts);
+    if let Some((file, header, flag)) = &plan.resume {
+        let restored = restore(world, file, header, flag, parts);
         // Every rank reads the same file and builds the same model, so they agree; checked anyway,
         // as a rank that stops here alone would leave the others waiting in the run.
         let ok = world.min_all(restored.is_ok() as u64) == 1;
         match restored {
-            Err(e) => return Err(ConfigError::value("--resume", file.display(), e)),
+            Err(e) => return Err(ConfigError::value(flag, file.display(), e)),
             Ok(()) if !ok => {
-                return Err(ConfigError::value("--resume", file.display(), "a checkpoint every rank can restore"))
+                return Err(ConfigError::value(flag, file.display(), "a checkpoint every rank can restore"))
             }
             Ok(()) => {}
         }
@@ -274,9 +508,21 @@ pub fn prepare(world: &World, plan: &Plan, parts: &mut [NetPartition], spec: &mu
 }
 
 impl Plan {
-    /// Where checkpoints are written.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where checkpoints are written (`None`: nowhere).
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Whether the saved state has the failure events at the cycle the run resumes at applied:
+    /// those of the saved config (a lifetime played during the run writes the same events for
+    /// both). An event of the run's own at that cycle is applied to the restored state instead.
+    pub fn holds_events_at_start(&self) -> bool {
+        self.resume.as_ref().is_some_and(|(_, h, _)| {
+            serde_json::from_str::<Config>(&h.config).is_ok_and(|c| {
+                c.faults.lifetime.is_some_and(|l| l.every_cycles > 0)
+                    || c.faults.events.iter().any(|e| e.cycle == h.resume_at)
+            })
+        })
     }
 }
 
@@ -305,7 +551,10 @@ pub fn after_leg(
         Outcome::Paused { cycle } | Outcome::Interrupted { cycles: cycle } => *cycle,
         _ => return false,
     };
-    let (path, every) = (&plan.path, plan.every);
+    let (Some(path), every) = (&plan.path, plan.every) else {
+        // A run that writes no checkpoints never pauses; stopped by a signal, it just ends.
+        return false;
+    };
     let started = Instant::now();
     let resume_at = parts.first().and_then(|p| p.resume_at()).unwrap_or(cycle);
     let written = write(world, path, cfg, parts, cycle, resume_at, every);
@@ -502,8 +751,7 @@ fn write(
 
 /// Where the checksummed part of a checkpoint starts, after checking its prefix (exit 2 naming
 /// `--resume`: not a checkpoint, or another version's).
-fn check_prefix(path: &Path, r: &mut impl Read) -> Result<u64> {
-    let flag = "--resume";
+fn check_prefix(path: &Path, flag: &str, r: &mut impl Read) -> Result<u64> {
     let not_one = || bad(flag, path, "an hxsim checkpoint (written by `hxsim run --checkpoint`); this file is not one");
     let mut head = [0u8; 16];
     r.read_exact(&mut head).map_err(|_| not_one())?;
@@ -513,7 +761,7 @@ fn check_prefix(path: &Path, r: &mut impl Read) -> Result<u64> {
     let format = u32::from_le_bytes(head[8..12].try_into().unwrap());
     let vlen = u32::from_le_bytes(head[12..16].try_into().unwrap()) as usize;
     let mut version = vec![0u8; vlen.min(4096)];
-    r.read_exact(&mut version).map_err(|_| corrupt(path, "version"))?;
+    r.read_exact(&mut version).map_err(|_| corrupt(path, flag, "version"))?;
     let version = String::from_utf8_lossy(&version);
     if format != FORMAT || version != binary_version() {
         return Err(bad(
@@ -529,23 +777,31 @@ fn check_prefix(path: &Path, r: &mut impl Read) -> Result<u64> {
     Ok(16 + vlen as u64)
 }
 
-fn corrupt(path: &Path, what: &str) -> anyhow::Error {
-    bad("--resume", path, format!("a complete hxsim checkpoint; this file is truncated or corrupt ({what})"))
+fn corrupt(path: &Path, flag: &str, what: &str) -> anyhow::Error {
+    bad(flag, path, format!("a complete hxsim checkpoint; this file is truncated or corrupt ({what})"))
 }
 
 /// Read one length-prefixed record into `buf` (at most `left` bytes remain before the checksum).
-fn read_record(r: &mut impl Read, buf: &mut Vec<u8>, left: &mut u64, path: &Path, what: &str) -> Result<()> {
+/// `flag` names the file in errors.
+fn read_record(
+    r: &mut impl Read,
+    buf: &mut Vec<u8>,
+    left: &mut u64,
+    path: &Path,
+    flag: &str,
+    what: &str,
+) -> Result<()> {
     let mut len = [0u8; 8];
     if *left < 8 || r.read_exact(&mut len).is_err() {
-        return Err(corrupt(path, what));
+        return Err(corrupt(path, flag, what));
     }
     let len = u64::from_le_bytes(len);
     if len > *left - 8 {
-        return Err(corrupt(path, &format!("{what} length")));
+        return Err(corrupt(path, flag, &format!("{what} length")));
     }
     buf.clear();
     buf.resize(len as usize, 0);
-    r.read_exact(buf).map_err(|_| corrupt(path, what))?;
+    r.read_exact(buf).map_err(|_| corrupt(path, flag, what))?;
     *left -= 8 + len;
     Ok(())
 }
@@ -553,32 +809,32 @@ fn read_record(r: &mut impl Read, buf: &mut Vec<u8>, left: &mut u64, path: &Path
 /// Open a checkpoint, check its prefix and its checksum over the whole file (read once, in
 /// constant memory), and return it positioned at its first record with the bytes left before the
 /// checksum.
-fn open_checked(path: &Path) -> Result<(BufReader<File>, u64)> {
-    let f = File::open(path).map_err(|e| bad("--resume", path, format!("a checkpoint file that can be read: {e}")))?;
+fn open_checked(path: &Path, flag: &str) -> Result<(BufReader<File>, u64)> {
+    let f = File::open(path).map_err(|e| bad(flag, path, format!("a checkpoint file that can be read: {e}")))?;
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
     let mut r = BufReader::with_capacity(1 << 20, f);
-    let start = check_prefix(path, &mut r)?;
-    let data = size.checked_sub(start + 8).ok_or_else(|| corrupt(path, "too short"))?;
+    let start = check_prefix(path, flag, &mut r)?;
+    let data = size.checked_sub(start + 8).ok_or_else(|| corrupt(path, flag, "too short"))?;
     let mut summed = Summed { inner: std::io::sink(), sum: Checksum::new() };
     let copied = std::io::copy(&mut (&mut r).take(data), &mut summed)
-        .map_err(|e| bad("--resume", path, format!("a checkpoint file that can be read: {e}")))?;
+        .map_err(|e| bad(flag, path, format!("a checkpoint file that can be read: {e}")))?;
     let mut sum = [0u8; 8];
     if copied != data || r.read_exact(&mut sum).is_err() || summed.sum.finish() != u64::from_le_bytes(sum) {
-        return Err(corrupt(path, "checksum mismatch"));
+        return Err(corrupt(path, flag, "checksum mismatch"));
     }
     r.seek(SeekFrom::Start(start))?;
     Ok((r, data))
 }
 
-/// Read and check a checkpoint's header (exit 2 naming `--resume` for any problem).
-fn read_header(path: &Path) -> Result<Header> {
-    let (mut r, mut left) = open_checked(path)?;
+/// Read and check a checkpoint's header (exit 2 naming `flag` for any problem).
+fn read_header(path: &Path, flag: &str) -> Result<Header> {
+    let (mut r, mut left) = open_checked(path, flag)?;
     let mut buf = Vec::new();
-    read_record(&mut r, &mut buf, &mut left, path, "header")?;
-    let (header, _): (Header, usize) =
-        bincode::serde::decode_from_slice(&buf, bincode::config::standard()).map_err(|_| corrupt(path, "header"))?;
+    read_record(&mut r, &mut buf, &mut left, path, flag, "header")?;
+    let (header, _): (Header, usize) = bincode::serde::decode_from_slice(&buf, bincode::config::standard())
+        .map_err(|_| corrupt(path, flag, "header"))?;
     if Checksum::of(header.config.as_bytes()) != header.config_hash {
-        return Err(corrupt(path, "config hash"));
+        return Err(corrupt(path, flag, "config hash"));
     }
     Ok(header)
 }
@@ -586,7 +842,7 @@ fn read_header(path: &Path) -> Result<Header> {
 /// Restore this rank's partitions `parts` (freshly built from the checkpoint's config) from the
 /// checkpoint `path` with `header`: the sums go to partition 0 of rank 0, each switch record to the
 /// partition that owns the switch now.
-fn restore(world: &World, path: &Path, header: &Header, parts: &mut [NetPartition]) -> Result<(), String> {
+fn restore(world: &World, path: &Path, header: &Header, flag: &str, parts: &mut [NetPartition]) -> Result<(), String> {
     let n = parts.first().map_or(0, |p| p.num_switches());
     if header.switches != n as u64 {
         return Err(format!(
@@ -595,11 +851,11 @@ fn restore(world: &World, path: &Path, header: &Header, parts: &mut [NetPartitio
         ));
     }
     let text = |e: anyhow::Error| format!("{e:#}");
-    let (mut r, mut left) = open_checked(path).map_err(text)?;
+    let (mut r, mut left) = open_checked(path, flag).map_err(text)?;
     let bc = bincode::config::standard();
     let mut buf = Vec::new();
-    read_record(&mut r, &mut buf, &mut left, path, "header").map_err(text)?;
-    read_record(&mut r, &mut buf, &mut left, path, "sums").map_err(text)?;
+    read_record(&mut r, &mut buf, &mut left, path, flag, "header").map_err(text)?;
+    read_record(&mut r, &mut buf, &mut left, path, flag, "sums").map_err(text)?;
     let (global, _): (GlobalState, usize) =
         bincode::serde::decode_from_slice(&buf, bc).map_err(|e| format!("its sums cannot be decoded: {e}"))?;
     // The local partition of every switch of this rank.
@@ -613,7 +869,7 @@ fn restore(world: &World, path: &Path, header: &Header, parts: &mut [NetPartitio
     drop(global);
     let mut seen = vec![false; n];
     for _ in 0..header.switches {
-        read_record(&mut r, &mut buf, &mut left, path, "switch").map_err(text)?;
+        read_record(&mut r, &mut buf, &mut left, path, flag, "switch").map_err(text)?;
         let (id, _): (crate::topology::SwitchId, usize) =
             bincode::serde::decode_from_slice(&buf, bc).map_err(|e| format!("a switch record: {e}"))?;
         let Some(&k) = owner.get(id as usize) else {
@@ -630,7 +886,7 @@ fn restore(world: &World, path: &Path, header: &Header, parts: &mut [NetPartitio
         parts[k as usize].restore_switch(st)?;
     }
     if left != 0 || seen.iter().any(|&s| !s) {
-        return Err(text(corrupt(path, "switch records")));
+        return Err(text(corrupt(path, flag, "switch records")));
     }
     for p in parts.iter_mut() {
         p.finish_restore();
@@ -641,6 +897,36 @@ fn restore(world: &World, path: &Path, header: &Header, parts: &mut [NetPartitio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_difference_names_the_dotted_key_and_both_values() {
+        let a =
+            serde_json::json!({"routing": {"algorithm": "minimal", "vcs": 0}, "faults": {"links": [[0, 1], [2, 3]]}});
+        let same = first_difference(&a, &a.clone(), String::new());
+        assert_eq!(same, None);
+        let mut b = a.clone();
+        b["routing"]["algorithm"] = "valiant".into();
+        assert_eq!(
+            first_difference(&a, &b, String::new()),
+            Some(("routing.algorithm".into(), "\"minimal\"".into(), "\"valiant\"".into()))
+        );
+        let mut b = a.clone();
+        b["faults"]["links"][1][0] = 5.into();
+        assert_eq!(
+            first_difference(&a, &b, String::new()),
+            Some(("faults.links[1][0]".into(), "2".into(), "5".into()))
+        );
+        // A key one side leaves out (serde skips defaults), and lists of other lengths, whole.
+        let mut b = a.clone();
+        b["faults"]["seed"] = 7.into();
+        assert_eq!(first_difference(&a, &b, String::new()), Some(("faults.seed".into(), "absent".into(), "7".into())));
+        let mut b = a.clone();
+        b["faults"]["links"] = serde_json::json!([[0, 1]]);
+        assert_eq!(
+            first_difference(&a, &b, String::new()),
+            Some(("faults.links".into(), "[[0,1],[2,3]]".into(), "[[0,1]]".into()))
+        );
+    }
 
     #[test]
     fn pauses_at_multiples() {

@@ -36,8 +36,11 @@ pub struct RunConfigArgs {
     /// Experiment description (TOML); not with `--resume`.
     #[arg(required_unless_present = "resume", conflicts_with = "resume")]
     pub config: Option<PathBuf>,
-    /// Override a config key, e.g. `--set traffic.load=0.7` (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE", conflicts_with = "resume")]
+    /// Override a config key, e.g. `--set traffic.load=0.7` (repeatable). With `--resume`, only
+    /// keys that take effect after the checkpoint's cycle (failure events after it, the end of
+    /// the measured window; docs/checkpoint.md), and no checkpoints are written unless
+    /// `--checkpoint` is given.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
 }
 
@@ -123,8 +126,14 @@ pub enum Command {
     /// The points are the cartesian product of the --set axes; the file holds one group per point
     /// and a table of all points' summaries (/sweep).
     Sweep {
-        /// Base experiment description (TOML).
-        config: PathBuf,
+        /// Base experiment description (TOML); not with `--from`.
+        #[arg(required_unless_present = "from", conflicts_with = "from")]
+        config: Option<PathBuf>,
+        /// Run every point from the state saved in this checkpoint (`hxsim run --checkpoint`),
+        /// with its config as the base: the swept keys may only be ones that take effect after
+        /// the checkpoint's cycle (failure events after it, the end of the measured window).
+        #[arg(long, value_name = "CHECKPOINT")]
+        from: Option<PathBuf>,
         /// Swept key: `KEY=START:STOP:STEP` (inclusive range), `KEY=A,B,C` (list) or `KEY=VALUE`
         /// (repeatable; e.g. `--set traffic.load=0.1:1.0:0.1 --set routing.algorithm=minimal,valiant`).
         #[arg(long = "set", value_name = "KEY=VALUES")]

@@ -151,7 +151,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let paths = commands::run::RunPaths {
                 config: cfg.config.as_deref(),
                 resume: request.resume.as_deref(),
-                checkpoint: checkpoint.as_ref().map(|c| c.path()),
+                checkpoint: checkpoint.as_ref().and_then(|c| c.path()),
             };
             commands::run::check_paths(&config, paths, &outputs)?;
             let ranks = hxsim::engine::launcher_ranks().map_or(1, |r| r.1);
@@ -159,13 +159,25 @@ fn dispatch(cli: Cli) -> Result<u8> {
             let opts = RunOptions { threads, max_memory, fetch_ahead: prefetch, checkpoint };
             commands::run::run(&config, &opts, json, quiet, &outputs)
         }
-        Command::Sweep { config, set, jobs, quiet, out, max_memory } => {
+        Command::Sweep { config, from, set, jobs, quiet, out, max_memory } => {
             let output = match (out.no_output, out.output) {
                 (true, _) => commands::sweep::Output::None,
                 (false, Some(p)) => commands::sweep::Output::Path(p),
                 (false, None) => commands::sweep::Output::Default,
             };
-            commands::sweep::run(&config, &set, jobs, quiet, output, max_memory)
+            let base = match (from, config) {
+                (Some(ckpt), _) => commands::sweep::Base::Checkpoint(ckpt),
+                (None, Some(c)) => commands::sweep::Base::Config(c),
+                (None, None) => {
+                    return Err(hxsim::config::ConfigError::value(
+                        "CONFIG",
+                        "missing",
+                        "a config file, or --from CHECKPOINT",
+                    )
+                    .into())
+                }
+            };
+            commands::sweep::run(&base, &set, jobs, quiet, output, max_memory)
         }
         Command::Plot { file, output, figure, point, by, width, font } => {
             let size = hxsim::plot::PrintSize::parse(&width, &font)?;

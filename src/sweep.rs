@@ -188,6 +188,30 @@ impl Point {
 
 /// Parse the `--set`s and build (and validate) the config of every point of their product.
 pub fn expand(config_path: &Path, sets: &[String]) -> Result<(Vec<Axis>, Vec<Point>), ConfigError> {
+    let (axes, total) = axes_of(sets)?;
+    let text = crate::config::read_config_text(config_path)?;
+    let points = points_of(&axes, total, |overrides| config::parse_file_str(&text, config_path, overrides))?;
+    Ok((axes, points))
+}
+
+/// [`expand`] with the config saved in a checkpoint as the base (`hxsim sweep --from`): every
+/// point's config is checked by [`crate::checkpoint::Saved::check`] (only keys that take effect
+/// after the checkpoint's cycle may be swept).
+pub fn expand_from(saved: &crate::checkpoint::Saved, sets: &[String]) -> Result<(Vec<Axis>, Vec<Point>), ConfigError> {
+    let (axes, total) = axes_of(sets)?;
+    let points = points_of(&axes, total, |overrides| {
+        saved.config_with(overrides).map_err(|e| match e {
+            ConfigError::Value { key, value, allowed } => {
+                ConfigError::Value { key, value, allowed: format!("{allowed} (sweep point {})", overrides.join(" ")) }
+            }
+            other => other,
+        })
+    })?;
+    Ok((axes, points))
+}
+
+/// The axes of the `--set`s and the number of points of their product.
+fn axes_of(sets: &[String]) -> Result<(Vec<Axis>, usize), ConfigError> {
     let axes: Vec<Axis> = sets.iter().map(|s| parse_set(s)).collect::<Result<_, _>>()?;
     for (i, a) in axes.iter().enumerate() {
         if axes[..i].iter().any(|b| b.key == a.key) {
@@ -198,7 +222,16 @@ pub fn expand(config_path: &Path, sets: &[String]) -> Result<(Vec<Axis>, Vec<Poi
     let Some(total) = total else {
         return Err(ConfigError::value("--set", sets.join(" "), format!("at most {MAX_POINTS} points in a sweep")));
     };
-    let text = crate::config::read_config_text(config_path)?;
+    Ok((axes, total))
+}
+
+/// The `total` points of the product of `axes`, each config made by `parse` from the point's
+/// overrides (`KEY=VALUE`).
+fn points_of(
+    axes: &[Axis],
+    total: usize,
+    parse: impl Fn(&[String]) -> Result<Config, ConfigError>,
+) -> Result<Vec<Point>, ConfigError> {
     let mut points = Vec::with_capacity(total);
     for index in 0..total {
         let mut rest = index;
@@ -208,7 +241,7 @@ pub fn expand(config_path: &Path, sets: &[String]) -> Result<(Vec<Axis>, Vec<Poi
             rest /= a.values.len();
         }
         let overrides: Vec<String> = axes.iter().zip(&values).map(|(a, v)| format!("{}={v}", a.key)).collect();
-        let config = config::parse_file_str(&text, config_path, &overrides).map_err(|e| match e {
+        let config = parse(&overrides).map_err(|e| match e {
             ConfigError::Parse { origin, message } => {
                 ConfigError::Parse { origin, message: format!("{message} (sweep point {})", overrides.join(" ")) }
             }
@@ -216,7 +249,7 @@ pub fn expand(config_path: &Path, sets: &[String]) -> Result<(Vec<Axis>, Vec<Poi
         })?;
         points.push(Point { index, values, config });
     }
-    Ok((axes, points))
+    Ok(points)
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Checkpoint and restart through the binary: a run killed with SIGKILL after a checkpoint and
 //! resumed from it (with the same or another thread count) prints the same JSON summary and writes
 //! the same results arrays as a run that was never interrupted; bad resumes exit 2 and name the
-//! flag.
+//! flag. Scenarios started from one checkpoint (`run --resume --set`, `sweep --from`) equal
+//! whole runs of their configs, and keys the saved state depends on are refused.
 
 use hdf5::types::TypeDescriptor;
 use std::path::{Path, PathBuf};
@@ -84,6 +85,11 @@ fn start_and_kill(args: &[&str], ck: &Path, cwd: &Path) {
 
 /// Every numeric dataset of the file, by path (timing keys of `/summary` left out), as bits.
 fn arrays(path: &Path) -> Vec<(String, Vec<u64>)> {
+    arrays_in(path, "/")
+}
+
+/// [`arrays`] of the group `group` of the file (a sweep's point), by path within it.
+fn arrays_in(path: &Path, group: &str) -> Vec<(String, Vec<u64>)> {
     fn walk(g: &hdf5::Group, prefix: &str, out: &mut Vec<(String, Vec<u64>)>) {
         for name in g.member_names().unwrap() {
             let full = format!("{prefix}/{name}");
@@ -107,7 +113,7 @@ fn arrays(path: &Path) -> Vec<(String, Vec<u64>)> {
     }
     let f = hdf5::File::open(path).unwrap();
     let mut out = Vec::new();
-    walk(&f, "", &mut out);
+    walk(&f.group(group).unwrap(), "", &mut out);
     // Member order is the file's link order, not part of the results.
     out.sort();
     assert!(out.iter().any(|(n, v)| n == "/timeseries/cycle" && !v.is_empty()), "{}: no time series", path.display());
@@ -363,4 +369,218 @@ fn sigterm_checkpoints_and_resume_completes() {
     assert!(text(&out.stderr).contains("--resume"), "{}", text(&out.stderr));
     let resumed = summary(&hxsim(&["run", "--resume", p(&ck), "-q", "--json", "--no-output"], d));
     assert_eq!(whole, resumed);
+}
+
+/// The quickstart 4x4 HyperX under SurePath-Polarized, warmed up for 2000 cycles, measured for
+/// `measure` more.
+fn warm(measure: &str) -> Vec<String> {
+    let m = format!("simulation.measure_cycles={measure}");
+    ["--set", "routing.algorithm=surepath-polarized", "--set", m.as_str()].map(String::from).to_vec()
+}
+
+/// The cycle a checkpoint resumes at, as the refusal of an event before it says (`at least R`).
+fn resume_cycle(ck: &Path, d: &Path) -> u64 {
+    let out = hxsim(
+        &["run", "--resume", p(ck), "-q", "--no-output", "--set", "faults.events=[{cycle=1, random_links=1}]"],
+        d,
+    );
+    exits_2_naming(&out, "faults.events[0].cycle", "at least");
+    let err = text(&out.stderr);
+    let at = err.find("at least ").unwrap() + "at least ".len();
+    err[at..].split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn scenarios_from_one_checkpoint_equal_whole_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ck = d.join("warm.ckpt");
+    let mut args: Vec<String> =
+        ["run", QUICKSTART, "-q", "--no-output", "--checkpoint", p(&ck), "--checkpoint-every", "2000"]
+            .map(String::from)
+            .to_vec();
+    args.extend(warm("1000"));
+    let out = hxsim(&args.iter().map(String::as_str).collect::<Vec<_>>(), d);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let saved = std::fs::read(&ck).unwrap();
+    let r = resume_cycle(&ck, d);
+    assert!((2000..3000).contains(&r), "the checkpoint after the warm-up resumes at {r}");
+    // An event at the resume cycle itself (applied to the restored state), and two later ones.
+    let events = [
+        format!("[{{cycle={r}, random_links=3}}]"),
+        format!("[{{cycle={r}, switches=[3]}}, {{cycle={}, random_links=2}}]", r + 400),
+    ];
+    let sweep_out = d.join("s.h5");
+    let ev_axis = format!("faults.events={}", events.join(","));
+    let out = hxsim(
+        &[
+            "sweep",
+            "--from",
+            p(&ck),
+            "--set",
+            &ev_axis,
+            "--set",
+            "simulation.measure_cycles=1000,1200",
+            "-q",
+            "-j",
+            "2",
+            "-o",
+            p(&sweep_out),
+        ],
+        d,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let f = hdf5::File::open(&sweep_out).unwrap();
+    // In the order the points finished (with two jobs): sorted, they are in the order of the grid.
+    let mut groups: Vec<String> = f.group("points").unwrap().member_names().unwrap();
+    groups.sort();
+    assert_eq!(groups.len(), 4);
+    let mut accepted = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        let (ev, measure) = (&events[i / 2], ["1000", "1200"][i % 2]);
+        let set = [format!("faults.events={ev}"), format!("simulation.measure_cycles={measure}")];
+        let resumed_h5 = d.join(format!("r{i}.h5"));
+        // Resumed with one thread and with two (the events are applied to every partition).
+        let threads = ["1", "2"][i % 2];
+        let resumed = hxsim(
+            &[
+                "run",
+                "--resume",
+                p(&ck),
+                "--set",
+                &set[0],
+                "--set",
+                &set[1],
+                "--threads",
+                threads,
+                "-q",
+                "--json",
+                "-o",
+                p(&resumed_h5),
+            ],
+            d,
+        );
+        let mut whole_args: Vec<String> = ["run", QUICKSTART, "-q", "--json", "-o"].map(String::from).to_vec();
+        let whole_h5 = d.join(format!("w{i}.h5"));
+        whole_args.push(p(&whole_h5).into());
+        whole_args.extend(warm(measure));
+        whole_args.extend(["--set".into(), set[0].clone()]);
+        let whole = hxsim(&whole_args.iter().map(String::as_str).collect::<Vec<_>>(), d);
+        let (resumed, whole) = (summary(&resumed), summary(&whole));
+        assert_eq!(resumed, whole, "point {i}: {set:?}");
+        assert_eq!(whole["failure_events"].as_array().unwrap().len(), 1 + i / 2, "point {i}");
+        let point = arrays_in(&sweep_out, &format!("points/{g}"));
+        assert_eq!(point, arrays(&resumed_h5), "point {i}: the sweep's group against run --resume");
+        assert_eq!(point, arrays(&whole_h5), "point {i}: the sweep's group against the whole run");
+        accepted.push(whole["accepted_load"].as_f64().unwrap());
+    }
+    // The scenarios differ (a failed switch loses its servers' traffic).
+    assert_ne!(accepted[0], accepted[2]);
+    // Runs resumed under other events write no checkpoint over the saved state.
+    assert_eq!(std::fs::read(&ck).unwrap(), saved);
+}
+
+#[test]
+fn scenarios_from_a_checkpoint_refuse_what_the_saved_state_depends_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ck = d.join("warm.ckpt");
+    let mut args: Vec<String> =
+        ["run", QUICKSTART, "-q", "--no-output", "--checkpoint", p(&ck), "--checkpoint-every", "2000"]
+            .map(String::from)
+            .to_vec();
+    args.extend(warm("1000"));
+    let out = hxsim(&args.iter().map(String::as_str).collect::<Vec<_>>(), d);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r = resume_cycle(&ck, d);
+    for (set, key) in [
+        ("traffic.load=0.3", "traffic.load"),
+        ("seed=2", "seed"),
+        ("routing.algorithm=surepath-omni", "routing.algorithm"),
+        ("router.input_buffer_packets=3", "router.input_buffer_packets"),
+        ("output.sample_cycles=50", "output.sample_cycles"),
+        ("simulation.warmup_cycles=1000", "simulation.warmup_cycles"),
+        ("faults.random_links=2", "faults.random_links"),
+    ] {
+        exits_2_naming(&hxsim(&["sweep", "--from", p(&ck), "--set", set, "-q", "--no-output"], d), key, "checkpoint");
+        exits_2_naming(&hxsim(&["run", "--resume", p(&ck), "--set", set, "-q", "--no-output"], d), key, "checkpoint");
+    }
+    // An event before the resume cycle, in one point of a sweep: nothing runs.
+    let before = format!("faults.events=[{{cycle={}, random_links=1}}],[{{cycle={}, random_links=1}}]", r + 10, r - 1);
+    let out = hxsim(&["sweep", "--from", p(&ck), "--set", &before, "-q", "--no-output"], d);
+    exits_2_naming(&out, "faults.events[0].cycle", &format!("{}", r - 1));
+    assert!(text(&out.stderr).contains(&format!("at least {r}")), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).is_empty(), "no point ran: {}", text(&out.stdout));
+    // A measured window that ends before the resume cycle.
+    let short = format!("simulation.measure_cycles={}", r - 2000 - 1);
+    exits_2_naming(
+        &hxsim(&["run", "--resume", p(&ck), "--set", &short, "-q", "--no-output"], d),
+        "simulation.measure_cycles",
+        "after cycle",
+    );
+    // CONFIG and --from together.
+    let both = hxsim(&["sweep", QUICKSTART, "--from", p(&ck), "--set", "seed=1", "-q", "--no-output"], d);
+    assert_eq!(both.status.code(), Some(2), "{}", text(&both.stderr));
+}
+
+#[test]
+fn scenarios_whose_routers_need_more_vcs_are_refused() {
+    // Polarized's VC ladder grows where failures lengthen routes: the routers of a run with these
+    // failures have more VCs than those of the warm-up, whose state cannot hold them.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ck = d.join("warm.ckpt");
+    let base = [
+        "--set",
+        "routing.algorithm=polarized",
+        "--set",
+        "simulation.warmup_cycles=500",
+        "--set",
+        "simulation.measure_cycles=500",
+    ];
+    let mut args = vec!["run", QUICKSTART, "-q", "--no-output", "--checkpoint", p(&ck), "--checkpoint-every", "500"];
+    args.extend(base);
+    let out = hxsim(&args, d);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r = resume_cycle(&ck, d);
+    let events = format!("faults.events=[{{cycle={r}, random_links=3}}]");
+    let cfg = |extra: &[String]| {
+        let mut sets: Vec<String> = base.chunks(2).map(|c| c[1].to_string()).collect();
+        sets.extend(extra.iter().cloned());
+        hxsim::config::load(Path::new(QUICKSTART), &sets).unwrap()
+    };
+    let (warm_vcs, event_vcs) = (
+        hxsim::sim::router_vcs(&cfg(&[])).unwrap(),
+        hxsim::sim::router_vcs(&cfg(std::slice::from_ref(&events))).unwrap(),
+    );
+    assert!(event_vcs > warm_vcs, "the events need more VCs ({event_vcs} against {warm_vcs})");
+    let out = hxsim(&["run", "--resume", p(&ck), "--set", &events, "-q", "--no-output"], d);
+    exits_2_naming(&out, "faults.events", &format!("checkpoint's {warm_vcs} VCs"));
+    exits_2_naming(
+        &hxsim(&["sweep", "--from", p(&ck), "--set", &events, "-q", "--no-output"], d),
+        "faults.events",
+        "VCs",
+    );
+}
+
+#[test]
+fn every_shipped_config_survives_the_round_trip_that_overrides_start_from() {
+    // `run --resume --set` and `sweep --from` apply overrides to the checkpoint's config (stored
+    // as JSON) written as TOML, and refuse any key that then differs: the round trip must give
+    // the config back exactly, or every scenario of that config would be refused.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let cfg = hxsim::config::load(&path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let json: hxsim::config::Config = serde_json::from_str(&serde_json::to_string(&cfg).unwrap()).unwrap();
+        let back = hxsim::config::parse_str(&toml::to_string(&json).unwrap(), "round trip", &[])
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(back, cfg, "{}", path.display());
+        n += 1;
+    }
+    assert!(n > 0, "no config in {}", dir.display());
 }

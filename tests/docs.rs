@@ -179,7 +179,12 @@ fn read_manual(root: &Path) -> Manual {
 fn reduced(command: &str, reductions: &[(String, String)]) -> String {
     let words: Vec<&str> = command.split_whitespace().collect();
     let sub = words.get(1).copied().unwrap_or("");
-    if reductions.is_empty() || !(sub == "run" || sub == "sweep") || words.contains(&"--resume") {
+    // A run or sweep from a checkpoint takes the checkpoint's config: reducing it is refused.
+    if reductions.is_empty()
+        || !(sub == "run" || sub == "sweep")
+        || words.contains(&"--resume")
+        || words.contains(&"--from")
+    {
         return command.to_string();
     }
     let mut out = command.to_string();

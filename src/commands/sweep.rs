@@ -25,7 +25,7 @@ use crate::output::hdf5 as h5;
 use crate::signals::{exit_status, signal_name, StopOnSignal, STOP_IO_ERROR};
 use crate::sim::{RunOptions, RunResult, SimError};
 use crate::staged::Staged;
-use crate::sweep::{expand, Axis, Point};
+use crate::sweep::{expand, expand_from, Axis, Point};
 use crate::timestamp::iso8601_utc;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -37,6 +37,16 @@ enum Outcome {
     Done(Box<RunResult>),
     Failed(String),
     NotRun,
+}
+
+/// The base config of `hxsim sweep`.
+#[derive(Debug, Clone)]
+pub enum Base {
+    /// `CONFIG`: a config file.
+    Config(PathBuf),
+    /// `--from CHECKPOINT`: every point starts from the state saved in the checkpoint, with its
+    /// config as the base (see [`crate::checkpoint::Saved`]).
+    Checkpoint(PathBuf),
 }
 
 /// Where `hxsim sweep` writes.
@@ -53,7 +63,7 @@ pub enum Output {
 /// `hxsim sweep`. Returns the exit code: 0 if every point completed, 3 if any failed, 128 + signal
 /// if interrupted.
 pub fn run(
-    config_path: &Path,
+    base: &Base,
     sets: &[String],
     jobs: usize,
     quiet: bool,
@@ -63,7 +73,23 @@ pub fn run(
     if jobs == 0 {
         return Err(ConfigError::value("--jobs", 0, "at least 1").into());
     }
-    let (axes, points) = expand(config_path, sets)?;
+    let (saved, config_path) = match base {
+        Base::Config(p) => (None, p.as_path()),
+        Base::Checkpoint(p) => (Some(crate::checkpoint::Saved::open(p, "--from")?), p.as_path()),
+    };
+    let (axes, points) = match &saved {
+        None => expand(config_path, sets)?,
+        Some(s) => expand_from(s, sets)?,
+    };
+    // Every point of a sweep `--from` a checkpoint restores it and writes none.
+    let plan = saved.as_ref().map(|s| s.plan());
+    if let (Some(s), false) = (&saved, quiet) {
+        note(&format!(
+            "hxsim: every point resumes {} at cycle {} (its events come at that cycle or later)",
+            s.file().display(),
+            s.resume_cycle()
+        ));
+    }
     let of_point = |p: &Point, e: ConfigError| match e {
         ConfigError::Value { key, value, allowed } => {
             ConfigError::Value { key, value, allowed: format!("{allowed} (sweep point {})", p.label(&axes)) }
@@ -85,15 +111,16 @@ pub fn run(
         }
     }
     warn_threads(jobs);
-    let base = &points[0].config;
+    let base_cfg = &points[0].config;
     let path = match output {
         Output::None => None,
-        Output::Default => Some(crate::output::default_path(&base.name, "-sweep")),
+        Output::Default => Some(crate::output::default_path(&base_cfg.name, "-sweep")),
         Output::Path(p) => Some(p),
     };
     // The results file must not be one of the sweep's inputs: the config, or a file a point reads.
     if let Some(out) = &path {
-        let inputs = std::iter::once(("the config file".to_string(), config_path.to_path_buf()))
+        let what = if saved.is_some() { "the checkpoint (--from)" } else { "the config file" };
+        let inputs = std::iter::once((what.to_string(), config_path.to_path_buf()))
             .chain(points.iter().flat_map(|p| p.config.input_files()).map(|(k, f)| (format!("{k} of a point"), f)));
         for (what, f) in inputs {
             if crate::staged::same_file(out, &f) {
@@ -114,7 +141,15 @@ pub fn run(
     let file = match &staged {
         Some(st) => {
             let f = h5::create_file(st.tmp())?;
-            write_sweep_header(&f, config_path, base, sets, &axes, points.len(), jobs)?;
+            let text = match &saved {
+                Some(s) => s.config_text()?,
+                None => std::fs::read_to_string(config_path).unwrap_or_default(),
+            };
+            write_sweep_header(&f, (config_path, &text), base_cfg, sets, &axes, points.len(), jobs)?;
+            if let Some(s) = &saved {
+                h5::set_str_attr(&f, "from_checkpoint", &config_path.display().to_string())?;
+                h5::set_attr(&f, "from_cycle", &s.resume_cycle())?;
+            }
             let g = h5::new_group(&f, "points")?;
             f.flush()?;
             Some((f, g))
@@ -144,14 +179,14 @@ pub fn run(
     let mut flushed = std::time::Instant::now();
     std::thread::scope(|s| {
         for _ in 0..jobs.min(n) {
-            let (tx, next, points, progress) = (tx.clone(), &next, &points, progress.clone());
+            let (tx, next, points, progress, plan) = (tx.clone(), &next, &points, progress.clone(), &plan);
             s.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 if i >= points.len() || progress.stop.load(Ordering::SeqCst) != 0 {
                     break;
                 }
                 let start = iso8601_utc(std::time::SystemTime::now());
-                let opts = RunOptions { threads: 1, max_memory, ..Default::default() };
+                let opts = RunOptions { threads: 1, max_memory, checkpoint: plan.clone(), ..Default::default() };
                 let cpu = thread_cpu_seconds();
                 let r = run_with_progress_observed(&points[i].config, &opts, true, progress.clone(), None);
                 if tx.send((i, start, r, thread_cpu_seconds() - cpu)).is_err() {
@@ -256,23 +291,23 @@ pub fn run(
     Ok(if failed > 0 { 3 } else { 0 })
 }
 
+/// `config`: the base config's path and text (a checkpoint's config as TOML with `--from`).
 fn write_sweep_header(
     f: &::hdf5::File,
-    config_path: &Path,
+    (config_path, text): (&Path, &str),
     base: &Config,
     sets: &[String],
     axes: &[Axis],
     n: usize,
     jobs: usize,
 ) -> Result<()> {
-    let text = std::fs::read_to_string(config_path).unwrap_or_default();
     h5::set_str_attr(f, "format", h5::FORMAT)?;
     h5::set_attr(f, "format_version", &h5::FORMAT_VERSION)?;
     h5::set_str_attr(f, "kind", "sweep")?;
     h5::set_str_attr(f, "hxsim_version", env!("CARGO_PKG_VERSION"))?;
     h5::write_build_attrs(f)?;
     h5::set_str_attr(f, "name", &base.name)?;
-    h5::set_str_attr(f, "config", &text)?;
+    h5::set_str_attr(f, "config", text)?;
     h5::set_str_attr(f, "config_path", &config_path.display().to_string())?;
     h5::set_str_list_attr(f, "sweep", sets)?;
     h5::set_str_list_attr(f, "swept_keys", &axes.iter().map(|a| a.key.clone()).collect::<Vec<_>>())?;

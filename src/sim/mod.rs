@@ -209,8 +209,22 @@ pub fn validate(cfg: &Config, max_memory: Option<u64>) -> Result<(), ConfigError
     let net = build_network(cfg)?;
     let params = build_params(cfg, net.clone(), &cfg.schedule())?;
     events::LiveFaults::plan(cfg, &net, &cfg.schedule(), params.workload.as_deref())?;
-    let vcs = params.vcs.max(events::event_vcs(cfg, &net)?.unwrap_or(0));
-    cfg.check_memory(1, max_memory, Some(vcs))
+    cfg.check_memory(1, max_memory, Some(vcs_on(cfg, &net, &params)?))
+}
+
+/// VCs per port of the routers of a run of `cfg`: the routing's, or with failure events the most
+/// the routing needs on any network of the run ([`events::event_vcs`]). A checkpoint's state has
+/// this many; a run resumed from it under other events must need as many.
+pub fn router_vcs(cfg: &Config) -> Result<usize, ConfigError> {
+    let cfg = &*events::expand_lifetime(cfg)?;
+    let net = build_network(cfg)?;
+    let params = build_params(cfg, net.clone(), &cfg.schedule())?;
+    vcs_on(cfg, &net, &params)
+}
+
+/// [`router_vcs`] of the model `params` built from `cfg` (lifetime expanded) on `net`.
+pub(crate) fn vcs_on(cfg: &Config, net: &Fabric, params: &crate::network::ModelParams) -> Result<usize, ConfigError> {
+    Ok(params.vcs.max(events::event_vcs(cfg, net)?.unwrap_or(0)))
 }
 
 /// How many partitions send each interval to the `samples` of [`run_on`] with `layout`: every

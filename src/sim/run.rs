@@ -29,9 +29,7 @@ pub(crate) fn run_once(
     let net = build_network(cfg)?;
     let mut params = build_params(cfg, net.clone(), &schedule)?;
     // With failure events the routers may need more VCs than the routing uses at the start.
-    if let Some(v) = super::events::event_vcs(cfg, &net)? {
-        params.vcs = params.vcs.max(v);
-    }
+    params.vcs = super::vcs_on(cfg, &net, &params)?;
     let params = Arc::new(params);
     // The command checked the memory before building anything, with a lower bound of the VC
     // count; the routing now says how many VCs every port gets.
@@ -128,14 +126,20 @@ pub(crate) fn run_once(
     // Failure events: the engine stops at each (and at each rebuild of the routing) so that the
     // model changes at the same cycle on every rank and thread. A resumed run first makes the
     // changes of the breaks before its first cycle to the model (the partitions' state restored
-    // from the checkpoint has them already).
+    // from the checkpoint has them already); a break at its first cycle that the checkpoint
+    // did not have (an event the resumed run adds there, see `crate::checkpoint::Saved::check`)
+    // is made to the restored state too, as a run that never stopped makes it.
     let mut live = super::events::LiveFaults::plan(cfg, &net, &schedule, params.workload.as_deref())?;
     let mut current = params.clone();
     if let Some(l) = live.as_mut() {
         if spec.start > 0 {
-            while l.next_break() <= spec.start {
+            let saved = opts.checkpoint.as_ref().is_some_and(|c| c.holds_events_at_start());
+            while l.next_break() < spec.start || (l.next_break() == spec.start && saved) {
                 let at = l.next_break();
                 current = l.at_break(cfg, &schedule, at, &current, &mut [])?;
+            }
+            if l.next_break() == spec.start {
+                current = l.at_break(cfg, &schedule, spec.start, &current, &mut parts)?;
             }
             if !Arc::ptr_eq(&current, &params) {
                 for p in &mut parts {
