@@ -254,7 +254,8 @@ pub fn setup(
 /// The config keys that may differ between a checkpoint's config and a run resumed from it (see
 /// [`Saved::check`]), as the errors and the docs list them.
 pub const CHANGEABLE_KEYS: &str = "faults.events (at or after the cycle the checkpoint resumes at), \
-     faults.reconfigure_cycles and faults.stranded (while no event came at or before that cycle), \
+     faults.reconfigure_cycles, faults.stranded, faults.retransmit_cycles and faults.retransmit_limit (while no \
+     event came at or before that cycle), \
      simulation.measure_cycles (ending after that cycle), simulation.watchdog_cycles, partition.method, name";
 
 /// A checkpoint opened as the starting point of other scenarios: `hxsim run --resume FILE --set
@@ -325,8 +326,9 @@ impl Saved {
     /// - `faults.events`: the saved run's events up to `R` are in the saved state, so `cfg` has
     ///   them, the same and first; its other events come at `R` or later (an event at `R` is
     ///   applied to the restored state before cycle `R` runs, as a run that never stopped does);
-    /// - `faults.reconfigure_cycles`, `faults.stranded`: only while no event came before `R`
-    ///   (the rebuilds and stranded packets of earlier events are in the state);
+    /// - `faults.reconfigure_cycles`, `faults.stranded`, `faults.retransmit_cycles`,
+    ///   `faults.retransmit_limit`: only while no event came before `R` (the rebuilds, stranded
+    ///   and resent packets of earlier events are in the state);
     /// - `simulation.measure_cycles`: while the window ends after `R` (cycles after it are not
     ///   simulated yet; the window's counters so far are in the state);
     /// - `simulation.watchdog_cycles`, `partition.method` (results do not depend on the
@@ -344,6 +346,8 @@ impl Saved {
         same.faults.events.clone_from(&cfg.faults.events);
         same.faults.reconfigure_cycles = cfg.faults.reconfigure_cycles;
         same.faults.stranded.clone_from(&cfg.faults.stranded);
+        same.faults.retransmit_cycles = cfg.faults.retransmit_cycles;
+        same.faults.retransmit_limit = cfg.faults.retransmit_limit;
         if same != *cfg {
             let json = |c: &Config| serde_json::to_value(c).unwrap_or_default();
             let (key, theirs, ours) = first_difference(&json(saved), &json(cfg), String::new())
@@ -407,6 +411,21 @@ impl Saved {
             }
             if cfg.faults.stranded != saved.faults.stranded {
                 return Err(why("faults.stranded", &cfg.faults.stranded, &saved.faults.stranded));
+            }
+            if cfg.faults.retransmit_cycles != saved.faults.retransmit_cycles {
+                let text = |r: Option<u64>| r.map_or("absent".to_string(), |c| c.to_string());
+                return Err(why(
+                    "faults.retransmit_cycles",
+                    &text(cfg.faults.retransmit_cycles),
+                    &text(saved.faults.retransmit_cycles),
+                ));
+            }
+            if cfg.faults.retransmit_limit != saved.faults.retransmit_limit {
+                return Err(why(
+                    "faults.retransmit_limit",
+                    &cfg.faults.retransmit_limit,
+                    &saved.faults.retransmit_limit,
+                ));
             }
         }
         let (sc, ours) = (saved.schedule(), cfg.schedule());

@@ -584,3 +584,39 @@ fn every_shipped_config_survives_the_round_trip_that_overrides_start_from() {
     }
     assert!(n > 0, "no config in {}", dir.display());
 }
+
+/// Retransmission may be turned on for scenarios after a warm-up without it (nothing was lost
+/// before the checkpoint): the resumed run equals the whole run with it, and loses packets that
+/// its sources send again.
+#[test]
+fn retransmission_may_start_with_the_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ck = d.join("warm.ckpt");
+    // SurePath's VCs do not depend on the network (a hop-indexed ladder's would need more routers'
+    // VCs than the warm-up's after the failures, which is refused).
+    let base = [
+        "--set",
+        "routing.algorithm=surepath-polarized",
+        "--set",
+        "traffic.load=0.9",
+        "--set",
+        "simulation.measure_cycles=1500",
+    ];
+    let mut args = vec!["run", QUICKSTART, "-q", "--no-output", "--checkpoint", p(&ck), "--checkpoint-every", "2000"];
+    args.extend_from_slice(&base);
+    let out = hxsim(&args, d);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r = resume_cycle(&ck, d);
+    let event = format!("faults.events=[{{cycle={}, random_links=12}}]", r + 200);
+    let scenario = ["--set", &event, "--set", "faults.reconfigure_cycles=300", "--set", "faults.retransmit_cycles=250"];
+    let mut resume = vec!["run", "--resume", p(&ck), "-q", "--json", "--no-output"];
+    resume.extend_from_slice(&scenario);
+    let resumed = summary(&hxsim(&resume, d));
+    let mut whole = vec!["run", QUICKSTART, "-q", "--json", "--no-output"];
+    whole.extend_from_slice(&base);
+    whole.extend_from_slice(&scenario);
+    let whole = summary(&hxsim(&whole, d));
+    assert_eq!(resumed, whole);
+    assert!(whole["packets_retransmitted"].as_u64().unwrap() > 0, "{whole:?}");
+}

@@ -367,7 +367,10 @@ impl NetPartition {
             || st.srv_vc_cred.len() != if self.srv_vc_cred.is_empty() { 0 } else { (s1 - s0) * v }
             || st.srv_generated.len() != if self.srv_generated.is_empty() { 0 } else { s1 - s0 }
             || st.srv_outstanding.len() != if self.srv_outstanding.is_empty() { 0 } else { s1 - s0 }
-            || st.srv_resend.len() != if self.srv_resend.is_empty() { 0 } else { s1 - s0 }
+            // Saved with or without retransmission (a run resumed under other failure events may
+            // turn it on or off while nothing has been lost: then every count is 0).
+            || (!st.srv_resend.is_empty() && st.srv_resend.len() != s1 - s0)
+            || (self.srv_resend.is_empty() && st.srv_resend.iter().any(|&n| n > 0))
             || st.vc_in_free.len() != if self.vc_in_free.is_empty() { 0 } else { np * v }
             || st.vc_out_free.len() != if self.vc_out_free.is_empty() { 0 } else { np * v }
         {
@@ -404,7 +407,7 @@ impl NetPartition {
         if !st.srv_generated.is_empty() {
             self.srv_generated[s0..s1].copy_from_slice(&st.srv_generated);
         }
-        if !st.srv_resend.is_empty() {
+        if !st.srv_resend.is_empty() && !self.srv_resend.is_empty() {
             self.srv_resend[s0..s1].copy_from_slice(&st.srv_resend);
         }
         if !st.srv_outstanding.is_empty() {
