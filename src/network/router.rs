@@ -572,6 +572,9 @@ impl NetPartition {
                 let lat = self.lat(pi);
                 if port < t {
                     let tail = now + lat + plen - 1;
+                    if self.p.link_series {
+                        self.count_ejection(li, &pkt, now);
+                    }
                     self.deliver_to_server(li, port, &pkt, tail);
                     if self.p.throttle == Throttle::Window {
                         self.send_ack(li, &pkt, tail, out);
@@ -580,6 +583,9 @@ impl NetPartition {
                     self.outvc[qi].cred -= 1;
                     self.outp[pi].load += 1;
                     let (nsw, nport) = self.nbr[li * self.r + port - t];
+                    if self.p.link_series {
+                        self.count_link_phits(li, port - t, now);
+                    }
                     if self.in_window(now) {
                         self.link_phits[li * self.r + port - t] += plen;
                         self.stats.vc_phits[vc] += plen;

@@ -269,6 +269,7 @@ pub fn build_params_with(
         allocation: r.allocation,
         window: schedule.window(),
         sample_cycles: cfg.output.sample_cycles,
+        link_series: cfg.output.link_series,
         silent,
         component,
         unreachable_pairs: reach.unreachable_pairs,
