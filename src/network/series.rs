@@ -55,7 +55,9 @@ impl NetPartition {
         self.next_census = (resume_at / sc + 1) * sc;
     }
 
-    /// A packet's head leaves switch-to-switch port `port` of local switch `li` at `now`.
+    /// A packet's head leaves switch-to-switch port `port` of local switch `li` at `now`. Cold:
+    /// kept out of the link stage's code, which only tests the flag.
+    #[cold]
     #[inline(never)]
     pub(super) fn count_link_phits(&mut self, li: usize, port: usize, now: Cycle) {
         let class = self.port_class[li * self.r + port] as usize;
@@ -64,6 +66,7 @@ impl NetPartition {
 
     /// `pkt` leaves its last switch, local switch `li`, at `now`: minimal when its switch-to-switch
     /// hops are at most the distance from its source switch on the network in force.
+    #[cold]
     #[inline(never)]
     pub(super) fn count_ejection(&mut self, li: usize, pkt: &Packet, now: Cycle) {
         let src: SwitchId = self.server_switch(pkt.src);
