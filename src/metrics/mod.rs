@@ -1111,6 +1111,47 @@ mod tests {
         assert_eq!(cut.samples.iter().map(|s| s.delivered_packets + s.latency_sum).sum::<u64>(), 0);
     }
 
+    /// A link series' words land where its readers look, a packet's phits split one per cycle,
+    /// and merging partitions in any order gives the same series.
+    #[test]
+    fn link_series_records_and_merges_in_any_order() {
+        let sc = 10;
+        let part = |seed: u64| {
+            let mut ls = LinkSeries::new(3);
+            for i in 0..20u64 {
+                let x = seed * 31 + i * 7;
+                ls.add_phits((x % 3) as usize, x % 50, 16, sc);
+                ls.add_ejection((x % 5) as usize, x.is_multiple_of(2));
+            }
+            ls.add_census(4, 2, seed, 1);
+            ls
+        };
+        let one = part(1);
+        // 20 packets of 16 phits; each split over at most 3 intervals of 10 cycles, one per cycle.
+        let total: u64 =
+            (0..one.intervals()).flat_map(|k| (0..3).map(move |c| (k, c))).map(|(k, c)| one.phits(k, c)).sum();
+        assert_eq!(total, 20 * 16);
+        assert!((0..one.intervals()).all(|k| (0..3).all(|c| one.phits(k, c) <= 20 * sc)));
+        // A packet of 16 phits whose first leaves at cycle 31: 9 phits in [30, 40), 7 in [40, 50).
+        let mut first = LinkSeries::new(3);
+        first.add_phits(1, 31, 16, sc);
+        assert_eq!((first.phits(3, 1), first.phits(4, 1), first.phits(4, 0)), (9, 7, 0));
+        assert_eq!((one.buffered(4, 2), one.ports(4, 2), one.buffered(4, 1)), (1, 1, 0));
+        assert_eq!((0..5).map(|k| one.ejected(k)).sum::<u64>(), 20);
+        assert_eq!((0..5).map(|k| one.minimal(k)).sum::<u64>(), 10);
+        let parts: Vec<LinkSeries> = (1..=3).map(part).collect();
+        let mut a = LinkSeries::default();
+        for p in &parts {
+            a.merge(p);
+        }
+        let mut b = LinkSeries::default();
+        for p in parts.iter().rev() {
+            b.merge(p);
+        }
+        assert_eq!(a, b);
+        assert_eq!(a.buffered(4, 2), 1 + 2 + 3);
+    }
+
     #[test]
     fn jain_extremes() {
         assert!((jain_index(&[5, 5, 5, 5]) - 1.0).abs() < 1e-12);
