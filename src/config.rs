@@ -522,11 +522,19 @@ pub const TIMESERIES_ROW_BYTES: u128 = 3 * std::mem::size_of::<crate::metrics::S
 pub struct OutputConfig {
     /// Time-series sampling interval in cycles.
     pub sample_cycles: u64,
+    /// Also record, per sample interval and per class of switch-to-switch port (a HyperX's
+    /// dimensions, a dragonfly's local and global links, a tree's up and down links per level), the
+    /// phits sent and the packets buffered, and the share of packets delivered over a minimal path
+    /// (`/timeseries/link_*` and `minimal_share` in the results file). Written to outputs only
+    /// when on.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(extend("default" = false))]
+    pub link_series: bool,
 }
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { sample_cycles: 100 }
+        OutputConfig { sample_cycles: 100, link_series: false }
     }
 }
 

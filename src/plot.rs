@@ -1343,6 +1343,11 @@ fn finish_cdf_panel(series: Vec<Series>) -> Panel {
 
 /// Style of the dashed lines marking failure events on a time-series figure.
 const EVENT_STYLE: usize = 6;
+/// Styles of the link classes' loads (`output.link_series`), in class order: those no other
+/// curve of the time-series figure takes first.
+const LINK_STYLES: [usize; 8] = [9, 10, 11, 7, 2, 5, 4, 0];
+/// Style of the minimal share (`output.link_series`).
+const MINIMAL_STYLE: usize = 8;
 
 /// The time-series figure of a run (a file's root, or a sweep point's group).
 pub fn timeseries_figure(run: &Group) -> Result<Fig> {
@@ -1473,6 +1478,35 @@ pub fn timeseries_figure(run: &Group) -> Result<Fig> {
         ("packets in flight".into(), 4, false),
     ];
     let mut panels = panels;
+    // `output.link_series`: the load of each class of link and the share of minimal paths, one
+    // panel (both are fractions), where a dip is explained.
+    if let (Ok(load), Ok(names)) = (ts.dataset("link_load"), ts.dataset("link_class_name")) {
+        let names = read_text(&names)?;
+        let classes = names.len();
+        let values = read_f64(&load)?;
+        let mut series: Vec<Series> = names
+            .iter()
+            .enumerate()
+            .map(|(c, name)| {
+                let y: Vec<f64> = values.iter().skip(c).step_by(classes.max(1)).copied().collect();
+                line(&format!("{name} link load"), zip(y), LINK_STYLES[c % LINK_STYLES.len()])
+            })
+            .collect();
+        series.push(line("minimal share", zip(col("minimal_share")?), MINIMAL_STYLE));
+        for s in &series {
+            legend.push((s.label.clone(), s.style, false));
+        }
+        panels.push(Panel {
+            title: "Links by class".into(),
+            x_desc: xd.clone(),
+            y_desc: "Link load (phits/cycle/port), minimal share".into(),
+            series,
+            vlines: vlines.clone(),
+            marks: marks.clone(),
+            y_from_zero: true,
+            ..Default::default()
+        });
+    }
     // Failure events: what they lost, and the events marked on every panel.
     if !events.is_empty() && ts.dataset("lost_packets").is_ok() {
         panels.push(Panel {

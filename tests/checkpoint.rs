@@ -248,6 +248,22 @@ fn sigkill_and_resume_with_retransmission() {
     killed_and_resumed_with("2", Some("1"), "3000", &extra);
 }
 
+/// `output.link_series`: the per-class series (summed in the saved statistics, their next buffer
+/// census set again from the resume cycle) are those of the uninterrupted run, also across thread
+/// counts and a failure event.
+#[test]
+fn sigkill_and_resume_with_the_link_series() {
+    let extra = [
+        "--set",
+        "output.link_series=true",
+        "--set",
+        "routing.algorithm=surepath-polarized",
+        "--set",
+        "faults.events=[{cycle=1000, links=[[0,0],[7,2]]}]",
+    ];
+    killed_and_resumed_with("2", Some("1"), "3000", &extra);
+}
+
 /// The end-to-end injection window: the per-server outstanding counters are in the switch records
 /// and the acknowledgements in flight are pending messages; both must survive, also across thread
 /// counts (a window of 2 past saturation keeps servers waiting for acknowledgements all the time).

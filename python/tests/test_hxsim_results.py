@@ -171,6 +171,29 @@ def test_open_run_reads_failure_events_and_their_losses():
         assert int(servers[column].sum()) == summary["packets_lost"] + summary["packets_stranded"]
 
 
+def test_open_run_reads_the_link_series_per_class():
+    """`output.link_series`: the per-class columns are in the time series, along `cycle` and
+    `link_class`; the live ports per class are the 4x4 HyperX's 4 x 4 x 3 per dimension until two
+    dimension-0 links fail (4 output ports fewer), and the minimal share is a fraction."""
+    hx = installed()
+    run = WORK / "links.h5"
+    hxsim("run", str(ROOT / "configs" / "quickstart.toml"), "-q", "-o", str(run), *REDUCED[4:],
+          "--set", "output.link_series=true", "--set", "routing.algorithm=surepath-polarized",
+          "--set", "faults.events=[{cycle=500, links=[[0,0],[5,1]]}]")
+    ts = hx.open_run(str(run))["timeseries"]
+    assert ts["link_phits"].dims == ("cycle", "link_class") and ts.sizes["link_class"] == 2
+    assert [str(n) for n in ts["link_class_name"].values] == ["dim0", "dim1"]
+    ports = ts["link_ports"].values
+    before = ts["cycle"].values <= 500
+    assert (ports[before] == [48, 48]).all() and (ports[~before] == [44, 48]).all()
+    share = ts["minimal_share"].values
+    assert ((share >= 0) & (share <= 1)).all() and share.mean() > 0.5
+    assert (ts["link_load"].values <= 1).all() and float(ts["link_phits"].sum()) > 0
+    plain = WORK / "plain.h5"
+    hxsim("run", str(ROOT / "configs" / "quickstart.toml"), "-q", "-o", str(plain), *REDUCED[4:])
+    assert "link_phits" not in hx.open_run(str(plain))["timeseries"]
+
+
 def test_figures_have_one_curve_per_routing_at_the_paper_size():
     hx = installed()
     fig = hx.plot_load_sweep(sweep_file())

@@ -38,6 +38,126 @@ pub struct Sample {
     pub lost_packets: u64,
 }
 
+/// The per-port-class time series of `output.link_series` (empty when off): for each sample
+/// interval `k` (cycles `[k sc, (k + 1) sc)`) and each class of switch-to-switch output port
+/// ([`crate::topology::Topology::series_classes`]),
+/// - **phits** sent over the ports of the class in the interval, one per cycle as the other phit
+///   series count (a packet's `P` phits leave over the `P` cycles from its head's departure);
+/// - **buffered** packets in the input and output VC buffers of the class's ports, and the number
+///   of **ports** of the class that are live, both at the interval's end (the state at the start of
+///   cycle `(k + 1) sc`, before that cycle's arrivals are applied); the mean occupancy of a port is
+///   `buffered / ports`;
+///
+/// and, over all classes, the packets that left their last switch for their server in the interval
+/// (**ejected**) and those of them whose path was **minimal**: switch-to-switch hops at most the
+/// distance between their source and destination switches on the network in force at that moment
+/// (after a failure event the distances grow; a packet that passed before a link failed may be
+/// shorter than the new distance, and is minimal).
+///
+/// Every word is an integer sum over partitions (ports belong to the partition of their switch), so
+/// merged series are identical for any partitioning. Interval `k` is `stride()` words from `k *
+/// stride()`: phits per class, buffered per class, ports per class, minimal, ejected.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LinkSeries {
+    /// Port classes (0: the series is off).
+    pub classes: usize,
+    /// The counters, interval after interval.
+    pub words: Vec<u64>,
+}
+
+impl LinkSeries {
+    /// An empty series of `classes` port classes.
+    pub fn new(classes: usize) -> Self {
+        LinkSeries { classes, words: Vec::new() }
+    }
+
+    /// Words per interval.
+    pub fn stride(&self) -> usize {
+        3 * self.classes + 2
+    }
+
+    /// Intervals recorded (some of them maybe partly).
+    pub fn intervals(&self) -> usize {
+        self.words.len().checked_div(self.stride()).unwrap_or(0)
+    }
+
+    /// The words of interval `k`, the series grown with zeros to reach it.
+    #[inline]
+    fn row(&mut self, k: usize) -> &mut [u64] {
+        let w = self.stride();
+        if self.words.len() < (k + 1) * w {
+            self.words.resize((k + 1) * w, 0);
+        }
+        &mut self.words[k * w..(k + 1) * w]
+    }
+
+    /// A packet of `phits` phits whose head leaves a port of class `class` at `first` (one phit per
+    /// cycle, split among the intervals of `sample_cycles` they leave in).
+    #[inline]
+    pub fn add_phits(&mut self, class: usize, first: u64, phits: u64, sample_cycles: u64) {
+        spread_phits(first, phits, sample_cycles, u64::MAX, |k, n| self.row(k as usize)[class] += n);
+    }
+
+    /// At the end of interval `k`: `buffered` packets in the buffers of `ports` live ports of class
+    /// `class`.
+    pub fn add_census(&mut self, k: usize, class: usize, buffered: u64, ports: u64) {
+        let c = self.classes;
+        let row = self.row(k);
+        row[c + class] += buffered;
+        row[2 * c + class] += ports;
+    }
+
+    /// A packet left its last switch in interval `k`, over a minimal path or not.
+    #[inline]
+    pub fn add_ejection(&mut self, k: usize, minimal: bool) {
+        let c = self.classes;
+        let row = self.row(k);
+        row[3 * c] += minimal as u64;
+        row[3 * c + 1] += 1;
+    }
+
+    /// Add `o` into `self` (sums: any order of merging gives the same).
+    pub fn merge(&mut self, o: &LinkSeries) {
+        if o.classes == 0 {
+            return;
+        }
+        if self.classes == 0 {
+            self.classes = o.classes;
+        }
+        assert_eq!(self.classes, o.classes, "link series of different port classes merged");
+        if self.words.len() < o.words.len() {
+            self.words.resize(o.words.len(), 0);
+        }
+        for (a, b) in self.words.iter_mut().zip(&o.words) {
+            *a += b;
+        }
+    }
+
+    /// Phits of class `class` in interval `k` (0 past the end).
+    pub fn phits(&self, k: usize, class: usize) -> u64 {
+        self.word(k, class)
+    }
+    /// Packets buffered at ports of class `class` at the end of interval `k`.
+    pub fn buffered(&self, k: usize, class: usize) -> u64 {
+        self.word(k, self.classes + class)
+    }
+    /// Live ports of class `class` at the end of interval `k`.
+    pub fn ports(&self, k: usize, class: usize) -> u64 {
+        self.word(k, 2 * self.classes + class)
+    }
+    /// Packets ejected in interval `k` over a minimal path.
+    pub fn minimal(&self, k: usize) -> u64 {
+        self.word(k, 3 * self.classes)
+    }
+    /// Packets ejected in interval `k`.
+    pub fn ejected(&self, k: usize) -> u64 {
+        self.word(k, 3 * self.classes + 1)
+    }
+    fn word(&self, k: usize, i: usize) -> u64 {
+        self.words.get(k * self.stride() + i).copied().unwrap_or(0)
+    }
+}
+
 /// Where [`SampleSink`]s send finished intervals: `(partition index, sample of that partition)`.
 pub type SampleSender = crossbeam::channel::Sender<(u32, Sample)>;
 
@@ -262,6 +382,9 @@ pub struct Stats {
     /// Losses are rare next to deliveries, so a list is smaller than two counters per server.
     #[serde(default)]
     pub losses: Vec<(u32, u32)>,
+    /// The per-port-class series of `output.link_series` (empty when off).
+    #[serde(default)]
+    pub link_series: LinkSeries,
 }
 
 /// Values below this are their own bucket in [`log_bucket`].
@@ -380,6 +503,7 @@ impl Stats {
         self.retransmitted_packets += o.retransmitted_packets;
         self.abandoned_packets += o.abandoned_packets;
         self.losses.extend_from_slice(&o.losses);
+        self.link_series.merge(&o.link_series);
     }
 
     /// The sample of the interval holding cycle `at` (intervals of `sample_cycles`), appending the
@@ -1009,6 +1133,47 @@ mod tests {
         cut.record_delivery(105, plen, lat, sc, 100);
         assert_eq!(cut.samples.iter().map(|s| s.accepted_phits).sum::<u64>(), 10);
         assert_eq!(cut.samples.iter().map(|s| s.delivered_packets + s.latency_sum).sum::<u64>(), 0);
+    }
+
+    /// A link series' words land where its readers look, a packet's phits split one per cycle,
+    /// and merging partitions in any order gives the same series.
+    #[test]
+    fn link_series_records_and_merges_in_any_order() {
+        let sc = 10;
+        let part = |seed: u64| {
+            let mut ls = LinkSeries::new(3);
+            for i in 0..20u64 {
+                let x = seed * 31 + i * 7;
+                ls.add_phits((x % 3) as usize, x % 50, 16, sc);
+                ls.add_ejection((x % 5) as usize, x.is_multiple_of(2));
+            }
+            ls.add_census(4, 2, seed, 1);
+            ls
+        };
+        let one = part(1);
+        // 20 packets of 16 phits; each split over at most 3 intervals of 10 cycles, one per cycle.
+        let total: u64 =
+            (0..one.intervals()).flat_map(|k| (0..3).map(move |c| (k, c))).map(|(k, c)| one.phits(k, c)).sum();
+        assert_eq!(total, 20 * 16);
+        assert!((0..one.intervals()).all(|k| (0..3).all(|c| one.phits(k, c) <= 20 * sc)));
+        // A packet of 16 phits whose first leaves at cycle 31: 9 phits in [30, 40), 7 in [40, 50).
+        let mut first = LinkSeries::new(3);
+        first.add_phits(1, 31, 16, sc);
+        assert_eq!((first.phits(3, 1), first.phits(4, 1), first.phits(4, 0)), (9, 7, 0));
+        assert_eq!((one.buffered(4, 2), one.ports(4, 2), one.buffered(4, 1)), (1, 1, 0));
+        assert_eq!((0..5).map(|k| one.ejected(k)).sum::<u64>(), 20);
+        assert_eq!((0..5).map(|k| one.minimal(k)).sum::<u64>(), 10);
+        let parts: Vec<LinkSeries> = (1..=3).map(part).collect();
+        let mut a = LinkSeries::default();
+        for p in &parts {
+            a.merge(p);
+        }
+        let mut b = LinkSeries::default();
+        for p in parts.iter().rev() {
+            b.merge(p);
+        }
+        assert_eq!(a, b);
+        assert_eq!(a.buffered(4, 2), 1 + 2 + 3);
     }
 
     #[test]

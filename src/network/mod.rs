@@ -48,6 +48,7 @@ mod failures;
 pub mod packet;
 mod prefetch;
 mod router;
+mod series;
 mod servers;
 mod state;
 mod tasks;
@@ -335,6 +336,8 @@ pub struct ModelParams {
     pub window: (Cycle, Cycle),
     /// Sample interval, cycles.
     pub sample_cycles: Cycle,
+    /// Record the per-port-class series ([`crate::metrics::LinkSeries`], `output.link_series`).
+    pub link_series: bool,
     /// Servers that never generate (indexed by global server id): those of failed switches, and
     /// under a permutation those whose destination is dead or unreachable. `None`: every server
     /// generates. They get no generation event at all.
@@ -685,6 +688,12 @@ pub struct NetPartition {
     pub server_accepted: Vec<u64>,
     /// Receives each finished time-series interval during the run (e.g. for the HDF5 writer).
     pub sample_sink: Option<SampleSink>,
+    /// With `output.link_series`: the class of each switch-to-switch port, `li * r + port`
+    /// ([`crate::topology::Topology::series_class`]); empty otherwise.
+    port_class: Vec<u16>,
+    /// With `output.link_series`: the end of the next interval whose buffers are to be counted
+    /// ([`series`]); `Cycle::MAX` otherwise.
+    next_census: Cycle,
     in_flight: i64,
     last_progress: Cycle,
     undrained_servers: u64,
@@ -918,6 +927,8 @@ impl NetPartition {
             server_injected: vec![0; ns],
             server_accepted: vec![0; ns],
             sample_sink: None,
+            port_class: Vec::new(),
+            next_census: Cycle::MAX,
             in_flight: 0,
             last_progress: 0,
             undrained_servers,
@@ -936,6 +947,7 @@ impl NetPartition {
             p,
         };
         part.set_fetch_ahead(FetchAhead::Auto);
+        part.start_link_series();
         if let Some(plan) = &part.p.workload {
             let servers: Vec<u32> = (0..n)
                 .flat_map(|li| (0..part.t_of[li] as u32).map(move |s| (li, s)))
@@ -1186,6 +1198,9 @@ impl Partition for NetPartition {
     }
 
     fn step(&mut self, now: Cycle, out: &mut Scheduler<'_, Msg>) {
+        if now >= self.next_census {
+            self.census(now);
+        }
         if self.tasks.as_ref().is_some_and(|t| t.next_event() <= now) {
             self.task_events(now);
         }
@@ -1251,6 +1266,9 @@ impl Partition for NetPartition {
     fn end_window(&mut self, end: Cycle) {
         // Deliveries whose tail is inside the window just simulated are final.
         self.late.retain(|d| d.tail >= end);
+        if end >= self.next_census {
+            self.census(end);
+        }
         if let Some(sink) = &mut self.sample_sink {
             sink.send_until(end, self.p.sample_cycles, &self.stats.samples);
         }

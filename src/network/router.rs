@@ -519,6 +519,7 @@ impl NetPartition {
     pub(super) fn link_stage(&mut self, li: usize, now: Cycle, out: &mut Scheduler<'_, Msg>) {
         let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
         let plen = self.p.packet_phits;
+        let series = self.p.link_series;
         for w in 0..self.words {
             // First the ports whose link is free, tested without branches so that the loads of the
             // (cold) port records overlap; sending on one port changes no other port's record.
@@ -572,6 +573,9 @@ impl NetPartition {
                 let lat = self.lat(pi);
                 if port < t {
                     let tail = now + lat + plen - 1;
+                    if series {
+                        self.count_ejection(li, &pkt, now);
+                    }
                     self.deliver_to_server(li, port, &pkt, tail);
                     if self.p.throttle == Throttle::Window {
                         self.send_ack(li, &pkt, tail, out);
@@ -580,6 +584,9 @@ impl NetPartition {
                     self.outvc[qi].cred -= 1;
                     self.outp[pi].load += 1;
                     let (nsw, nport) = self.nbr[li * self.r + port - t];
+                    if series {
+                        self.count_link_phits(li, port - t, now);
+                    }
                     if self.in_window(now) {
                         self.link_phits[li * self.r + port - t] += plen;
                         self.stats.vc_phits[vc] += plen;

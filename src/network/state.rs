@@ -130,6 +130,9 @@ fn every_field_is_classified(part: &NetPartition) {
         run_cache_cap: _,
         fetch_ahead: _,
         sample_sink: _,
+        port_class: _,
+        // Set again from the resume cycle (`NetPartition::resume_link_series`).
+        next_census: _,
         // Follow from the failure events before the resume cycle, which the run applies again to
         // the model it resumes with (`crate::sim::events`).
         stranded: _,
@@ -331,6 +334,7 @@ impl NetPartition {
         self.last_progress = global.last_progress;
         self.failure.clone_from(&global.failure);
         self.parked = Some((resume_at, Vec::new()));
+        self.resume_link_series(resume_at);
         self.credits_due.iter_mut().for_each(Vec::clear);
         self.credits_pending = 0;
         // Cached candidates belong to the heads this partition held before, and kept selection

@@ -77,6 +77,62 @@ pub fn attach_axes(vars: &[&Dataset], scales: &[(&Dataset, &str)]) -> Result<()>
     Ok(())
 }
 
+/// [`attach_axes`] for scales that may already be attached to other datasets: `scales[j]` is
+/// `(scale, name, earlier)`, where `earlier` are the datasets already attached to it, each on axis
+/// `j` as the new ones. A scale with earlier datasets keeps its class and name, and gets its
+/// `REFERENCE_LIST` written again, listing the earlier datasets and then `vars`; the others are
+/// made scales as by [`attach_axes`]. For the time series' per-class columns, written when a run
+/// ends beside the columns its `cycle` scale got at the start.
+pub fn attach_axes_more(vars: &[&Dataset], scales: &[(&Dataset, &str, &[&Dataset])]) -> Result<()> {
+    let fresh: Vec<(&Dataset, &str)> = scales.iter().filter(|s| s.2.is_empty()).map(|s| (s.0, s.1)).collect();
+    if fresh.len() == scales.len() {
+        return attach_axes(vars, &fresh);
+    }
+    let ids = ffi::ids()?;
+    let scale_refs = scales.iter().map(|s| reference(s.0)).collect::<Result<Vec<_>>>()?;
+    let dim_list: Vec<HvlT> =
+        scale_refs.iter().map(|r| HvlT { len: 1, p: (r as *const ObjRef).cast_mut().cast::<c_void>() }).collect();
+    for v in vars {
+        debug_assert_eq!(v.ndim(), scales.len(), "{}: one scale per axis", v.name());
+        // SAFETY: as in `attach_axes`.
+        let rc =
+            unsafe { write_list(v.id(), c"DIMENSION_LIST", ids.dimlist_ty, dim_list.len(), dim_list.as_ptr().cast()) };
+        if rc < 0 {
+            bail!("attaching dimension scales to {}", v.name());
+        }
+    }
+    for (j, (scale, name, earlier)) in scales.iter().enumerate() {
+        let entries: Vec<DsListEntry> = earlier
+            .iter()
+            .chain(vars)
+            .map(|v| Ok(DsListEntry { dataset: reference(v)?, dimension: j as c_int }))
+            .collect::<Result<_>>()?;
+        let n = CString::new(*name)?;
+        // SAFETY: live ids; `entries` holds one entry per element of the attribute's dataspace,
+        // in the memory layout of its type; the strings outlive the calls.
+        let rc = unsafe {
+            if earlier.is_empty() {
+                write_list(scale.id(), c"REFERENCE_LIST", ids.reflist_ty, entries.len(), entries.as_ptr().cast())
+                    .min(write_fixed_str(scale.id(), c"CLASS", c"DIMENSION_SCALE"))
+                    .min(write_fixed_str(scale.id(), c"NAME", &n))
+            } else {
+                let gone = ::hdf5::sync::sync(|| sys::h5a::H5Adelete(scale.id(), c"REFERENCE_LIST".as_ptr()));
+                gone.min(write_list(
+                    scale.id(),
+                    c"REFERENCE_LIST",
+                    ids.reflist_ty,
+                    entries.len(),
+                    entries.as_ptr().cast(),
+                ))
+            }
+        };
+        if rc < 0 {
+            bail!("attaching {} more datasets to the dimension scale {name}", vars.len());
+        }
+    }
+    Ok(())
+}
+
 /// An object reference to `ds` (what `DIMENSION_LIST` and `REFERENCE_LIST` hold).
 fn reference(ds: &Dataset) -> Result<ObjRef> {
     use ::hdf5::ObjectReference;

@@ -5,7 +5,7 @@
 
 use super::ffi::{self, sys};
 use crate::config::Config;
-use crate::metrics::{Sample, Summary};
+use crate::metrics::{LinkSeries, Sample, Summary};
 use crate::sim::RunResult;
 use ::hdf5::dataset::Layout;
 use ::hdf5::plist::group_create::LinkCreationOrder;
@@ -717,6 +717,108 @@ impl Timeseries {
     }
 }
 
+/// A 2-D dataset `[rows x cols]` (row-major `data`) with `units` and `description`: compact when
+/// small, else chunked by whole rows and deflated (integers byte-shuffled first, as [`column()`]).
+fn table2<T: H5Type>(
+    g: &Group,
+    name: &str,
+    (rows, cols): (usize, usize),
+    data: &[T],
+    units: &str,
+    description: &str,
+) -> Result<Dataset> {
+    let b = g.new_dataset::<T>().shape([rows, cols]);
+    let b = if rows * cols == 0 {
+        b
+    } else if std::mem::size_of_val(data) < FILTER_MIN_BYTES {
+        b.layout(Layout::Compact)
+    } else {
+        let chunk = [chunk_rows::<T>(rows * cols).div_ceil(cols).clamp(1, rows), cols];
+        if shuffles::<T>() {
+            b.chunk(chunk).shuffle().deflate(DEFLATE_LEVEL)
+        } else {
+            b.chunk(chunk).deflate(DEFLATE_LEVEL)
+        }
+    };
+    let ds = b.create(name).with_context(|| format!("creating dataset {name}"))?;
+    if rows * cols > 0 {
+        ds.write_raw(data).with_context(|| format!("writing dataset {name}"))?;
+    }
+    new_str_attr(&ds, "units", units)?;
+    new_str_attr(&ds, "description", description)?;
+    Ok(ds)
+}
+
+impl Timeseries {
+    /// Add the per-port-class series of `output.link_series` ([`LinkSeries`], classes named
+    /// `names`) to the finished time series, one row per row written: `link_class` (the
+    /// dimension of the classes) and `link_class_name`; per interval and class `link_phits`,
+    /// `link_load`, `link_occupancy`, `link_ports`; per interval `ejected_packets`,
+    /// `minimal_packets`, `minimal_share`. Nothing for a series that is off.
+    pub fn write_link_series(&mut self, series: &LinkSeries, names: &[String]) -> Result<()> {
+        let c = series.classes;
+        if c == 0 {
+            return Ok(());
+        }
+        let n = self.rows;
+        let g = self.group.clone();
+        let ends: Vec<u64> = if n == 0 { Vec::new() } else { self.cols[0].read_raw::<u64>()? };
+        let sc = self.sample_cycles;
+        let mut phits = Vec::with_capacity(n * c);
+        let mut load = Vec::with_capacity(n * c);
+        let mut occupancy = Vec::with_capacity(n * c);
+        let mut ports = Vec::with_capacity(n * c);
+        let (mut minimal, mut ejected, mut share) = (Vec::new(), Vec::new(), Vec::new());
+        for (k, &end) in ends.iter().enumerate() {
+            let len = end.saturating_sub(k as u64 * sc).clamp(1, sc) as f64;
+            for class in 0..c {
+                let (p, b, q) = (series.phits(k, class), series.buffered(k, class), series.ports(k, class));
+                phits.push(p);
+                ports.push(q);
+                load.push(if q == 0 { f64::NAN } else { p as f64 / (len * q as f64) });
+                occupancy.push(if q == 0 { f64::NAN } else { b as f64 / q as f64 });
+            }
+            let (m, e) = (series.minimal(k), series.ejected(k));
+            minimal.push(m);
+            ejected.push(e);
+            share.push(if e == 0 { f64::NAN } else { m as f64 / e as f64 });
+        }
+        let ids: Vec<u32> = (0..c as u32).collect();
+        let class = column(&g, "link_class", &ids, "", "class of switch-to-switch port (the dimension of link_*)")?;
+        let names: Vec<String> = (0..c).map(|i| names.get(i).cloned().unwrap_or_else(|| format!("class{i}"))).collect();
+        let class_name = str_column(
+            &g,
+            "link_class_name",
+            &names,
+            "name of each class: dim0, dim1, ... (HyperX, torus, HyperZ sides), local/global (dragonfly), upN/downN \
+             (tree links from level N to N + 1 and back)",
+        )?;
+        let per_class = [
+            table2(&g, "link_phits", (n, c), &phits, "phits", "phits sent over the ports of the class in the interval (one per cycle: a packet's phits count in the intervals they leave in)")?,
+            table2(&g, "link_load", (n, c), &load, "phits/cycle/port", "link_phits / (interval length * link_ports): the mean utilization of the class's links (NaN without a live port)")?,
+            table2(&g, "link_occupancy", (n, c), &occupancy, "packets/port", "packets in the input and output buffers of the class's live ports at the end of the interval, per port (NaN without a live port)")?,
+            table2(&g, "link_ports", (n, c), &ports, "ports", "live switch-to-switch ports of the class at the end of the interval (0 for a last interval cut short)")?,
+        ];
+        let per_row = [
+            column(&g, "ejected_packets", &ejected, "packets", "packets whose head left their last switch for their server in the interval")?,
+            column(&g, "minimal_packets", &minimal, "packets", "those of them whose switch-to-switch hops were at most the distance between their source and destination switches on the network in force then")?,
+            column(&g, "minimal_share", &share, "1", "minimal_packets / ejected_packets (NaN when none)")?,
+        ];
+        super::dims::attach_all(&class, "link_class", &[&class_name])?;
+        let earlier: Vec<&Dataset> = self.cols[1..].iter().collect();
+        let mut vars: Vec<&Dataset> = per_class.iter().collect();
+        super::dims::attach_axes_more(
+            &vars,
+            &[(&self.cols[0], "cycle", &earlier), (&class, "link_class", &[&class_name])],
+        )?;
+        let mut earlier = earlier;
+        earlier.append(&mut vars);
+        let rows: Vec<&Dataset> = per_row.iter().collect();
+        super::dims::attach_axes_more(&rows, &[(&self.cols[0], "cycle", &earlier)])?;
+        Ok(())
+    }
+}
+
 /// Merges the per-partition contributions to each interval; an interval is ready once every
 /// partition has sent it.
 #[derive(Debug)]
@@ -944,6 +1046,7 @@ pub fn write_results(parent: &Group, res: &RunResult, ts: &mut Timeseries) -> Re
     write_links(parent, res, measured)?;
     write_vcs(parent, &res.summary.vc_phits, measured)?;
     ts.append_rest(&res.stats.samples, res.summary.cycles, res.complete && res.schedule.fixed)?;
+    ts.write_link_series(&res.stats.link_series, &topo.series_classes())?;
     Ok(())
 }
 

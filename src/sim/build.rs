@@ -312,6 +312,7 @@ fn build_model(
         allocation: r.allocation,
         window: schedule.window(),
         sample_cycles: cfg.output.sample_cycles,
+        link_series: cfg.output.link_series,
         silent,
         component,
         unreachable_pairs: reach.unreachable_pairs,

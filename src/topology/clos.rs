@@ -261,6 +261,14 @@ impl Clos {
 }
 
 impl Topology for Clos {
+    /// Per level and direction: `up1` from level 1 to 2, `down1` from level 2 to 1, `up2`, ...
+    fn series_classes(&self) -> Vec<String> {
+        (1..self.s.h).flat_map(|i| [format!("up{i}"), format!("down{i}")]).collect()
+    }
+    fn series_class(&self, sw: SwitchId, p: PortId) -> u16 {
+        let i = self.level(sw);
+        (if (p as usize) < self.s.downs(i) { 2 * (i - 2) + 1 } else { 2 * (i - 1) }) as u16
+    }
     fn name(&self) -> String {
         let list = |v: &[usize]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
         format!("clos({}; {}; {})", self.s.servers, list(&self.s.m[1..]), list(&self.s.w[2..]))

@@ -271,6 +271,13 @@ impl Topology for Dragonfly {
     fn link_classes(&self) -> &'static [&'static str] {
         &["local", "global"]
     }
+    /// `local` (inside a group) and `global` (between groups), as [`Topology::link_classes`].
+    fn series_classes(&self) -> Vec<String> {
+        vec!["local".into(), "global".into()]
+    }
+    fn series_class(&self, _sw: SwitchId, port: PortId) -> u16 {
+        self.is_global(port) as u16
+    }
     #[inline]
     fn link_class(&self, _sw: SwitchId, port: PortId) -> u8 {
         self.is_global(port) as u8

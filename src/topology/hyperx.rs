@@ -277,6 +277,13 @@ impl HyperX {
 }
 
 impl Topology for HyperX {
+    /// One class per dimension, `dim0`, `dim1`, ...
+    fn series_classes(&self) -> Vec<String> {
+        (0..self.dims()).map(|d| format!("dim{d}")).collect()
+    }
+    fn series_class(&self, _sw: SwitchId, p: PortId) -> u16 {
+        self.port_dim(p) as u16
+    }
     fn name(&self) -> String {
         let sides: Vec<String> = self.sides.iter().map(|s| s.to_string()).collect();
         format!("HyperX {} (K={:?}, T={})", sides.join("x"), self.trunking, self.servers)

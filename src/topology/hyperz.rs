@@ -914,6 +914,22 @@ impl Topology for HyperZ {
     fn link_classes(&self) -> &'static [&'static str] {
         &["internal", "side"]
     }
+    /// The side links per dimension, `dim0`, ..., then the Z-node's internal links per level
+    /// and direction: `up1` from level 1 to 2, `down1` from level 2 to 1, `up2`, ... (a fat tree,
+    /// `d = 0`, has only these).
+    fn series_classes(&self) -> Vec<String> {
+        let dims = (0..self.sides.len()).map(|d| format!("dim{d}"));
+        dims.chain((1..self.height()).flat_map(|i| [format!("up{i}"), format!("down{i}")])).collect()
+    }
+    fn series_class(&self, sw: SwitchId, p: PortId) -> u16 {
+        let (d, i) = (self.sides.len(), self.level(sw));
+        (match self.port_kind(sw, p) {
+            Some(PortKind::Side { dim }) => dim,
+            Some(PortKind::Up) => d + 2 * (i - 1),
+            Some(PortKind::Down) => d + 2 * (i - 2) + 1,
+            None => 0,
+        }) as u16
+    }
     fn link_class(&self, sw: SwitchId, p: PortId) -> u8 {
         matches!(self.port_kind(sw, p), Some(PortKind::Side { .. })) as u8
     }

@@ -141,6 +141,19 @@ pub trait Topology: Send + Sync {
     fn link_class(&self, _switch: SwitchId, _port: PortId) -> u8 {
         0
     }
+    /// Names of the classes of switch-to-switch ports that `output.link_series` reports apart
+    /// (index = class): finer than [`Topology::link_classes`], which set latencies by config key.
+    /// What a user looks at to explain a dip: a HyperX's or a torus's dimensions, a dragonfly's
+    /// local and global links, a tree's up and down links per level. The default is one class,
+    /// `"link"`.
+    fn series_classes(&self) -> Vec<String> {
+        vec!["link".into()]
+    }
+    /// Class of switch-to-switch port `port` of `switch` as an output (an index into
+    /// [`Topology::series_classes`]; the two ends of a tree link differ: up at one, down at the other).
+    fn series_class(&self, _switch: SwitchId, _port: PortId) -> u16 {
+        0
+    }
     /// Hop distance between switches in the fault-free topology, computed without tables.
     fn distance(&self, a: SwitchId, b: SwitchId) -> u32;
     /// Diameter of the fault-free topology (switch to switch, over switches that have servers).

@@ -146,6 +146,13 @@ impl Torus {
 }
 
 impl Topology for Torus {
+    /// One class per dimension, `dim0`, `dim1`, ... (ports `2d` and `2d + 1`).
+    fn series_classes(&self) -> Vec<String> {
+        (0..self.dims()).map(|d| format!("dim{d}")).collect()
+    }
+    fn series_class(&self, _sw: SwitchId, p: PortId) -> u16 {
+        p / 2
+    }
     fn name(&self) -> String {
         let s: Vec<String> = self.sides.iter().map(|k| k.to_string()).collect();
         format!("{} {} (T={})", if self.wrap { "Torus" } else { "Mesh" }, s.join("x"), self.servers)

@@ -149,6 +149,30 @@ def test_ten_point_sweep_on_one_network_opens_in_netcdf4_xarray_and_ncdump():
         assert re.search(r"point = 10 ;", header)
 
 
+def test_link_series_open_in_netcdf4_xarray_and_ncdump():
+    """`output.link_series`: the per-class columns, written when the run ends beside the columns
+    appended during it, share their `cycle` dimension (a run's, extendable, and a sweep point's,
+    written once) and have their own `link_class`."""
+    with tempfile.TemporaryDirectory() as d:
+        run = os.path.join(d, "run.h5")
+        sweep = os.path.join(d, "sweep.h5")
+        hxsim("run", QUICKSTART, *SHORT, "--set", "output.link_series=true", "-q", "-o", run)
+        hxsim("sweep", QUICKSTART, *SHORT, "--set", "output.link_series=true", "--set", "traffic.load=0.2,0.8",
+              "-q", "-j", "2", "-o", sweep)
+        for path, group in ((run, "timeseries"), (sweep, "points/001/timeseries")):
+            _check_netcdf4(path)
+            _check_xarray(path)
+            with netCDF4.Dataset(path) as nc:
+                ts = nc[group]
+                assert ts["link_phits"].dimensions == ("cycle", "link_class")
+                assert ts["minimal_share"].dimensions == ("cycle",)
+                assert list(ts["link_class_name"][:]) == ["dim0", "dim1"]
+                assert ts.dimensions["cycle"].size == 8
+            header = _ncdump(path)
+            for line in ("uint64 link_phits(cycle, link_class) ;", "double minimal_share(cycle) ;", "link_class = 2 ;"):
+                assert line in header, (path, line)
+
+
 def main():
     tests = [(n, fn) for n, fn in sorted(globals().items()) if n.startswith("test_") and callable(fn)]
     passed = failed = 0
