@@ -195,6 +195,7 @@ pub fn setup(
     config: Option<&Path>,
     set: &[String],
     threads: Option<usize>,
+    vcs_of: VcsOf,
 ) -> Result<(Config, usize, Option<Plan>)> {
     if args.every == Some(0) {
         return Err(ConfigError::value("--checkpoint-every", 0, "a number of cycles, at least 1").into());
@@ -207,7 +208,7 @@ pub fn setup(
         }
         Some(file) => {
             let saved = Saved::open(file, "--resume")?;
-            let cfg = saved.config_with(set)?;
+            let cfg = saved.config_with(set, vcs_of)?;
             // The state is independent of the partitioning: any thread count resumes it.
             let threads = threads.unwrap_or(saved.header.threads as usize);
             (cfg, threads, Some(saved))
@@ -250,6 +251,10 @@ pub fn setup(
     let plan = (path.is_some() || resume.is_some()).then_some(Plan { path, every, resume });
     Ok((cfg, threads, plan))
 }
+
+/// The VCs per port the routers of a run of a config have (`crate::sim::router_vcs`, handed in by
+/// the caller: building the model is the simulation layer's, above this one).
+pub type VcsOf = fn(&Config) -> Result<usize, ConfigError>;
 
 /// The config keys that may differ between a checkpoint's config and a run resumed from it (see
 /// [`Saved::check`]), as the errors and the docs list them.
@@ -304,13 +309,13 @@ impl Saved {
     }
 
     /// The saved config with `overrides` (`KEY=VALUE`) applied, checked by [`Saved::check`].
-    pub fn config_with(&self, overrides: &[String]) -> Result<Config, ConfigError> {
+    pub fn config_with(&self, overrides: &[String], vcs_of: VcsOf) -> Result<Config, ConfigError> {
         if overrides.is_empty() {
             return Ok(self.config.clone());
         }
         let origin = format!("{} {}", self.flag, self.file.display());
         let cfg = crate::config::parse_str(&self.config_text()?, &origin, overrides)?;
-        self.check(&cfg)?;
+        self.check(&cfg, vcs_of)?;
         Ok(cfg)
     }
 
@@ -336,7 +341,7 @@ impl Saved {
     ///
     /// A config with other events must also need the saved routers' VCs per port
     /// ([`crate::sim::router_vcs`]: failures lengthen the routes of hop-indexed VC schemes).
-    pub fn check(&self, cfg: &Config) -> Result<(), ConfigError> {
+    pub fn check(&self, cfg: &Config, vcs_of: VcsOf) -> Result<(), ConfigError> {
         let (saved, r) = (&self.config, self.header.resume_at);
         let mut same = saved.clone();
         same.name.clone_from(&cfg.name);
@@ -443,11 +448,11 @@ impl Saved {
             let theirs = match self.vcs.get() {
                 Some(&v) => v,
                 None => {
-                    let v = crate::sim::router_vcs(saved)?;
+                    let v = vcs_of(saved)?;
                     *self.vcs.get_or_init(|| v)
                 }
             };
-            let ours = crate::sim::router_vcs(cfg)?;
+            let ours = vcs_of(cfg)?;
             if ours != theirs {
                 return Err(ConfigError::value(
                     "faults.events",

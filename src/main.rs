@@ -146,7 +146,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
                 resume: checkpoint.resume,
             };
             let (config, threads, checkpoint) =
-                hxsim::checkpoint::setup(&request, cfg.config.as_deref(), &cfg.set, threads)?;
+                hxsim::checkpoint::setup(&request, cfg.config.as_deref(), &cfg.set, threads, hxsim::sim::router_vcs)?;
             let outputs = RunOutputs { h5: out.path(&config.name, ""), json: json_out };
             let paths = commands::run::RunPaths {
                 config: cfg.config.as_deref(),

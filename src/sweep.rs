@@ -200,7 +200,7 @@ pub fn expand(config_path: &Path, sets: &[String]) -> Result<(Vec<Axis>, Vec<Poi
 pub fn expand_from(saved: &crate::checkpoint::Saved, sets: &[String]) -> Result<(Vec<Axis>, Vec<Point>), ConfigError> {
     let (axes, total) = axes_of(sets)?;
     let points = points_of(&axes, total, |overrides| {
-        saved.config_with(overrides).map_err(|e| match e {
+        saved.config_with(overrides, crate::sim::router_vcs).map_err(|e| match e {
             ConfigError::Value { key, value, allowed } => {
                 ConfigError::Value { key, value, allowed: format!("{allowed} (sweep point {})", overrides.join(" ")) }
             }

@@ -101,7 +101,7 @@ pub enum Msg {
 pub const ACK_VC: u8 = u8::MAX;
 
 /// The `vc` of a [`Msg::Arrival`] that brings a lost packet back to its source server (`port`,
-/// its index at the switch) to be sent again ([`failures`]): a notice on an idealised control
+/// its index at the switch) to be sent again (see `network/failures.rs`): a notice on an idealised control
 /// channel, as [`Msg::ack`] is, rather than a variant of its own (see there why).
 pub const RESEND_VC: u8 = u8::MAX;
 
@@ -354,11 +354,11 @@ pub struct ModelParams {
     /// The workload and where its tasks run, with [`Injection::Workload`].
     pub workload: Option<Arc<WorkloadPlan>>,
     /// End-to-end retransmission of packets lost to failure events (`faults.retransmit_cycles`,
-    /// see [`failures`]); `None`: lost packets are gone.
+    /// see `network/failures.rs`); `None`: lost packets are gone.
     pub retransmit: Option<Retransmit>,
 }
 
-/// End-to-end retransmission ([`failures`]): when a source learns of a loss, and how often it
+/// End-to-end retransmission (see `network/failures.rs`): when a source learns of a loss, and how often it
 /// sends a packet again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retransmit {

@@ -27,7 +27,7 @@ pub struct Packet {
     /// index in the destination task's program; 0 otherwise. (It fits the slot's padding.)
     pub op: u32,
     /// Times its source has sent it again after a loss (`faults.retransmit_cycles`, see
-    /// [`super::failures`]). (It fits the slot's padding too.)
+    /// `network/failures.rs`). (It fits the slot's padding too.)
     pub retries: u8,
 }
 
@@ -137,7 +137,7 @@ impl Queue {
         }
     }
     /// Put packet `i` before the head (a packet its source sends again, see
-    /// [`super::failures`]; not for the hot path).
+    /// `network/failures.rs`; not for the hot path).
     pub fn push_front(&mut self, slab: &mut Slab, i: u32) {
         let tail = if self.head == NIL { i } else { slab.items[self.head as usize].link.tail };
         slab.items[i as usize].link = Link { next: self.head, tail };
