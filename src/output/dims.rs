@@ -39,19 +39,7 @@ pub fn attach_axes(vars: &[&Dataset], scales: &[(&Dataset, &str)]) -> Result<()>
     let ids = ffi::ids()?;
     let scale_refs = scales.iter().map(|(s, _)| reference(s)).collect::<Result<Vec<_>>>()?;
     let var_refs = vars.iter().map(|v| reference(v)).collect::<Result<Vec<_>>>()?;
-    // One reference per axis, each its own list of one.
-    let dim_list: Vec<HvlT> =
-        scale_refs.iter().map(|r| HvlT { len: 1, p: (r as *const ObjRef).cast_mut().cast::<c_void>() }).collect();
-    for v in vars {
-        debug_assert_eq!(v.ndim(), scales.len(), "{}: one scale per axis", v.name());
-        // SAFETY: `dim_list` holds one `hvl_t` per element of the attribute's dataspace, each
-        // pointing to a reference that outlives the call.
-        let rc =
-            unsafe { write_list(v.id(), c"DIMENSION_LIST", ids.dimlist_ty, dim_list.len(), dim_list.as_ptr().cast()) };
-        if rc < 0 {
-            bail!("attaching dimension scales to {}", v.name());
-        }
-    }
+    set_dimension_lists(vars, &scale_refs, ids)?;
     for (j, (scale, name)) in scales.iter().enumerate() {
         let entries: Vec<DsListEntry> =
             var_refs.iter().map(|&r| DsListEntry { dataset: r, dimension: j as c_int }).collect();
@@ -90,17 +78,7 @@ pub fn attach_axes_more(vars: &[&Dataset], scales: &[(&Dataset, &str, &[&Dataset
     }
     let ids = ffi::ids()?;
     let scale_refs = scales.iter().map(|s| reference(s.0)).collect::<Result<Vec<_>>>()?;
-    let dim_list: Vec<HvlT> =
-        scale_refs.iter().map(|r| HvlT { len: 1, p: (r as *const ObjRef).cast_mut().cast::<c_void>() }).collect();
-    for v in vars {
-        debug_assert_eq!(v.ndim(), scales.len(), "{}: one scale per axis", v.name());
-        // SAFETY: as in `attach_axes`.
-        let rc =
-            unsafe { write_list(v.id(), c"DIMENSION_LIST", ids.dimlist_ty, dim_list.len(), dim_list.as_ptr().cast()) };
-        if rc < 0 {
-            bail!("attaching dimension scales to {}", v.name());
-        }
-    }
+    set_dimension_lists(vars, &scale_refs, ids)?;
     for (j, (scale, name, earlier)) in scales.iter().enumerate() {
         let entries: Vec<DsListEntry> = earlier
             .iter()
@@ -134,6 +112,24 @@ pub fn attach_axes_more(vars: &[&Dataset], scales: &[(&Dataset, &str, &[&Dataset
 }
 
 /// An object reference to `ds` (what `DIMENSION_LIST` and `REFERENCE_LIST` hold).
+/// Write each of `vars`' `DIMENSION_LIST`: axis `j` refers to the scale `scale_refs[j]`.
+fn set_dimension_lists(vars: &[&Dataset], scale_refs: &[ObjRef], ids: &ffi::Ids) -> Result<()> {
+    // One reference per axis, each its own list of one.
+    let dim_list: Vec<HvlT> =
+        scale_refs.iter().map(|r| HvlT { len: 1, p: (r as *const ObjRef).cast_mut().cast::<c_void>() }).collect();
+    for v in vars {
+        debug_assert_eq!(v.ndim(), scale_refs.len(), "{}: one scale per axis", v.name());
+        // SAFETY: `dim_list` holds one `hvl_t` per element of the attribute's dataspace, each
+        // pointing to a reference that outlives the call.
+        let rc =
+            unsafe { write_list(v.id(), c"DIMENSION_LIST", ids.dimlist_ty, dim_list.len(), dim_list.as_ptr().cast()) };
+        if rc < 0 {
+            bail!("attaching dimension scales to {}", v.name());
+        }
+    }
+    Ok(())
+}
+
 fn reference(ds: &Dataset) -> Result<ObjRef> {
     use ::hdf5::ObjectReference;
     ObjRef::create(ds, ".").map_err(|e| anyhow::anyhow!("making a reference to {}: {e}", ds.name()))
