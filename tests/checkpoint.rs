@@ -126,6 +126,11 @@ fn killed_and_resumed_equals_uninterrupted(threads: &str, resume_threads: Option
     killed_and_resumed_with(threads, resume_threads, every, &[]);
 }
 
+/// `--set KEY=VALUE` for each of `kv`, as command-line arguments.
+fn set_args<'a>(kv: &[&'a str]) -> Vec<&'a str> {
+    kv.iter().flat_map(|k| ["--set", *k]).collect()
+}
+
 /// [`killed_and_resumed_equals_uninterrupted`] with `extra` config arguments.
 fn killed_and_resumed_with(threads: &str, resume_threads: Option<&str>, every: &str, extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
@@ -189,16 +194,12 @@ fn sigkill_and_resume_with_one_thread_from_two() {
 /// injection throttle) survive a checkpoint, also across thread counts.
 #[test]
 fn sigkill_and_resume_with_per_vc_injection_and_allocation() {
-    let extra = [
-        "--set",
+    let extra = set_args(&[
         "router.injection_vcs=any",
-        "--set",
         "router.allocation=vc",
-        "--set",
         "router.injection_throttle=switch",
-        "--set",
         "traffic.load=1.0",
-    ];
+    ]);
     killed_and_resumed_with("1", Some("2"), "3000", &extra);
 }
 
@@ -207,8 +208,7 @@ fn sigkill_and_resume_with_per_vc_injection_and_allocation() {
 /// state (debug builds check every kept cost against its port), also across thread counts.
 #[test]
 fn sigkill_and_resume_with_surepath_kept_selection() {
-    let extra =
-        ["--set", "routing.algorithm=surepath-polarized", "--set", "router.allocation=vc", "--set", "traffic.load=0.9"];
+    let extra = set_args(&["routing.algorithm=surepath-polarized", "router.allocation=vc", "traffic.load=0.9"]);
     killed_and_resumed_with("1", Some("2"), "3000", &extra);
 }
 
@@ -217,14 +217,11 @@ fn sigkill_and_resume_with_surepath_kept_selection() {
 /// the uninterrupted run (also with another thread count).
 #[test]
 fn sigkill_and_resume_across_failure_events() {
-    let extra = [
-        "--set",
+    let extra = set_args(&[
         "routing.algorithm=surepath-polarized",
-        "--set",
         "faults.reconfigure_cycles=1000",
-        "--set",
         "faults.events=[{cycle=1000, links=[[0,0],[7,2]]}, {cycle=2500, switches=[9]}, {cycle=4200, random_links=4}]",
-    ];
+    ]);
     killed_and_resumed_with("1", Some("2"), "3000", &extra);
 }
 
@@ -233,18 +230,13 @@ fn sigkill_and_resume_across_failure_events() {
 /// are pending messages and per-server counts. Minimal strands packets after each event.
 #[test]
 fn sigkill_and_resume_with_retransmission() {
-    let extra = [
-        "--set",
+    let extra = set_args(&[
         "routing.algorithm=minimal",
-        "--set",
         "traffic.load=0.8",
-        "--set",
         "faults.reconfigure_cycles=300",
-        "--set",
         "faults.retransmit_cycles=400",
-        "--set",
         "faults.events=[{cycle=3000, random_links=8}, {cycle=4500, links=[[0,0]]}]",
-    ];
+    ]);
     killed_and_resumed_with("2", Some("1"), "3000", &extra);
 }
 
@@ -253,14 +245,11 @@ fn sigkill_and_resume_with_retransmission() {
 /// counts and a failure event.
 #[test]
 fn sigkill_and_resume_with_the_link_series() {
-    let extra = [
-        "--set",
+    let extra = set_args(&[
         "output.link_series=true",
-        "--set",
         "routing.algorithm=surepath-polarized",
-        "--set",
         "faults.events=[{cycle=1000, links=[[0,0],[7,2]]}]",
-    ];
+    ]);
     killed_and_resumed_with("2", Some("1"), "3000", &extra);
 }
 
@@ -269,14 +258,7 @@ fn sigkill_and_resume_with_the_link_series() {
 /// counts (a window of 2 past saturation keeps servers waiting for acknowledgements all the time).
 #[test]
 fn sigkill_and_resume_with_the_injection_window() {
-    let extra = [
-        "--set",
-        "router.injection_throttle=window",
-        "--set",
-        "router.injection_window=2",
-        "--set",
-        "traffic.load=1.0",
-    ];
+    let extra = set_args(&["router.injection_throttle=window", "router.injection_window=2", "traffic.load=1.0"]);
     killed_and_resumed_with("1", Some("2"), "3000", &extra);
 }
 
@@ -284,7 +266,7 @@ fn sigkill_and_resume_with_the_injection_window() {
 /// a resume that started every server's walk over would send to other destinations.
 #[test]
 fn sigkill_and_resume_with_the_all_to_all_shift() {
-    let extra = ["--set", "traffic.pattern=all-to-all-shift", "--set", "traffic.load=0.6"];
+    let extra = set_args(&["traffic.pattern=all-to-all-shift", "traffic.load=0.6"]);
     killed_and_resumed_with("1", Some("2"), "3000", &extra);
 }
 
@@ -546,16 +528,10 @@ fn scenarios_whose_routers_need_more_vcs_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let ck = d.join("warm.ckpt");
-    let base = [
-        "--set",
-        "routing.algorithm=polarized",
-        "--set",
-        "simulation.warmup_cycles=500",
-        "--set",
-        "simulation.measure_cycles=500",
-    ];
+    let base =
+        set_args(&["routing.algorithm=polarized", "simulation.warmup_cycles=500", "simulation.measure_cycles=500"]);
     let mut args = vec!["run", QUICKSTART, "-q", "--no-output", "--checkpoint", p(&ck), "--checkpoint-every", "500"];
-    args.extend(base);
+    args.extend_from_slice(&base);
     let out = hxsim(&args, d);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let r = resume_cycle(&ck, d);
@@ -611,21 +587,15 @@ fn retransmission_may_start_with_the_scenario() {
     let ck = d.join("warm.ckpt");
     // SurePath's VCs do not depend on the network (a hop-indexed ladder's would need more routers'
     // VCs than the warm-up's after the failures, which is refused).
-    let base = [
-        "--set",
-        "routing.algorithm=surepath-polarized",
-        "--set",
-        "traffic.load=0.9",
-        "--set",
-        "simulation.measure_cycles=1500",
-    ];
+    let base =
+        set_args(&["routing.algorithm=surepath-polarized", "traffic.load=0.9", "simulation.measure_cycles=1500"]);
     let mut args = vec!["run", QUICKSTART, "-q", "--no-output", "--checkpoint", p(&ck), "--checkpoint-every", "2000"];
     args.extend_from_slice(&base);
     let out = hxsim(&args, d);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let r = resume_cycle(&ck, d);
     let event = format!("faults.events=[{{cycle={}, random_links=12}}]", r + 200);
-    let scenario = ["--set", &event, "--set", "faults.reconfigure_cycles=300", "--set", "faults.retransmit_cycles=250"];
+    let scenario = set_args(&[&event, "faults.reconfigure_cycles=300", "faults.retransmit_cycles=250"]);
     let mut resume = vec!["run", "--resume", p(&ck), "-q", "--json", "--no-output"];
     resume.extend_from_slice(&scenario);
     let resumed = summary(&hxsim(&resume, d));

@@ -125,12 +125,7 @@ impl LinkSeries {
             self.classes = o.classes;
         }
         assert_eq!(self.classes, o.classes, "link series of different port classes merged");
-        if self.words.len() < o.words.len() {
-            self.words.resize(o.words.len(), 0);
-        }
-        for (a, b) in self.words.iter_mut().zip(&o.words) {
-            *a += b;
-        }
+        add_counts(&mut self.words, &o.words);
     }
 
     /// Phits of class `class` in interval `k` (0 past the end).
@@ -387,6 +382,17 @@ pub struct Stats {
     pub link_series: LinkSeries,
 }
 
+/// Add the counts `b` into `a` element by element, `a` growing to `b`'s length where shorter
+/// (merging partitions' histograms and series, which each grow as far as they saw).
+fn add_counts(a: &mut Vec<u64>, b: &[u64]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), 0);
+    }
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
 /// Values below this are their own bucket in [`log_bucket`].
 const LOG_EXACT: u64 = 1024;
 /// Buckets per power of two above [`LOG_EXACT`].
@@ -461,12 +467,7 @@ impl Stats {
         self.delivered_phits += o.delivered_phits;
         self.latency_sum += o.latency_sum;
         self.hops_sum += o.hops_sum;
-        if self.latency_hist.len() < o.latency_hist.len() {
-            self.latency_hist.resize(o.latency_hist.len(), 0);
-        }
-        for (a, b) in self.latency_hist.iter_mut().zip(&o.latency_hist) {
-            *a += b;
-        }
+        add_counts(&mut self.latency_hist, &o.latency_hist);
         self.traversals += o.traversals;
         self.generated_packets += o.generated_packets;
         self.suppressed_packets += o.suppressed_packets;
@@ -479,26 +480,11 @@ impl Stats {
             a.cycle = b.cycle.max(a.cycle);
             a.add(b);
         }
-        if self.vc_phits.len() < o.vc_phits.len() {
-            self.vc_phits.resize(o.vc_phits.len(), 0);
-        }
-        for (a, b) in self.vc_phits.iter_mut().zip(&o.vc_phits) {
-            *a += b;
-        }
+        add_counts(&mut self.vc_phits, &o.vc_phits);
         self.messages_delivered += o.messages_delivered;
         self.message_latency_sum += o.message_latency_sum;
-        if self.message_latency_hist.len() < o.message_latency_hist.len() {
-            self.message_latency_hist.resize(o.message_latency_hist.len(), 0);
-        }
-        for (a, b) in self.message_latency_hist.iter_mut().zip(&o.message_latency_hist) {
-            *a += b;
-        }
-        if self.event_lost.len() < o.event_lost.len() {
-            self.event_lost.resize(o.event_lost.len(), 0);
-        }
-        for (a, b) in self.event_lost.iter_mut().zip(&o.event_lost) {
-            *a += b;
-        }
+        add_counts(&mut self.message_latency_hist, &o.message_latency_hist);
+        add_counts(&mut self.event_lost, &o.event_lost);
         self.stranded_packets += o.stranded_packets;
         self.retransmitted_packets += o.retransmitted_packets;
         self.abandoned_packets += o.abandoned_packets;

@@ -93,8 +93,6 @@ impl NetPartition {
         let mut lost = 0u64;
         let mut lost_in_network = 0u64;
         let mut gone = Vec::new();
-        let quiet =
-            |p: &super::ModelParams, v: u32| !p.net.server_alive(v) || p.silent.as_ref().is_some_and(|q| q[v as usize]);
         for li in 0..self.switches.len() {
             let sw = self.switches[li];
             let t = self.t_of[li] as usize;
@@ -116,9 +114,9 @@ impl NetPartition {
             let mut changed = false;
             for s in 0..t {
                 let v = self.first_server[li] + s as u32;
-                match (quiet(&old, v), quiet(&self.p, v)) {
-                    (false, true) => lost += self.silence_server(li, s, &mut gone),
-                    (true, false) => self.restart_server(li, s, now),
+                match (old.server_live(v), self.p.server_live(v)) {
+                    (true, false) => lost += self.silence_server(li, s, &mut gone),
+                    (false, true) => self.restart_server(li, s, now),
                     _ => continue,
                 }
                 changed = true;
@@ -283,21 +281,15 @@ impl NetPartition {
         self.inject_at[li] = self.server_ready[r].iter().copied().min().unwrap_or(Cycle::MAX);
     }
 
-    /// Whether server `v` takes part in the traffic under the model in force (its switch is alive,
-    /// and it is not silent).
-    fn server_live(&self, v: u32) -> bool {
-        self.p.net.server_alive(v) && !self.p.silent.as_ref().is_some_and(|q| q[v as usize])
-    }
-
     /// Packet `pkt` is lost at `now` (at a failure event, or stranded after one): with
     /// retransmission its source is told and sends it again, unless its retries are spent or its
     /// source or destination has failed; otherwise it is gone (see the module docs).
     fn lose(&mut self, pkt: Packet, now: Cycle) {
         self.last_progress = now;
         self.stats.losses.push((pkt.src, pkt.dst));
-        let src_live = self.server_live(pkt.src);
+        let src_live = self.p.server_live(pkt.src);
         if let Some(r) = self.p.retransmit {
-            if pkt.retries < r.limit && src_live && self.server_live(pkt.dst) {
+            if pkt.retries < r.limit && src_live && self.p.server_live(pkt.dst) {
                 let pkt = Packet { retries: pkt.retries + 1, ..pkt };
                 self.notices.push(Notice { at: now + r.after, src: pkt.src, pkt: Some(pkt) });
                 return;
@@ -338,7 +330,7 @@ impl NetPartition {
         // In reverse, so that each source queue starts with its packets in that order.
         for &(s, mut pkt) in back.iter().rev() {
             let si = self.srv_base[li] as usize + s as usize;
-            if !self.server_live(pkt.src) || !self.server_live(pkt.dst) {
+            if !self.p.server_live(pkt.src) || !self.p.server_live(pkt.dst) {
                 // The source or the destination failed meanwhile.
                 self.stats.abandoned_packets += 1;
                 self.in_flight -= 1;

@@ -370,6 +370,12 @@ pub struct Retransmit {
 }
 
 impl ModelParams {
+    /// Whether server `v` takes part in the traffic: its switch is alive and it is not
+    /// [`ModelParams::silent`].
+    pub fn server_live(&self, v: u32) -> bool {
+        self.net.server_alive(v) && !self.silent.as_ref().is_some_and(|q| q[v as usize])
+    }
+
     /// Longest delay of any message (sizes the engine's timing wheel).
     pub fn max_delay(&self) -> Cycle {
         let base = (self.packet_phits + self.max_latency() + 1).max(self.retransmit.map_or(0, |r| r.after + 1));
