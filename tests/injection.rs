@@ -165,13 +165,22 @@ fn any_vc_ejection_with_one_vc_is_vc_zero() {
 /// while `any` gives it 4 per VC (6 VCs here). The link capacity bounds both (4 servers and 9
 /// links per switch, 2.25 hops on average: 1.0), and the larger ejection buffer must show: on
 /// 4x4x4 and 6x6x6 networks it raised accepted load at offered 1.0 by 2.6% and 3.5%, to within 0.5%
-/// of CAMINOS's (docs/model.md, *Ejection into any VC*).
+/// of CAMINOS's (docs/model.md, *Ejection into any VC*). In these short runs (500 + 1000 cycles)
+/// the gain is about 1% of the link capacity, with seeds differing by up to 0.3%: every one of
+/// three seeds must show a gain, and their mean at least half of it.
 #[test]
 fn any_vc_ejection_raises_uniform_saturation() {
     let uniform = ["routing.algorithm=minimal", "traffic.pattern=uniform", "router.allocator=random"];
-    let zero = run(&config(DCR, &[&uniform[..], &["router.ejection_vcs=zero"]].concat())).summary.accepted_load;
-    let any = run(&config(DCR, &[&uniform[..], &["router.ejection_vcs=any"]].concat())).summary.accepted_load;
-    assert!(any > zero + 0.01 && any < 1.0, "ejection into VC 0: {zero}, into any VC: {any}");
+    let mut gains = Vec::new();
+    for seed in ["seed=1", "seed=2", "seed=3"] {
+        let accepted =
+            |ejection: &str| run(&config(DCR, &[&uniform[..], &[ejection, seed]].concat())).summary.accepted_load;
+        let (zero, any) = (accepted("router.ejection_vcs=zero"), accepted("router.ejection_vcs=any"));
+        assert!(any > zero && any < 1.0, "{seed}: ejection into VC 0: {zero}, into any VC: {any}");
+        gains.push(any - zero);
+    }
+    let mean = gains.iter().sum::<f64>() / gains.len() as f64;
+    assert!(mean > 0.005, "gains of `any` over `zero`: {gains:?}");
 }
 
 /// Every new option keeps results independent of the number of threads.

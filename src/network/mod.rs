@@ -642,6 +642,9 @@ pub struct NetPartition {
     vc_out_free: Vec<Cycle>,
     rng_traffic: Vec<Rng>,
     rng_router: Vec<Rng>,
+    /// Per local switch, the base of its selection tie-breaks ([`crate::rng::tie_seed`]; see
+    /// [`NetPartition::head_key`]). Derived from the seed and the switch, so not checkpointed.
+    tie_seed: Vec<u64>,
     // Scratch, reused every step.
     cands: Vec<Candidate>,
     runs: Vec<CandidateRun>,
@@ -828,6 +831,7 @@ impl NetPartition {
         let mut rng_traffic: Vec<Rng> =
             switches.iter().map(|&s| rng::stream(p.seed, s as u64, Purpose::Traffic)).collect();
         let rng_router = switches.iter().map(|&s| rng::stream(p.seed, s as u64, Purpose::Router)).collect();
+        let tie_seed = switches.iter().map(|&s| rng::tie_seed(p.seed, s as u64)).collect();
         let mut servers = Vec::with_capacity(ns);
         let mut next_gen = Vec::with_capacity(ns);
         let mut next_gen_min = vec![Cycle::MAX; n];
@@ -912,6 +916,7 @@ impl NetPartition {
             vc_out_free: if per_vc { vec![0; n * np * v] } else { Vec::new() },
             rng_traffic,
             rng_router,
+            tie_seed,
             cands: Vec::with_capacity(4 * np),
             runs: Vec::with_capacity(4 * np),
             run_cache: Vec::new(),

@@ -8,7 +8,8 @@
 //! (topology tables, latencies) is saved; a resumed run rebuilds it.
 //!
 //! Why this is exact: every choice a switch makes draws from its own streams (`rng_traffic[li]`,
-//! `rng_router[li]`, seeded by switch id), deliveries of one cycle commute, and packets are
+//! `rng_router[li]`, seeded by switch id) or from keys of its own (`tie_seed[li]`, which a resumed
+//! run derives again), deliveries of one cycle commute, and packets are
 //! addressed by slab index only inside a partition (an index is never compared or reported), so a
 //! switch's future depends only on its own record and the messages it receives. The partition-level
 //! fields are integer sums (statistics, `in_flight`), a maximum (`last_progress`) or follow from the
@@ -158,6 +159,8 @@ fn every_field_is_classified(part: &NetPartition) {
         vc_out_free: _,
         rng_traffic: _,
         rng_router: _,
+        // Derived from the seed and the switch ids.
+        tie_seed: _,
         credits_due: _,
         credits_pending: _,
         link_phits: _,
