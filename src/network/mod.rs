@@ -882,7 +882,7 @@ impl NetPartition {
         // Selection's costs kept across cycles (see `run_costs`), where the routing's candidates
         // are worth caching and the cost records fit.
         let keep_costs =
-            p.routing.cache_candidates() && n * 2 * r * std::mem::size_of::<router::RunCost>() <= RUN_CACHE_BYTES;
+            p.routing.keep_costs() && n * 2 * r * std::mem::size_of::<router::RunCost>() <= RUN_CACHE_BYTES;
         // A grant frees its input slot at most a packet's (or crossbar's) time later.
         let due_ring = (p.packet_phits.max(p.crossbar_cycles()) as usize + 1).next_power_of_two();
         let mut part = NetPartition {

@@ -56,7 +56,7 @@
 //! intermediate switch, and failed switches only take their own links down.
 
 use super::dor::hyperx;
-use super::{Candidate, RouteState, Routing, RoutingParams};
+use super::{push_candidate, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
 use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperX, SwitchId};
 use std::sync::Arc;
@@ -176,7 +176,7 @@ impl Dal {
         Ok(())
     }
 
-    fn push_dor(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
+    fn push_dor(&self, at: SwitchId, st: &RouteState, out: &mut impl FnMut(Candidate)) {
         let h = &self.hx;
         let Some(d) = (0..h.dims()).find(|&d| h.coord(at, d) != h.coord(st.dst, d)) else { return };
         let t = h.coord(st.dst, d);
@@ -185,7 +185,7 @@ impl Dal {
                 let port = h.port_to(at, d, t, k);
                 if self.net.alive(at, port) {
                     for s in self.direct_sets.clone() {
-                        out.push(Candidate { port, vc: 2 * s + 1, penalty: ESCAPE_PENALTY, escape: true });
+                        out(Candidate { port, vc: 2 * s + 1, penalty: ESCAPE_PENALTY, escape: true });
                     }
                 }
             }
@@ -193,7 +193,7 @@ impl Dal {
             for k in 0..h.trunk(d) {
                 let port = h.port_to(at, d, w, k);
                 if self.net.alive(at, port) {
-                    out.push(Candidate { port, vc: 1, penalty: ESCAPE_PENALTY, escape: true });
+                    out(Candidate { port, vc: 1, penalty: ESCAPE_PENALTY, escape: true });
                 }
             }
         }
@@ -208,38 +208,22 @@ impl Routing for Dal {
         2 * self.sets as usize
     }
     fn candidates(&self, at: SwitchId, st: &RouteState, out: &mut Vec<Candidate>) {
-        if !st.escape {
-            let h = &self.hx;
-            let faulty = self.net.is_faulty();
-            for d in 0..h.dims() {
-                let (x, t) = (h.coord(at, d), h.coord(st.dst, d));
-                if x == t {
-                    continue;
-                }
-                // Section 6: a further deroute where the minimal link is dead, within the budget.
-                let further = faulty && st.deroutes < h.dims() as u8 && !self.linked(at, d, t);
-                let deroutable = st.dim_mask & (1 << d) == 0 || further;
-                for v in 0..h.side(d) {
-                    if v == x || (v != t && !deroutable) {
-                        continue;
-                    }
-                    // Filter: no deroute to a switch whose link to the destination's coordinate is dead.
-                    if v != t && faulty && !self.linked(h.with_coord(at, d, v), d, t) {
-                        continue;
-                    }
-                    let penalty = if v == t { 0 } else { DEROUTE_PENALTY };
-                    for k in 0..h.trunk(d) {
-                        let port = h.port_to(at, d, v, k);
-                        if self.net.alive(at, port) {
-                            for s in 0..self.sets {
-                                out.push(Candidate { port, vc: 2 * s, penalty, escape: false });
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        self.push_dor(at, st, out);
+        self.each_candidate(at, st, &mut |c| out.push(c));
+    }
+    /// The candidates as runs: DAL's adaptive VCs are every other VC, so most runs are one VC.
+    fn candidate_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>) -> bool {
+        self.each_candidate(at, st, &mut |c| push_candidate(out, c));
+        true
+    }
+    /// A waiting head's candidates (up to `2n (k - 1)` ports per set) are kept by the router
+    /// rather than derived again every cycle it waits.
+    fn cache_candidates(&self) -> bool {
+        true
+    }
+    /// Its runs are one VC each (sets' adaptive VCs `2k`, escape VCs `2k + 1`), which the router's
+    /// kept per-port costs (two VC ranges per port) do not fit: measured 25% slower with them.
+    fn keep_costs(&self) -> bool {
+        false
     }
     fn advance(&self, st: &mut RouteState, at: SwitchId, _next: SwitchId, c: &Candidate) {
         if !c.escape {
@@ -267,7 +251,46 @@ impl Routing for Dal {
     }
     fn escape_subfunction(&self, at: SwitchId, dst: SwitchId, out: &mut Vec<Candidate>) {
         let st = RouteState { dst, escape: true, ..Default::default() };
-        self.push_dor(at, &st, out);
+        self.push_dor(at, &st, &mut |c| out.push(c));
+    }
+}
+
+impl Dal {
+    /// The candidates of a packet in state `st` at `at`, in order: minimal hops, deroutes (section
+    /// 3.3, rules 2 and 3, with section 6's filters and further deroutes), then the escape hop.
+    fn each_candidate(&self, at: SwitchId, st: &RouteState, out: &mut impl FnMut(Candidate)) {
+        if !st.escape {
+            let h = &self.hx;
+            let faulty = self.net.is_faulty();
+            for d in 0..h.dims() {
+                let (x, t) = (h.coord(at, d), h.coord(st.dst, d));
+                if x == t {
+                    continue;
+                }
+                // Section 6: a further deroute where the minimal link is dead, within the budget.
+                let further = faulty && st.deroutes < h.dims() as u8 && !self.linked(at, d, t);
+                let deroutable = st.dim_mask & (1 << d) == 0 || further;
+                for v in 0..h.side(d) {
+                    if v == x || (v != t && !deroutable) {
+                        continue;
+                    }
+                    // Filter: no deroute to a switch whose link to the destination's coordinate is dead.
+                    if v != t && faulty && !self.linked(h.with_coord(at, d, v), d, t) {
+                        continue;
+                    }
+                    let penalty = if v == t { 0 } else { DEROUTE_PENALTY };
+                    for k in 0..h.trunk(d) {
+                        let port = h.port_to(at, d, v, k);
+                        if self.net.alive(at, port) {
+                            for s in 0..self.sets {
+                                out(Candidate { port, vc: 2 * s, penalty, escape: false });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.push_dor(at, st, out);
     }
 }
 

@@ -83,6 +83,9 @@ impl Routing for Degraded {
     fn cache_candidates(&self) -> bool {
         self.inner.cache_candidates()
     }
+    fn keep_costs(&self) -> bool {
+        self.inner.keep_costs()
+    }
     fn advance(&self, st: &mut RouteState, at: SwitchId, next: SwitchId, c: &Candidate) {
         self.inner.advance(st, at, next, c)
     }

@@ -145,15 +145,22 @@ pub fn push_run(out: &mut Vec<CandidateRun>, port: PortId, vcs: std::ops::Range<
 /// Appends `cands` as runs, in the same order: consecutive candidates of one port on consecutive
 /// VCs with equal penalty and escape flag share a run.
 pub fn runs_of(cands: &[Candidate], out: &mut Vec<CandidateRun>) {
-    for c in cands {
-        if let Some(r) = out.last_mut() {
-            if r.port == c.port && r.hi == c.vc && r.penalty == c.penalty && r.escape == c.escape && c.vc < u8::MAX {
-                r.hi += 1;
-                continue;
-            }
-        }
-        out.push(CandidateRun { penalty: c.penalty, port: c.port, lo: c.vc, hi: c.vc + 1, escape: c.escape });
+    for &c in cands {
+        push_candidate(out, c);
     }
+}
+
+/// Appends candidate `c` to `out`, extending the last run where `c` is its next VC (as
+/// [`runs_of`] converts a list): for routings that write runs one candidate at a time.
+#[inline]
+pub fn push_candidate(out: &mut Vec<CandidateRun>, c: Candidate) {
+    if let Some(r) = out.last_mut() {
+        if r.port == c.port && r.hi == c.vc && r.penalty == c.penalty && r.escape == c.escape && c.vc < u8::MAX {
+            r.hi += 1;
+            return;
+        }
+    }
+    out.push(CandidateRun { penalty: c.penalty, port: c.port, lo: c.vc, hi: c.vc + 1, escape: c.escape });
 }
 
 /// A routing algorithm together with its VC policy.
@@ -178,6 +185,14 @@ pub trait Routing: Send + Sync {
     /// that the router should keep each waiting head's runs rather than ask again every cycle.
     fn cache_candidates(&self) -> bool {
         false
+    }
+    /// Whether the router should keep, per switch, what selection learnt of each output port's
+    /// VCs across cycles (two slots per port: the VC range starting at 0, and one other), as it
+    /// pays where a head's runs span whole VC ranges, several heads read one port, and heads wait
+    /// ([`Routing::cache_candidates`]). Routings whose runs are single VCs scattered over the port
+    /// (DAL's every other VC) would relearn a slot at almost every read.
+    fn keep_costs(&self) -> bool {
+        self.cache_candidates()
     }
     /// The routing's own state update after taking `c` from `at` to `next` (phase, deroutes, ...).
     /// Callers apply [`step`] first, so `st` already holds the new hop count, escape flag, VC and
