@@ -45,6 +45,7 @@
 //! the partitioning. Nothing here allocates per packet once buffers have warmed up.
 
 mod failures;
+mod levels;
 pub mod packet;
 mod prefetch;
 mod router;
@@ -658,6 +659,14 @@ pub struct NetPartition {
     run_cache_vc: Vec<u8>,
     /// Number of runs cached per input port.
     run_cache_len: Vec<u8>,
+    /// Where [`NetPartition::levels`] are kept, the run cache holds each head's candidates as
+    /// classes instead ([`levels::CandidateClass`]), [`levels::MAX_CLASSES`] slots per input port
+    /// (`run_cache_len` counting them), for heads whose runs form classes.
+    class_cache: Vec<levels::CandidateClass>,
+    /// Selection's cost levels ([`levels`]): kept for routings that cache candidates, with
+    /// allocation per port, on switches of at most 64 switch-to-switch ports, where they fit
+    /// [`RUN_CACHE_BYTES`]; off (empty) otherwise.
+    levels: levels::CostLevels,
     /// Runs per input port in the cache: 0 when off (a routing without runs, or a network whose
     /// cache would exceed [`RUN_CACHE_BYTES`]), `usize::MAX` until the first routing decides it.
     run_cache_cap: usize,
@@ -881,8 +890,11 @@ impl NetPartition {
         let per_vc = p.allocation == Allocation::Vc;
         // Selection's costs kept across cycles (see `run_costs`), where the routing's candidates
         // are worth caching and the cost records fit.
-        let keep_costs =
-            p.routing.keep_costs() && n * 2 * r * std::mem::size_of::<router::RunCost>() <= RUN_CACHE_BYTES;
+        let use_levels =
+            p.routing.keep_costs() && !per_vc && r <= 64 && levels::CostLevels::bytes(n, r) <= RUN_CACHE_BYTES;
+        let keep_costs = p.routing.keep_costs()
+            && !use_levels
+            && n * 2 * r * std::mem::size_of::<router::RunCost>() <= RUN_CACHE_BYTES;
         // A grant frees its input slot at most a packet's (or crossbar's) time later.
         let due_ring = (p.packet_phits.max(p.crossbar_cycles()) as usize + 1).next_power_of_two();
         let mut part = NetPartition {
@@ -922,6 +934,8 @@ impl NetPartition {
             run_cache: Vec::new(),
             run_cache_vc: Vec::new(),
             run_cache_len: Vec::new(),
+            class_cache: Vec::new(),
+            levels: if use_levels { levels::CostLevels::new(n, r) } else { Default::default() },
             run_cache_cap: usize::MAX,
             reqs: Vec::with_capacity(np),
             run_costs: if keep_costs { vec![router::RunCost::default(); n * 2 * r] } else { Vec::new() },
@@ -957,6 +971,7 @@ impl NetPartition {
             local_of,
             p,
         };
+        part.cost_all_ports(0);
         part.set_fetch_ahead(FetchAhead::Auto);
         part.start_link_series();
         if let Some(plan) = &part.p.workload {
@@ -1184,7 +1199,7 @@ impl NetPartition {
                     let pi = li * np + port as usize;
                     self.outvc[pi * v + vc as usize].cred += 1;
                     self.outp[pi].load -= 1;
-                    self.port_changed(li, port as usize);
+                    self.port_changed(li, port as usize, now);
                 }
             }
         }

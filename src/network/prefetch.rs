@@ -9,6 +9,7 @@
 //! cache, 10 MB) 1.10. So by default ([`FetchAhead::Auto`]) a partition fetches ahead when its
 //! router state is more than twice the private cache. The hints change no result.
 
+use super::levels::CostLevels;
 use super::router::{run_cache_bytes, RunCost};
 use super::{for_each_set_bit, port_record_bytes, BitIter, Msg, NetPartition, Server};
 use crate::topology::SwitchId;
@@ -99,11 +100,12 @@ impl NetPartition {
 
     /// Bytes of the records a switch-step reads: port and VC records, and where the routing caches
     /// candidates, the candidate cache (sized as [`NetPartition::cached_runs`] will size it) and
-    /// selection's kept costs. Packets come on top.
+    /// selection's kept costs or cost levels. Packets come on top.
     fn router_state_bytes(&self) -> u64 {
         let ports = self.inp.len();
         let cache = if self.p.routing.cache_candidates() { run_cache_bytes(ports, self.r).unwrap_or(0) } else { 0 };
-        (ports * port_record_bytes(self.v) + cache + self.run_costs.len() * size_of::<RunCost>()) as u64
+        let levels = if self.levels.is_on() { CostLevels::bytes(self.switches.len(), self.r) } else { 0 };
+        (ports * port_record_bytes(self.v) + cache + self.run_costs.len() * size_of::<RunCost>() + levels) as u64
     }
 }
 

@@ -3,6 +3,7 @@
 //! with SurePath's `Q + P` selection and the refused-request shortcut (see the module docs of
 //! [`super`]). This is the simulator's hot path: it allocates nothing and reads flat arrays.
 
+use super::levels::{classes_of, CandidateClass, FULL, MAX_CLASSES};
 use super::packet::NIL;
 use super::{
     clear_bit, set_bit, Allocation, Allocator, BitIter, CreditDue, EjectionVcs, Msg, NetPartition, OutPort, OutVc,
@@ -318,13 +319,169 @@ impl NetPartition {
     /// Output port `port` of local switch `li` changed what selection reads of it (occupancy,
     /// credits, load, the packet on its link): its kept [`RunCost`]s no longer hold.
     #[inline]
-    pub(super) fn port_changed(&mut self, li: usize, port: usize) {
+    pub(super) fn port_changed(&mut self, li: usize, port: usize, now: Cycle) {
         let t = self.t_of[li] as usize;
         if !self.run_costs.is_empty() && port >= t {
             let slot = li * 2 * self.r + 2 * (port - t);
             self.run_costs[slot].hi = 0;
             self.run_costs[slot + 1].hi = 0;
         }
+        if self.levels.is_on() && port >= t {
+            self.recost(li, port, now);
+        }
+    }
+
+    /// Sets the cost levels of switch-to-switch output port `port` (router port) of local switch
+    /// `li` from its records at `now`: per slot, the lowest cost over the slot's VCs with room
+    /// ([`Selection::vc_cost`]) and how many VCs reach it; and whether the port waits for the
+    /// packet on its link to free its slot.
+    fn recost(&mut self, li: usize, port: usize, now: Cycle) {
+        let (v, t, oi) = (self.v, self.t_of[li] as usize, li * self.np + port);
+        let o = self.outp[oi];
+        let freed = if o.freeing != NO_VC && o.link_free <= now { o.freeing } else { NO_VC };
+        let base = self.p.input_buffer as u32 + o.load - (freed != NO_VC) as u32;
+        for slot in 0..2 {
+            let (lo, hi) = self.levels.ranges[slot];
+            let (mut low, mut count) = (u32::MAX, 0u8);
+            for vc in lo as usize..hi as usize {
+                let ov = self.outvc[oi * v + vc];
+                let occ = ov.occ - (freed as usize == vc) as u16;
+                if occ < self.p.output_buffer {
+                    let k = occ as u32 + base - ov.cred as u32;
+                    if k < low {
+                        (low, count) = (k, 1);
+                    } else if k == low {
+                        count += 1;
+                    }
+                }
+            }
+            let low = if count == 0 { FULL } else { low.min(FULL as u32 - 1) as u16 };
+            self.levels.set(li, slot, port - t, low, count);
+        }
+        let bit = 1u64 << (port - t);
+        if o.freeing != NO_VC && o.link_free > now {
+            self.levels.pending[li] |= bit;
+        } else {
+            self.levels.pending[li] &= !bit;
+        }
+    }
+
+    /// Re-costs the ports of local switch `li` whose link's packet has freed its slot by `now`
+    /// (before the switch's first selection at `now`).
+    #[inline]
+    fn recost_freed(&mut self, li: usize, now: Cycle) {
+        let t = self.t_of[li] as usize;
+        for p in BitIter(self.levels.pending[li]) {
+            if self.outp[li * self.np + t + p].link_free <= now {
+                self.recost(li, t + p, now);
+            }
+        }
+    }
+
+    /// Costs every switch-to-switch port from its records at `now` (a new partition or restored
+    /// state, with `now` 0: a packet on a link is then accounted for when its slot frees, by
+    /// [`NetPartition::recost_freed`] at its switch's first step; or a slot's VC range just
+    /// learnt, at the cycle being simulated).
+    pub(super) fn cost_all_ports(&mut self, now: Cycle) {
+        if self.levels.is_on() {
+            for li in 0..self.switches.len() {
+                // A switch with fewer servers than the partition's most has its switch-to-switch
+                // ports from `t`, at most `r` of them (the router ports after are unused).
+                let t = self.t_of[li] as usize;
+                for port in t..self.np.min(t + self.r) {
+                    self.recost(li, port, now);
+                }
+            }
+        }
+    }
+
+    /// [`select`] for the head of input `pi` (index `li * np + port`) whose candidates are cached
+    /// as classes, from the cost levels: the same candidate with the same draw (see the module
+    /// docs of [`super::levels`]), and the earliest cycle any of its candidates' crossbar outputs
+    /// is free where that matters (after `now`: when the chosen output is busy).
+    #[inline]
+    fn select_classes(&self, li: usize, pi: usize, now: Cycle, key: u64) -> (Option<Candidate>, Cycle) {
+        let classes = &self.class_cache[pi * MAX_CLASSES..pi * MAX_CLASSES + self.run_cache_len[pi] as usize];
+        let pk = self.p.packet_phits as u32;
+        let lv = &self.levels;
+        let (mut best, mut ties) = (u32::MAX, 0u64);
+        for c in classes {
+            let below = if best == u32::MAX {
+                u32::MAX
+            } else if let Some(d) = best.checked_sub(c.penalty) {
+                d / pk + 1
+            } else {
+                continue;
+            };
+            if let Some((k, m)) = lv.lowest(li, c.slot as usize, c.mask, below) {
+                let cost = k * pk + c.penalty;
+                let n: u64 = BitIter(m).map(|p| lv.count(li, c.slot as usize, p)).sum();
+                if cost < best {
+                    (best, ties) = (cost, n);
+                } else {
+                    ties += n;
+                }
+            }
+        }
+        if best == u32::MAX {
+            return (None, Cycle::MAX);
+        }
+        // The tied ports of each group (routing, escape), merged from its classes: selection's
+        // order is group, port, VC.
+        let mut tied = [0u64; 2];
+        for c in classes {
+            if best < c.penalty || (best - c.penalty) % pk != 0 {
+                continue;
+            }
+            let k = (best - c.penalty) / pk;
+            if let Some((low, m)) = lv.lowest(li, c.slot as usize, c.mask, k + 1) {
+                if low == k {
+                    tied[c.escape as usize] |= m;
+                }
+            }
+        }
+        let mut pick = if ties > 1 { tie_pick(key, ties) } else { 0 };
+        let out = li * self.np + self.t_of[li] as usize;
+        for (g, &m) in tied.iter().enumerate() {
+            for p in BitIter(m) {
+                let c = classes.iter().find(|c| c.escape == (g == 1) && c.mask & 1 << p != 0).unwrap();
+                let slot = c.slot as usize;
+                let n = lv.count(li, slot, p);
+                if pick >= n {
+                    pick -= n;
+                    continue;
+                }
+                // The pick-th VC of the slot at the port's lowest cost.
+                let (lo, hi) = lv.ranges[slot];
+                let o = &self.outp[out + p];
+                let (base, freed) = {
+                    let f = if o.freeing != NO_VC && o.link_free <= now { o.freeing } else { NO_VC };
+                    (self.p.input_buffer as u32 + o.load - (f != NO_VC) as u32, f)
+                };
+                let low = lv.low(li, slot, p) as u32;
+                for vc in lo..hi {
+                    let ov = self.outvc[(out + p) * self.v + vc as usize];
+                    let occ = ov.occ - (freed == vc) as u16;
+                    if occ < self.p.output_buffer && occ as u32 + base - ov.cred as u32 == low {
+                        if pick == 0 {
+                            let chosen = Candidate { port: p as u16, vc, penalty: c.penalty, escape: c.escape };
+                            let mut xbar_free = o.xbar_free;
+                            if xbar_free > now {
+                                // Refused: if every candidate's crossbar is busy, the head records
+                                // until when ([`NetPartition::mark_refused`]).
+                                for q in BitIter(classes.iter().fold(0u64, |m, c| m | c.mask)) {
+                                    xbar_free = xbar_free.min(self.outp[out + q].xbar_free);
+                                }
+                            }
+                            return (Some(chosen), xbar_free);
+                        }
+                        pick -= 1;
+                    }
+                }
+                unreachable!("port {p} of switch {} has fewer VCs at its lowest cost than counted", self.switches[li]);
+            }
+        }
+        unreachable!("fewer tied candidates than counted at switch {}", self.switches[li]);
     }
 
     /// The tie-break key of the head of VC `vc` of input `port` of local switch `li`, which
@@ -464,14 +621,21 @@ impl NetPartition {
     /// at `sw`: `true` if they are in the run cache (its slot of `pi`), else `false` with them in
     /// `self.runs` (and, when they fit, copied into the cache for the head's next evaluation).
     #[inline]
-    fn cached_runs(&mut self, pi: usize, vc: usize, sw: SwitchId, st: &RouteState) -> bool {
+    fn cached_runs(&mut self, pi: usize, vc: usize, sw: SwitchId, st: &RouteState, now: Cycle) -> bool {
         let cap = self.run_cache_cap;
         if cap != 0 && cap != usize::MAX && self.run_cache_vc[pi] == vc as u8 {
             debug_assert!(
                 {
                     let mut fresh = Vec::new();
                     self.p.routing.candidate_runs(sw, st, &mut fresh);
-                    fresh[..] == self.run_cache[pi * cap..pi * cap + self.run_cache_len[pi] as usize]
+                    let n = self.run_cache_len[pi] as usize;
+                    if self.levels.is_on() {
+                        let (mut classes, mut ranges) = ([CandidateClass::default(); MAX_CLASSES], self.levels.ranges);
+                        classes_of(&fresh, &mut ranges, &mut classes) == Some(n)
+                            && classes[..n] == self.class_cache[pi * MAX_CLASSES..pi * MAX_CLASSES + n]
+                    } else {
+                        fresh[..] == self.run_cache[pi * cap..pi * cap + n]
+                    }
                 },
                 "cached candidates of switch {sw} input {pi} VC {vc} differ from the routing's"
             );
@@ -488,7 +652,12 @@ impl NetPartition {
         } else if cap == usize::MAX {
             // First evaluation: size the cache, unless that is too big for this partition.
             let (cap, inputs) = (run_cache_cap(self.r), self.inp.len());
-            if run_cache_bytes(inputs, self.r).is_some() {
+            if self.levels.is_on() {
+                self.class_cache = vec![CandidateClass::default(); inputs * MAX_CLASSES];
+                self.run_cache_vc = vec![NO_VC; inputs];
+                self.run_cache_len = vec![0; inputs];
+                self.run_cache_cap = cap;
+            } else if run_cache_bytes(inputs, self.r).is_some() {
                 self.run_cache = vec![CandidateRun::EMPTY; inputs * cap];
                 self.run_cache_vc = vec![NO_VC; inputs];
                 self.run_cache_len = vec![0; inputs];
@@ -498,7 +667,21 @@ impl NetPartition {
             }
         }
         let cap = self.run_cache_cap;
-        if cap != 0 {
+        if cap != 0 && self.levels.is_on() {
+            let ranges = self.levels.ranges;
+            let slots = &mut self.class_cache[pi * MAX_CLASSES..(pi + 1) * MAX_CLASSES];
+            match classes_of(&self.runs, &mut self.levels.ranges, slots) {
+                Some(n) if n > 0 => {
+                    self.run_cache_len[pi] = n as u8;
+                    self.run_cache_vc[pi] = vc as u8;
+                }
+                _ => self.run_cache_vc[pi] = NO_VC,
+            }
+            if self.levels.ranges != ranges {
+                // A slot's VC range learnt (once per run): cost it on every port.
+                self.cost_all_ports(now);
+            }
+        } else if cap != 0 {
             let n = self.runs.len();
             if n > 0 && n <= cap {
                 self.run_cache[pi * cap..pi * cap + n].copy_from_slice(&self.runs);
@@ -583,7 +766,6 @@ impl NetPartition {
                 }
                 let pkt = self.slab.remove(idx);
                 o.link_free = now + plen;
-                self.port_changed(li, port);
                 self.last_progress = now;
                 let lat = self.lat(pi);
                 if port < t {
@@ -598,6 +780,7 @@ impl NetPartition {
                 } else {
                     self.outvc[qi].cred -= 1;
                     self.outp[pi].load += 1;
+                    self.port_changed(li, port, now);
                     let (nsw, nport) = self.nbr[li * self.r + port - t];
                     if series {
                         self.count_link_phits(li, port - t, now);
@@ -633,6 +816,9 @@ impl NetPartition {
         let sw = self.switches[li];
         let random = self.p.allocator == Allocator::Random;
         self.reqs.clear();
+        if self.levels.is_on() {
+            self.recost_freed(li, now);
+        }
         for w in 0..self.words {
             // First the inputs that may request, tested without branches so that the loads of the
             // (cold) port records overlap; an input's turn changes no other input's record.
@@ -702,13 +888,30 @@ impl NetPartition {
                     }
                     let route = pkt.route;
                     let key = self.head_key(li, port, vc, arrived);
-                    let cached = self.cached_runs(pi, vc, sw, &route);
+                    let cached = self.cached_runs(pi, vc, sw, &route, now);
                     if self.runs.is_empty() && !cached {
                         self.stranded_head(li, pi, vc, sw, &route, now);
                         first = false;
                         continue;
                     }
-                    let (best, xbar_free) = self.select_head(li, cached.then_some(pi), now, key);
+                    let (best, xbar_free) = if !self.levels.is_on() {
+                        self.select_head(li, cached.then_some(pi), now, key)
+                    } else if self.run_cache_vc[pi] == vc as u8 {
+                        let (best, xbar_free) = self.select_classes(li, pi, now, key);
+                        debug_assert!(
+                            {
+                                // The run-based selection, on the routing's runs, chooses the same.
+                                self.fresh_runs(sw, &route);
+                                let (b, x) = self.select_head(li, None, now, key);
+                                b == best && (best.is_none() || (x > now) == (xbar_free > now) && (x <= now || x == xbar_free))
+                            },
+                            "class selection of switch {sw} input {port} VC {vc} differs from the run-based one at cycle {now}"
+                        );
+                        (best, xbar_free)
+                    } else {
+                        // Runs that form no classes: selected from `self.runs`.
+                        self.select_head(li, None, now, key)
+                    };
                     if let Some(c) = best {
                         self.reqs.push(Request {
                             in_port: port as u16,
@@ -895,7 +1098,7 @@ impl NetPartition {
             let oi = (li * np + op) * v + rq.out_vc as usize;
             self.outvc[oi].q.push(&mut self.slab, idx);
             self.outvc[oi].occ += 1;
-            self.port_changed(li, op);
+            self.port_changed(li, op, now);
             set_bit(&mut self.out_mask[li * self.words..(li + 1) * self.words], op);
             self.stats.traversals += 1;
             self.last_progress = now;

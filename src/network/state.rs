@@ -186,7 +186,10 @@ fn every_field_is_classified(part: &NetPartition) {
         run_cache: _,
         run_cache_vc: _,
         run_cache_len: _,
+        class_cache: _,
         run_costs: _,
+        // Follow from the port records (`finish_restore`).
+        levels: _,
         // Saved per switch in `SwitchState` (the tasks of its servers, with their events).
         tasks: _,
         // Scratch of one step or one cycle, empty at a window end.
@@ -462,6 +465,8 @@ impl NetPartition {
         // A server still has packets to generate exactly while `remaining > 0` (fixed workloads;
         // 0 for Bernoulli traffic and silent servers), as counted by `NetPartition::new`.
         self.undrained_servers = self.servers.iter().filter(|s| s.remaining > 0).count() as u64;
+        // Selection's cost levels follow from the restored port records.
+        self.cost_all_ports(0);
         if let Some(t) = self.tasks.as_mut() {
             t.finish_restore();
         }
