@@ -19,7 +19,7 @@
 //! [`CostLevels::pending`] until their switch's next step at or after it).
 
 use super::BitIter;
-use crate::routing::CandidateRun;
+use crate::routing::{CandidateRun, PortClass};
 
 /// Cost levels kept as masks; higher costs (deep buffers) are found by a scan of the ports in
 /// [`CostLevels::over`].
@@ -86,6 +86,45 @@ pub(super) fn classes_of(runs: &[CandidateRun], ranges: &mut SlotRanges, out: &m
         }
     }
     Some(n)
+}
+
+/// Converts a routing's classes ([`crate::routing::Routing::candidate_classes`]) into `out`: the
+/// number of classes, or `None` if there are too many, a group's classes are on different VC
+/// ranges, or a VC range does not match its slot's in `ranges` (a slot not seen yet takes the class's range, which the caller then costs).
+pub(super) fn classes_from(
+    classes: &[PortClass],
+    ranges: &mut SlotRanges,
+    out: &mut [CandidateClass],
+) -> Option<usize> {
+    if classes.len() > out.len() {
+        return None;
+    }
+    let mut group_slot = [None; 2];
+    for (c, o) in classes.iter().zip(out.iter_mut()) {
+        let slot = (c.lo != 0) as usize;
+        if *group_slot[c.escape as usize].get_or_insert(slot) != slot {
+            // A group's classes share a slot (selection merges a group's ports on it).
+            return None;
+        }
+        if ranges[slot] == (0, 0) {
+            ranges[slot] = (c.lo, c.hi);
+        } else if ranges[slot] != (c.lo, c.hi) {
+            return None;
+        }
+        *o = CandidateClass { mask: c.mask, penalty: c.penalty, slot: slot as u8, escape: c.escape };
+    }
+    Some(classes.len())
+}
+
+/// Whether two class lists offer the same candidates: the same classes in any order (debug
+/// checks of classes a routing wrote against those its runs form).
+pub(super) fn same_classes(a: &[CandidateClass], b: &[CandidateClass]) -> bool {
+    let key = |c: &CandidateClass| (c.escape, c.penalty, c.slot, c.mask);
+    let mut a: Vec<_> = a.iter().map(key).collect();
+    let mut b: Vec<_> = b.iter().map(key).collect();
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
 }
 
 /// The cost levels of a partition's switches (see the module docs).
@@ -267,6 +306,21 @@ mod tests {
 
     fn run(port: u16, lo: u8, hi: u8, penalty: u32, escape: bool) -> CandidateRun {
         CandidateRun { penalty, port, lo, hi, escape }
+    }
+
+    /// A routing's classes convert where each group keeps to one slot and the slots' ranges.
+    #[test]
+    fn written_classes_keep_one_slot_per_group() {
+        let class = |mask, penalty, lo, hi, escape| PortClass { mask, penalty, lo, hi, escape };
+        let mut out = [CandidateClass::default(); MAX_CLASSES];
+        let mut ranges = [(0, 0); 2];
+        let ok = [class(0b11, 0, 0, 3, false), class(0b100, 64, 0, 3, false), class(0b1, 96, 3, 4, true)];
+        assert_eq!(classes_from(&ok, &mut ranges, &mut out), Some(3));
+        assert_eq!(ranges, [(0, 3), (3, 4)]);
+        assert_eq!(out[2], CandidateClass { mask: 1, penalty: 96, slot: 1, escape: true });
+        let split = [class(0b1, 0, 0, 3, false), class(0b10, 64, 3, 4, false)];
+        assert_eq!(classes_from(&split, &mut ranges, &mut out), None, "a group on two slots");
+        assert_eq!(classes_from(&[class(1, 0, 0, 2, false)], &mut ranges, &mut out), None, "another range");
     }
 
     /// SurePath's shape forms classes; other shapes are declined.

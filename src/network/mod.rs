@@ -663,6 +663,8 @@ pub struct NetPartition {
     /// classes instead ([`levels::CandidateClass`]), [`levels::MAX_CLASSES`] slots per input port
     /// (`run_cache_len` counting them), for heads whose runs form classes.
     class_cache: Vec<levels::CandidateClass>,
+    /// Scratch: the classes a routing writes ([`crate::routing::Routing::candidate_classes`]).
+    classes: Vec<crate::routing::PortClass>,
     /// Selection's cost levels ([`levels`]): kept for routings that cache candidates, with
     /// allocation per port, on switches of at most 64 switch-to-switch ports, where they fit
     /// [`RUN_CACHE_BYTES`]; off (empty) otherwise.
@@ -935,6 +937,7 @@ impl NetPartition {
             run_cache_vc: Vec::new(),
             run_cache_len: Vec::new(),
             class_cache: Vec::new(),
+            classes: Vec::with_capacity(levels::MAX_CLASSES),
             levels: if use_levels { levels::CostLevels::new(n, r) } else { Default::default() },
             run_cache_cap: usize::MAX,
             reqs: Vec::with_capacity(np),

@@ -3,7 +3,7 @@
 //! with SurePath's `Q + P` selection and the refused-request shortcut (see the module docs of
 //! [`super`]). This is the simulator's hot path: it allocates nothing and reads flat arrays.
 
-use super::levels::{classes_of, CandidateClass, FULL, MAX_CLASSES};
+use super::levels::{classes_from, classes_of, same_classes, CandidateClass, FULL, MAX_CLASSES};
 use super::packet::NIL;
 use super::{
     clear_bit, set_bit, Allocation, Allocator, BitIter, CreditDue, EjectionVcs, Msg, NetPartition, OutPort, OutVc,
@@ -404,7 +404,9 @@ impl NetPartition {
         let classes = &self.class_cache[pi * MAX_CLASSES..pi * MAX_CLASSES + self.run_cache_len[pi] as usize];
         let pk = self.p.packet_phits as u32;
         let lv = &self.levels;
-        let (mut best, mut ties) = (u32::MAX, 0u64);
+        // The lowest cost, how many candidates reach it, and the ports that do in each group
+        // (routing, escape; a group's classes share a slot, `slots`).
+        let (mut best, mut ties, mut tied, mut slots) = (u32::MAX, 0u64, [0u64; 2], [0usize; 2]);
         for c in classes {
             let below = if best == u32::MAX {
                 u32::MAX
@@ -413,39 +415,28 @@ impl NetPartition {
             } else {
                 continue;
             };
-            if let Some((k, m)) = lv.lowest(li, c.slot as usize, c.mask, below) {
+            let slot = c.slot as usize;
+            if let Some((k, m)) = lv.lowest(li, slot, c.mask, below) {
                 let cost = k * pk + c.penalty;
-                let n: u64 = BitIter(m).map(|p| lv.count(li, c.slot as usize, p)).sum();
+                let n: u64 = BitIter(m).map(|p| lv.count(li, slot, p)).sum();
                 if cost < best {
-                    (best, ties) = (cost, n);
+                    (best, ties, tied) = (cost, n, [0; 2]);
                 } else {
                     ties += n;
                 }
+                tied[c.escape as usize] |= m;
+                slots[c.escape as usize] = slot;
             }
         }
         if best == u32::MAX {
             return (None, Cycle::MAX);
         }
-        // The tied ports of each group (routing, escape), merged from its classes: selection's
-        // order is group, port, VC.
-        let mut tied = [0u64; 2];
-        for c in classes {
-            if best < c.penalty || (best - c.penalty) % pk != 0 {
-                continue;
-            }
-            let k = (best - c.penalty) / pk;
-            if let Some((low, m)) = lv.lowest(li, c.slot as usize, c.mask, k + 1) {
-                if low == k {
-                    tied[c.escape as usize] |= m;
-                }
-            }
-        }
+        // Selection's order is group, port, VC.
         let mut pick = if ties > 1 { tie_pick(key, ties) } else { 0 };
         let out = li * self.np + self.t_of[li] as usize;
         for (g, &m) in tied.iter().enumerate() {
+            let slot = slots[g];
             for p in BitIter(m) {
-                let c = classes.iter().find(|c| c.escape == (g == 1) && c.mask & 1 << p != 0).unwrap();
-                let slot = c.slot as usize;
                 let n = lv.count(li, slot, p);
                 if pick >= n {
                     pick -= n;
@@ -454,28 +445,28 @@ impl NetPartition {
                 // The pick-th VC of the slot at the port's lowest cost.
                 let (lo, hi) = lv.ranges[slot];
                 let o = &self.outp[out + p];
-                let (base, freed) = {
-                    let f = if o.freeing != NO_VC && o.link_free <= now { o.freeing } else { NO_VC };
-                    (self.p.input_buffer as u32 + o.load - (f != NO_VC) as u32, f)
-                };
+                let freed = if o.freeing != NO_VC && o.link_free <= now { o.freeing } else { NO_VC };
+                let base = self.p.input_buffer as u32 + o.load - (freed != NO_VC) as u32;
                 let low = lv.low(li, slot, p) as u32;
                 for vc in lo..hi {
                     let ov = self.outvc[(out + p) * self.v + vc as usize];
                     let occ = ov.occ - (freed == vc) as u16;
                     if occ < self.p.output_buffer && occ as u32 + base - ov.cred as u32 == low {
-                        if pick == 0 {
-                            let chosen = Candidate { port: p as u16, vc, penalty: c.penalty, escape: c.escape };
-                            let mut xbar_free = o.xbar_free;
-                            if xbar_free > now {
-                                // Refused: if every candidate's crossbar is busy, the head records
-                                // until when ([`NetPartition::mark_refused`]).
-                                for q in BitIter(classes.iter().fold(0u64, |m, c| m | c.mask)) {
-                                    xbar_free = xbar_free.min(self.outp[out + q].xbar_free);
-                                }
-                            }
-                            return (Some(chosen), xbar_free);
+                        if pick > 0 {
+                            pick -= 1;
+                            continue;
                         }
-                        pick -= 1;
+                        let c = classes.iter().find(|c| c.escape == (g == 1) && c.mask & 1 << p != 0).unwrap();
+                        let chosen = Candidate { port: p as u16, vc, penalty: c.penalty, escape: c.escape };
+                        let mut xbar_free = o.xbar_free;
+                        if xbar_free > now {
+                            // Refused: if every candidate's crossbar is busy, the head records until
+                            // when ([`NetPartition::mark_refused`]).
+                            for q in BitIter(classes.iter().fold(0u64, |m, c| m | c.mask)) {
+                                xbar_free = xbar_free.min(self.outp[out + q].xbar_free);
+                            }
+                        }
+                        return (Some(chosen), xbar_free);
                     }
                 }
                 unreachable!("port {p} of switch {} has fewer VCs at its lowest cost than counted", self.switches[li]);
@@ -632,7 +623,7 @@ impl NetPartition {
                     if self.levels.is_on() {
                         let (mut classes, mut ranges) = ([CandidateClass::default(); MAX_CLASSES], self.levels.ranges);
                         classes_of(&fresh, &mut ranges, &mut classes) == Some(n)
-                            && classes[..n] == self.class_cache[pi * MAX_CLASSES..pi * MAX_CLASSES + n]
+                            && same_classes(&classes[..n], &self.class_cache[pi * MAX_CLASSES..pi * MAX_CLASSES + n])
                     } else {
                         fresh[..] == self.run_cache[pi * cap..pi * cap + n]
                     }
@@ -640,6 +631,9 @@ impl NetPartition {
                 "cached candidates of switch {sw} input {pi} VC {vc} differ from the routing's"
             );
             return true;
+        }
+        if cap != 0 && cap != usize::MAX && self.levels.is_on() && self.class_candidates(pi, vc, sw, st, now) {
+            return self.run_cache_vc[pi] == vc as u8;
         }
         if !self.fresh_runs(sw, st) {
             // Routings without runs have few candidates: nothing to cache.
@@ -692,6 +686,48 @@ impl NetPartition {
             }
         }
         false
+    }
+
+    /// The candidates of the head of VC `vc` of input `pi`, in state `st` at `sw`, as the routing
+    /// writes them as classes ([`crate::routing::Routing::candidate_classes`]), stored in the class
+    /// cache: `true` if the routing wrote classes that fit (the head is cached, or, with no
+    /// candidate at all, `self.runs` is empty); `false` if it did not, and the caller asks for runs.
+    fn class_candidates(&mut self, pi: usize, vc: usize, sw: SwitchId, st: &RouteState, now: Cycle) -> bool {
+        let mut written = std::mem::take(&mut self.classes);
+        written.clear();
+        let ok = self.p.routing.candidate_classes(sw, st, &mut written);
+        let ranges = self.levels.ranges;
+        let slots = &mut self.class_cache[pi * MAX_CLASSES..(pi + 1) * MAX_CLASSES];
+        let stored = if ok { classes_from(&written, &mut self.levels.ranges, slots) } else { None };
+        self.classes = written;
+        if self.levels.ranges != ranges {
+            // A slot's VC range learnt (once per run): cost it on every port.
+            self.cost_all_ports(now);
+        }
+        match stored {
+            None => false,
+            Some(0) => {
+                self.runs.clear();
+                self.run_cache_vc[pi] = NO_VC;
+                true
+            }
+            Some(n) => {
+                debug_assert!(
+                    {
+                        let mut fresh = Vec::new();
+                        self.p.routing.candidate_runs(sw, st, &mut fresh);
+                        let (mut classes, mut ranges) = ([CandidateClass::default(); MAX_CLASSES], self.levels.ranges);
+                        classes_of(&fresh, &mut ranges, &mut classes).is_some_and(|m| {
+                            same_classes(&classes[..m], &self.class_cache[pi * MAX_CLASSES..pi * MAX_CLASSES + n])
+                        })
+                    },
+                    "classes written by the routing at switch {sw} differ from those of its runs"
+                );
+                self.run_cache_len[pi] = n as u8;
+                self.run_cache_vc[pi] = vc as u8;
+                true
+            }
+        }
     }
 
     /// Debug check of [`Routing::candidate_runs`]: whether `self.runs` expands to exactly the

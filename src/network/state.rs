@@ -187,6 +187,7 @@ fn every_field_is_classified(part: &NetPartition) {
         run_cache_vc: _,
         run_cache_len: _,
         class_cache: _,
+        classes: _,
         run_costs: _,
         // Follow from the port records (`finish_restore`).
         levels: _,

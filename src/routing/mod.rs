@@ -133,6 +133,38 @@ impl CandidateRun {
     }
 }
 
+/// Candidates with one penalty on one VC range: every port of `mask` (ports below 64) on every VC
+/// of `lo..hi`, each with `penalty` and `escape` ([`Routing::candidate_classes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortClass {
+    /// The ports, bit `p` for port `p`.
+    pub mask: u64,
+    /// Penalty in phits of every candidate of the class.
+    pub penalty: u32,
+    /// First VC.
+    pub lo: u8,
+    /// One past the last VC.
+    pub hi: u8,
+    /// Whether taking it puts the packet in the escape subnetwork.
+    pub escape: bool,
+}
+
+/// Appends the classes of `masks[i]` with penalty `penalty(i)` on `vcs` (nothing for empty masks).
+#[inline]
+pub fn push_classes<const N: usize>(
+    out: &mut Vec<PortClass>,
+    masks: &[u64; N],
+    penalty: impl Fn(usize) -> u32,
+    vcs: std::ops::Range<u8>,
+    escape: bool,
+) {
+    for (i, &mask) in masks.iter().enumerate() {
+        if mask != 0 && vcs.start < vcs.end {
+            out.push(PortClass { mask, penalty: penalty(i), lo: vcs.start, hi: vcs.end, escape });
+        }
+    }
+}
+
 /// Appends the run of `port` on `vcs` (nothing if `vcs` is empty, as a loop over it would push no
 /// candidate).
 #[inline]
@@ -184,6 +216,14 @@ pub trait Routing: Send + Sync {
     /// Whether computing [`Routing::candidate_runs`] costs enough (many ports, several route sets)
     /// that the router should keep each waiting head's runs rather than ask again every cycle.
     fn cache_candidates(&self) -> bool {
+        false
+    }
+    /// The same candidates as [`Routing::candidate_runs`] (the same set of port, VC, penalty and
+    /// escape flag), appended to `out` as classes of ports, where the routing can write them
+    /// without a per-port loop; a port appears in at most one class of each escape flag. `false`
+    /// (the default, and where the network has 64 ports or more) if it does not, and the caller
+    /// asks for runs.
+    fn candidate_classes(&self, _at: SwitchId, _st: &RouteState, _out: &mut Vec<PortClass>) -> bool {
         false
     }
     /// Whether the router should keep, per switch, what selection learnt of each output port's

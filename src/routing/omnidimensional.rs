@@ -23,7 +23,7 @@
 
 use super::dor::hyperx;
 use super::vc::VcPolicy;
-use super::{push_run, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
+use super::{push_classes, push_run, Candidate, CandidateRun, PortClass, RouteState, Routing, RoutingParams};
 use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperX, PortId, SwitchId};
 use std::sync::Arc;
@@ -82,6 +82,37 @@ impl Omnidimensional {
                 first += k;
             }
         }
+    }
+
+    /// [`Omnidimensional::hops`] on the VCs `vcs` as classes of ports (minimal hops, deroutes), on
+    /// a fault-free HyperX of at most 64 ports (`false` elsewhere).
+    pub fn hyperx_classes(
+        &self,
+        at: SwitchId,
+        st: &RouteState,
+        out: &mut Vec<PortClass>,
+        vcs: std::ops::Range<u8>,
+    ) -> bool {
+        if self.net.fault_free_hyperx().is_none() {
+            return false;
+        }
+        let h = &self.hx;
+        let budget = st.deroutes < self.max_deroutes;
+        let mut by = [0u64; 2];
+        for d in 0..h.dims() {
+            let (x, t) = (h.coord(at, d), h.coord(st.dst, d));
+            if x == t {
+                continue;
+            }
+            // With both special coordinates `t`: [others, -, -, the minimal hop's trunks].
+            let Some(m) = h.coordinate_class_masks(at, d, t, t) else { return false };
+            by[0] |= m[3];
+            if budget {
+                by[1] |= m[0];
+            }
+        }
+        push_classes(out, &by, |i| if i == 0 { 0 } else { DEROUTE_PENALTY }, vcs, false);
+        true
     }
 
     /// Whether leaving `at` through `port` is a deroute for a packet to `dst`.

@@ -68,7 +68,9 @@
 
 use super::deadlock::{FxMap, FxSet};
 use super::vc::VcPolicy;
-use super::{network_diameter, push_run, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
+use super::{
+    network_diameter, push_classes, push_run, Candidate, CandidateRun, PortClass, RouteState, Routing, RoutingParams,
+};
 use crate::error::ConfigError;
 use crate::topology::distances::{SparseDistances, DEBUG_CHECK_SWITCHES};
 use crate::topology::fabric::UNREACHABLE;
@@ -738,6 +740,39 @@ impl PolarizedRoutes {
         for c in &mut out[start..] {
             c.penalty = PENALTIES[(best - c.penalty) as usize];
         }
+    }
+
+    /// [`PolarizedRoutes::candidate_runs`] on the VCs `vcs` as classes of ports, on a fault-free
+    /// HyperX of at most 64 ports (`false` elsewhere, with `out` unchanged): per dimension the
+    /// four classes of [`PolarizedRoutes::hops_with`]'s HyperX path as port masks, gathered by
+    /// weight change, then one class per penalty.
+    pub fn hyperx_classes(
+        &self,
+        at: SwitchId,
+        st: &RouteState,
+        out: &mut Vec<PortClass>,
+        vcs: std::ops::Range<u8>,
+    ) -> bool {
+        let Some(h) = self.net.fault_free_hyperx() else { return false };
+        let (s, t) = (st.src, st.dst);
+        let (a, b) = (h.hamming(at, s), h.hamming(at, t));
+        // Ports by weight change: 0, 1 or 2 (`allowed` offers no other).
+        let mut by_dmu = [0u64; 3];
+        for d in 0..h.dims() {
+            let (x, xs, xt) = (h.coord(at, d), h.coord(s, d), h.coord(t, d));
+            let Some(masks) = h.coordinate_class_masks(at, d, xs, xt) else { return false };
+            for (i, &m) in masks.iter().enumerate() {
+                let (eq_s, eq_t) = (i & 1 != 0, i & 2 != 0);
+                if m != 0 {
+                    if let Some(dmu) = allowed(a, b, !eq_s as i32 - (x != xs) as i32, !eq_t as i32 - (x != xt) as i32) {
+                        by_dmu[dmu as usize] |= m;
+                    }
+                }
+            }
+        }
+        let Some(best) = (0..3).rev().find(|&k| by_dmu[k] != 0) else { return true };
+        push_classes(out, &by_dmu, |dmu| PENALTIES[best - dmu], vcs, false);
+        true
     }
 
     /// [`PolarizedRoutes::candidates`] as runs ([`Routing::candidate_runs`]): one run per allowed

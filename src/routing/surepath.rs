@@ -37,7 +37,7 @@ use super::hyperz_moves::{self, idle_only_penalty, Rule};
 use super::omnidimensional::Omnidimensional;
 use super::polarized::PolarizedRoutes;
 use super::updown::{LinkKind, UpDown};
-use super::{push_run, Candidate, CandidateRun, RouteState, Routing, RoutingParams};
+use super::{push_run, Candidate, CandidateRun, PortClass, RouteState, Routing, RoutingParams};
 use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperZ, PortId, SwitchId};
 use std::sync::Arc;
@@ -49,6 +49,17 @@ pub trait RouteSet: Send + Sync {
     /// [`RouteSet::push`] as runs, one per hop on all of `vcs` (the same candidates in the same
     /// order).
     fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>);
+    /// [`RouteSet::push_runs`] as classes of ports ([`Routing::candidate_classes`]); `false` (the
+    /// default) where the route set does not write them, with `out` unchanged.
+    fn push_classes(
+        &self,
+        _at: SwitchId,
+        _st: &RouteState,
+        _out: &mut Vec<PortClass>,
+        _vcs: std::ops::Range<u8>,
+    ) -> bool {
+        false
+    }
     /// State update for a routing hop through `port`.
     fn advance(&self, _st: &mut RouteState, _at: SwitchId, _port: PortId) {}
     /// What [`RouteSet::push`] and [`RouteSet::advance`] read of `st`, with `hops` (see
@@ -70,6 +81,10 @@ impl RouteSet for Omnidimensional {
         self.hops(at, st, |port, penalty| push_run(out, port, vcs.clone(), penalty, false));
     }
     #[inline]
+    fn push_classes(&self, at: SwitchId, st: &RouteState, out: &mut Vec<PortClass>, vcs: std::ops::Range<u8>) -> bool {
+        self.hyperx_classes(at, st, out, vcs)
+    }
+    #[inline]
     fn advance(&self, st: &mut RouteState, at: SwitchId, port: PortId) {
         Omnidimensional::advance(self, st, at, port);
     }
@@ -86,6 +101,10 @@ impl RouteSet for PolarizedRoutes {
     #[inline]
     fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
         self.candidate_runs(at, st, out, |_| vcs.clone());
+    }
+    #[inline]
+    fn push_classes(&self, at: SwitchId, st: &RouteState, out: &mut Vec<PortClass>, vcs: std::ops::Range<u8>) -> bool {
+        self.hyperx_classes(at, st, out, vcs)
     }
     fn analysis_state(&self, st: &RouteState) -> RouteState {
         PolarizedRoutes::analysis_state(self, st)
@@ -255,6 +274,15 @@ impl<R: RouteSet> Routing for SurePath<R> {
                 out.push(Candidate { port, vc, penalty, escape: true });
             }
         });
+    }
+    /// Where the route set and the escape write classes (Polarized and the Up/Down escape on a
+    /// fault-free HyperX of at most 64 ports): a few masks per dimension instead of a run per port.
+    fn candidate_classes(&self, at: SwitchId, st: &RouteState, out: &mut Vec<PortClass>) -> bool {
+        out.clear();
+        if !st.escape && !self.routes.push_classes(at, st, out, 0..self.routing_vcs) {
+            return false;
+        }
+        self.escape.hyperx_classes(at, st.dst, out, self.routing_vcs..self.vcs)
     }
     fn candidate_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>) -> bool {
         if !st.escape {

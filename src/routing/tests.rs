@@ -1023,3 +1023,63 @@ fn candidate_runs_expand_to_the_candidates_in_order() {
         }
     }
 }
+
+/// The classes SurePath writes (Polarized and Omnidimensional routes over the Up/Down escape, on a
+/// fault-free HyperX) offer exactly the candidates of its runs, each port at most once per escape
+/// flag: at every switch, for every destination, from a spread of sources, before and after a
+/// deroute and in the escape, on a 4x4x4 HyperX and a trunked 3x4 one. On a faulty HyperX they
+/// write none (the router then asks for runs).
+#[test]
+fn surepath_classes_offer_the_candidates_of_its_runs() {
+    let expand = |classes: &[super::PortClass]| {
+        let mut v: Vec<(u16, u8, u32, bool)> = Vec::new();
+        for c in classes {
+            for p in 0..64u16 {
+                if c.mask & 1 << p != 0 {
+                    v.extend((c.lo..c.hi).map(|vc| (p, vc, c.penalty, c.escape)));
+                }
+            }
+        }
+        v.sort_unstable();
+        v
+    };
+    let mut checked = 0;
+    for (sides, trunks) in [(&[4usize, 4, 4][..], None), (&[3, 4], Some("topology.trunking=[2,1]"))] {
+        for alg in ["surepath-polarized", "surepath-omni"] {
+            let a = format!("routing.algorithm={alg}");
+            let mut sets = vec![a.as_str()];
+            sets.extend(trunks);
+            let (net, r) = routing(sides, &sets);
+            let n = net.num_switches() as SwitchId;
+            for x in 0..n {
+                for s in (0..n).step_by(5) {
+                    for t in (0..n).filter(|&t| t != x) {
+                        for (deroutes, escape) in [(0, false), (1, false), (0, true)] {
+                            let st = RouteState { src: s, dst: t, deroutes, escape, ..Default::default() };
+                            let mut classes = Vec::new();
+                            assert!(r.candidate_classes(x, &st, &mut classes), "{alg} {sides:?}");
+                            for g in [false, true] {
+                                let masks: Vec<u64> =
+                                    classes.iter().filter(|c| c.escape == g).map(|c| c.mask).collect();
+                                let union = masks.iter().fold(0u64, |u, m| u | m);
+                                assert_eq!(union.count_ones(), masks.iter().map(|m| m.count_ones()).sum::<u32>());
+                            }
+                            let mut runs = Vec::new();
+                            r.candidate_runs(x, &st, &mut runs);
+                            let mut want: Vec<_> = runs
+                                .iter()
+                                .flat_map(|r| (r.lo..r.hi).map(move |vc| (r.port, vc, r.penalty, r.escape)))
+                                .collect();
+                            want.sort_unstable();
+                            assert_eq!(expand(&classes), want, "{alg} {sides:?} at {x} from {s} to {t} {st:?}");
+                            checked += !want.is_empty() as u32;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 10_000, "{checked}");
+    let (_, faulty) = routing(&[4, 4], &["routing.algorithm=surepath-polarized", "faults.random_links=3"]);
+    assert!(!faulty.candidate_classes(0, &state(0, 5), &mut Vec::new()));
+}

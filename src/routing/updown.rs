@@ -52,6 +52,7 @@
 //! beyond the depths, and escape hops read neighbours from the HyperZ's port layout (debug builds
 //! compare both with the Up-set merge on small networks).
 
+use super::{push_classes, PortClass};
 use crate::error::ConfigError;
 use crate::topology::distances::DEBUG_CHECK_SWITCHES;
 use crate::topology::fabric::UNREACHABLE;
@@ -380,6 +381,43 @@ impl UpDown {
             LinkKind::Down => DOWN_PENALTY,
             LinkKind::Horizontal => SHORTCUT_PENALTIES[(reduction.clamp(1, 3) - 1) as usize],
         }
+    }
+
+    /// The escape hops of [`UpDown::hops`] from `x` to `t` on the VCs `vcs` as classes of ports
+    /// (one per penalty), on a fault-free HyperX of at most 64 ports (`false` elsewhere): per
+    /// dimension the four coordinate classes of the HyperX path as port masks.
+    pub fn hyperx_classes(&self, x: SwitchId, t: SwitchId, out: &mut Vec<PortClass>, vcs: std::ops::Range<u8>) -> bool {
+        let Some(h) = self.hyperx() else { return false };
+        let (dx, dt) = (self.depth(x), self.depth(t));
+        let ux = self.ud(x, t);
+        let below = dt >= dx && ux == dt - dx;
+        let shared = (dx + dt - ux) / 2;
+        // Ports by penalty: Up, Down, then the shortcuts by reduction 1, 2, 3.
+        let mut by_kind = [0u64; 5];
+        for d in 0..h.dims() {
+            let (a, tt, r) = (h.coord(x, d), h.coord(t, d), h.coord(self.root, d));
+            let Some(masks) = h.coordinate_class_masks(x, d, r, tt) else { return false };
+            let classes = Self::dim_classes(a, tt, r, dx, shared, dt);
+            for (&m, &(dy, uy)) in masks.iter().zip(&classes) {
+                if m == 0 || uy >= ux {
+                    continue;
+                }
+                let k = if dy < dx {
+                    0
+                } else if dy > dx {
+                    1
+                } else {
+                    2 + ((ux - uy).clamp(1, 3) - 1) as usize
+                };
+                if (k == 1 && !below) || (k == 0 && below) {
+                    continue;
+                }
+                by_kind[k] |= m;
+            }
+        }
+        let kinds = [LinkKind::Up, LinkKind::Down, LinkKind::Horizontal, LinkKind::Horizontal, LinkKind::Horizontal];
+        push_classes(out, &by_kind, |k| Self::penalty(kinds[k], (k as u32).saturating_sub(1)), vcs, true);
+        true
     }
 
     /// Calls `f(port, penalty, kind)` for every escape hop of a packet at `x` bound for `t != x`.

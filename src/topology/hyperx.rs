@@ -200,6 +200,29 @@ impl HyperX {
     pub fn dim_base(&self, d: usize) -> usize {
         self.base[d]
     }
+    /// The ports of `sw` in dimension `d` as bit masks by what their far coordinate `v` is:
+    /// `[neither, v == p1 only, v == p2 only, both]` (index `(v == p1) | (v == p2) << 1`, as the
+    /// per-dimension hop loops classify ports), or `None` if the switch has 64 ports or more.
+    #[inline]
+    pub fn coordinate_class_masks(&self, sw: SwitchId, d: usize, p1: usize, p2: usize) -> Option<[u64; 4]> {
+        let (x, k, base) = (self.coord(sw, d), self.trunking[d], self.base[d]);
+        let width = (self.sides[d] - 1) * k;
+        if self.base[self.dims() - 1] + (self.sides[self.dims() - 1] - 1) * self.trunking[self.dims() - 1] > 64 {
+            return None;
+        }
+        let ones = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+        let of = |v: usize| {
+            let rank = if v < x { v } else { v.wrapping_sub(1) };
+            if v == x {
+                0
+            } else {
+                ones(k) << (base + rank * k)
+            }
+        };
+        let (m1, m2) = (of(p1), of(p2));
+        let block = ones(width) << base;
+        Some(if p1 == p2 { [block & !m1, 0, 0, m1] } else { [block & !m1 & !m2, m1, m2, 0] })
+    }
     /// Port of `sw` towards coordinate value `v` in dimension `d`, trunk `k` (`v != x_d`).
     #[inline]
     pub fn port_to(&self, sw: SwitchId, d: usize, v: usize, k: usize) -> PortId {
@@ -331,6 +354,28 @@ impl Topology for HyperX {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The coordinate-class masks hold exactly the ports `port_to` gives for each far coordinate,
+    /// classified by whether it is `p1` and whether it is `p2`, with trunking.
+    #[test]
+    fn coordinate_class_masks_match_port_to() {
+        let h = HyperX::new(&[4, 3, 5], &[2, 1, 3], 1);
+        for sw in 0..h.num_switches() as SwitchId {
+            for d in 0..h.dims() {
+                for p1 in 0..h.side(d) {
+                    for p2 in 0..h.side(d) {
+                        let mut want = [0u64; 4];
+                        for v in (0..h.side(d)).filter(|&v| v != h.coord(sw, d)) {
+                            for k in 0..h.trunk(d) {
+                                want[(v == p1) as usize | ((v == p2) as usize) << 1] |= 1 << h.port_to(sw, d, v, k);
+                            }
+                        }
+                        assert_eq!(h.coordinate_class_masks(sw, d, p1, p2), Some(want), "{sw} {d} {p1} {p2}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn every_port_is_wired_symmetrically() {
