@@ -744,7 +744,7 @@ impl PolarizedRoutes {
 
     /// [`PolarizedRoutes::candidate_runs`] on the VCs `vcs` as classes of ports, on a fault-free
     /// HyperX of at most 64 ports (`false` elsewhere, with `out` unchanged): per dimension the
-    /// four classes of [`PolarizedRoutes::hops_with`]'s HyperX path as port masks, gathered by
+    /// four classes of the HyperX path of [`PolarizedRoutes::hops`] as port masks, gathered by
     /// weight change, then one class per penalty.
     pub fn hyperx_classes(
         &self,
