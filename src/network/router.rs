@@ -408,15 +408,8 @@ impl NetPartition {
         // (routing, escape; a group's classes share a slot, `slots`).
         let (mut best, mut ties, mut tied, mut slots) = (u32::MAX, 0u64, [0u64; 2], [0usize; 2]);
         for c in classes {
-            let below = if best == u32::MAX {
-                u32::MAX
-            } else if let Some(d) = best.checked_sub(c.penalty) {
-                d / pk + 1
-            } else {
-                continue;
-            };
             let slot = c.slot as usize;
-            if let Some((k, m)) = lv.lowest(li, slot, c.mask, below) {
+            if let Some((k, m)) = lv.lowest(li, slot, c.mask, pk, c.penalty, best) {
                 let cost = k * pk + c.penalty;
                 let n: u64 = BitIter(m).map(|p| lv.count(li, slot, p)).sum();
                 if cost < best {
