@@ -892,8 +892,13 @@ impl NetPartition {
         let per_vc = p.allocation == Allocation::Vc;
         // Selection's costs kept across cycles (see `run_costs`), where the routing's candidates
         // are worth caching and the cost records fit.
-        let use_levels =
-            p.routing.keep_costs() && !per_vc && r <= 64 && levels::CostLevels::bytes(n, r) <= RUN_CACHE_BYTES;
+        // Cost levels, and the class cache they need, each within the cache budget.
+        let class_cache_bytes = n * np * levels::MAX_CLASSES * std::mem::size_of::<levels::CandidateClass>();
+        let use_levels = p.routing.keep_costs()
+            && !per_vc
+            && r <= 64
+            && levels::CostLevels::bytes(n, r) <= RUN_CACHE_BYTES
+            && class_cache_bytes <= RUN_CACHE_BYTES;
         let keep_costs = p.routing.keep_costs()
             && !use_levels
             && n * 2 * r * std::mem::size_of::<router::RunCost>() <= RUN_CACHE_BYTES;
