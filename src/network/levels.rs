@@ -46,6 +46,16 @@ pub(super) struct CandidateClass {
 /// The VC range of each slot of a partition's levels (`(0, 0)`: not seen yet).
 pub(super) type SlotRanges = [(u8, u8); 2];
 
+/// The slot of VC range `lo..hi` (0 where it starts at VC 0), which a slot not seen yet in
+/// `ranges` takes; `None` if the slot holds another range.
+fn slot_of(ranges: &mut SlotRanges, lo: u8, hi: u8) -> Option<usize> {
+    let slot = (lo != 0) as usize;
+    if ranges[slot] == (0, 0) {
+        ranges[slot] = (lo, hi);
+    }
+    (ranges[slot] == (lo, hi)).then_some(slot)
+}
+
 /// Groups `runs` into classes in `out` (at most its length): the number of classes, or `None` if
 /// the runs do not have the shape of the module docs, a port is 64 or more, a VC range does not
 /// match its slot's in `ranges` (a slot not seen yet takes the run's range, which the caller then
@@ -69,12 +79,7 @@ pub(super) fn classes_of(runs: &[CandidateRun], ranges: &mut SlotRanges, out: &m
         }
         last_port = r.port as i32;
         group_range = Some((r.lo, r.hi));
-        let slot = (r.lo != 0) as usize;
-        if ranges[slot] == (0, 0) {
-            ranges[slot] = (r.lo, r.hi);
-        } else if ranges[slot] != (r.lo, r.hi) {
-            return None;
-        }
+        let slot = slot_of(ranges, r.lo, r.hi)?;
         let bit = 1u64 << r.port;
         match out[..n].iter_mut().find(|c| c.penalty == r.penalty && c.escape == r.escape) {
             Some(c) => c.mask |= bit,
@@ -101,14 +106,9 @@ pub(super) fn classes_from(
     }
     let mut group_slot = [None; 2];
     for (c, o) in classes.iter().zip(out.iter_mut()) {
-        let slot = (c.lo != 0) as usize;
+        let slot = slot_of(ranges, c.lo, c.hi)?;
         if *group_slot[c.escape as usize].get_or_insert(slot) != slot {
             // A group's classes share a slot (selection merges a group's ports on it).
-            return None;
-        }
-        if ranges[slot] == (0, 0) {
-            ranges[slot] = (c.lo, c.hi);
-        } else if ranges[slot] != (c.lo, c.hi) {
             return None;
         }
         *o = CandidateClass { mask: c.mask, penalty: c.penalty, slot: slot as u8, escape: c.escape };

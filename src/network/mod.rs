@@ -528,6 +528,22 @@ impl OutPort {
     fn occupancy(&self, ov: &OutVc, vc: usize, now: Cycle) -> u16 {
         ov.occ - (self.freeing as usize == vc && self.link_free <= now) as u16
     }
+    /// SurePath's cost terms of this port at `now` for inputs of capacity `in_cap`: the part every
+    /// VC shares (`in_cap` plus the port's load) and the VC whose last packet has left but is not
+    /// yet settled ([`NO_VC`]: none), whose occupancy reads one less. A VC's cost is then
+    /// `occupancy + base - credits` ([`OutPort::vc_cost`]).
+    #[inline]
+    fn cost_terms(&self, in_cap: u32, now: Cycle) -> (u32, u8) {
+        let freed = if self.freeing != NO_VC && self.link_free <= now { self.freeing } else { NO_VC };
+        (in_cap + self.load - (freed != NO_VC) as u32, freed)
+    }
+    /// The cost of VC `vc`, whose record is `ov`, from [`OutPort::cost_terms`], or `None` if it
+    /// holds `out_cap` packets (full).
+    #[inline]
+    fn vc_cost(ov: &OutVc, vc: u8, (base, freed): (u32, u8), out_cap: u16) -> Option<u32> {
+        let occ = ov.occ - (freed == vc) as u16;
+        (occ < out_cap).then(|| occ as u32 + base - ov.cred as u32)
+    }
     /// [`OutPort::load`] at `now` (the injection throttle's measure of a port's used space).
     #[inline]
     fn load_at(&self, now: Cycle) -> u32 {

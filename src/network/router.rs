@@ -58,8 +58,7 @@ impl Selection<'_> {
     /// shares) and the VC whose last packet has left but is not yet settled ([`NO_VC`]: none).
     #[inline]
     fn port_terms(&self, o: &OutPort) -> (u32, u8) {
-        let freed = if o.freeing != NO_VC && o.link_free <= self.now { o.freeing } else { NO_VC };
-        (self.in_cap + o.load - (freed != NO_VC) as u32, freed)
+        o.cost_terms(self.in_cap, self.now)
     }
 
     /// `occupancy + base - credits` of VC `vc` of `port` (its cost before the packet-length
@@ -67,10 +66,8 @@ impl Selection<'_> {
     #[inline]
     fn vc_cost(&self, port: usize, vc: u8, base: u32, freed: u8) -> Option<u32> {
         let i = port * self.v + vc as usize;
-        let ov = self.outvc[i];
-        let occ = ov.occ - (freed == vc) as u16;
         let free = self.vc_busy.is_none_or(|b| b[i] <= self.now);
-        (occ < self.out_cap && free).then(|| occ as u32 + base - ov.cred as u32)
+        OutPort::vc_cost(&self.outvc[i], vc, (base, freed), self.out_cap).filter(|_| free)
     }
 
     /// The [`RunCost`] of `r`'s port and VC range, kept in `costs` (the switch's slots, taken out
@@ -338,21 +335,15 @@ impl NetPartition {
     fn recost(&mut self, li: usize, port: usize, now: Cycle) {
         let (v, t, oi) = (self.v, self.t_of[li] as usize, li * self.np + port);
         let o = self.outp[oi];
-        let freed = if o.freeing != NO_VC && o.link_free <= now { o.freeing } else { NO_VC };
-        let base = self.p.input_buffer as u32 + o.load - (freed != NO_VC) as u32;
+        let terms = o.cost_terms(self.p.input_buffer as u32, now);
         for slot in 0..2 {
             let (lo, hi) = self.levels.ranges[slot];
             let (mut low, mut count) = (u32::MAX, 0u8);
-            for vc in lo as usize..hi as usize {
-                let ov = self.outvc[oi * v + vc];
-                let occ = ov.occ - (freed as usize == vc) as u16;
-                if occ < self.p.output_buffer {
-                    let k = occ as u32 + base - ov.cred as u32;
-                    if k < low {
-                        (low, count) = (k, 1);
-                    } else if k == low {
-                        count += 1;
-                    }
+            for vc in lo..hi {
+                match OutPort::vc_cost(&self.outvc[oi * v + vc as usize], vc, terms, self.p.output_buffer) {
+                    Some(k) if k < low => (low, count) = (k, 1),
+                    Some(k) if k == low => count += 1,
+                    _ => {}
                 }
             }
             let low = if count == 0 { FULL } else { low.min(FULL as u32 - 1) as u16 };
@@ -438,13 +429,11 @@ impl NetPartition {
                 // The pick-th VC of the slot at the port's lowest cost.
                 let (lo, hi) = lv.ranges[slot];
                 let o = &self.outp[out + p];
-                let freed = if o.freeing != NO_VC && o.link_free <= now { o.freeing } else { NO_VC };
-                let base = self.p.input_buffer as u32 + o.load - (freed != NO_VC) as u32;
+                let terms = o.cost_terms(self.p.input_buffer as u32, now);
                 let low = lv.low(li, slot, p) as u32;
                 for vc in lo..hi {
-                    let ov = self.outvc[(out + p) * self.v + vc as usize];
-                    let occ = ov.occ - (freed == vc) as u16;
-                    if occ < self.p.output_buffer && occ as u32 + base - ov.cred as u32 == low {
+                    let ov = &self.outvc[(out + p) * self.v + vc as usize];
+                    if OutPort::vc_cost(ov, vc, terms, self.p.output_buffer) == Some(low) {
                         if pick > 0 {
                             pick -= 1;
                             continue;
