@@ -376,6 +376,16 @@ fn warm(measure: &str) -> Vec<String> {
     ["--set", "routing.algorithm=surepath-polarized", "--set", m.as_str()].map(String::from).to_vec()
 }
 
+/// A warm-up run of the quickstart with config arguments `args` that checkpoints every `every`
+/// cycles into `d/warm.ckpt`: the checkpoint's path.
+fn warm_checkpoint(d: &Path, every: &str, args: &[&str]) -> std::path::PathBuf {
+    let ck = d.join("warm.ckpt");
+    let run = ["run", QUICKSTART, "-q", "--no-output", "--checkpoint", p(&ck), "--checkpoint-every", every];
+    let out = hxsim(&[&run[..], args].concat(), d);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    ck
+}
+
 /// The cycle a checkpoint resumes at, as the refusal of an event before it says (`at least R`).
 fn resume_cycle(ck: &Path, d: &Path) -> u64 {
     let out = hxsim(
@@ -392,14 +402,8 @@ fn resume_cycle(ck: &Path, d: &Path) -> u64 {
 fn scenarios_from_one_checkpoint_equal_whole_runs() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let ck = d.join("warm.ckpt");
-    let mut args: Vec<String> =
-        ["run", QUICKSTART, "-q", "--no-output", "--checkpoint", p(&ck), "--checkpoint-every", "2000"]
-            .map(String::from)
-            .to_vec();
-    args.extend(warm("1000"));
-    let out = hxsim(&args.iter().map(String::as_str).collect::<Vec<_>>(), d);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let warm_args = warm("1000");
+    let ck = warm_checkpoint(d, "2000", &warm_args.iter().map(String::as_str).collect::<Vec<_>>());
     let saved = std::fs::read(&ck).unwrap();
     let r = resume_cycle(&ck, d);
     assert!((2000..3000).contains(&r), "the checkpoint after the warm-up resumes at {r}");
@@ -482,14 +486,8 @@ fn scenarios_from_one_checkpoint_equal_whole_runs() {
 fn scenarios_from_a_checkpoint_refuse_what_the_saved_state_depends_on() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let ck = d.join("warm.ckpt");
-    let mut args: Vec<String> =
-        ["run", QUICKSTART, "-q", "--no-output", "--checkpoint", p(&ck), "--checkpoint-every", "2000"]
-            .map(String::from)
-            .to_vec();
-    args.extend(warm("1000"));
-    let out = hxsim(&args.iter().map(String::as_str).collect::<Vec<_>>(), d);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let warm_args = warm("1000");
+    let ck = warm_checkpoint(d, "2000", &warm_args.iter().map(String::as_str).collect::<Vec<_>>());
     let r = resume_cycle(&ck, d);
     for (set, key) in [
         ("traffic.load=0.3", "traffic.load"),
@@ -527,13 +525,9 @@ fn scenarios_whose_routers_need_more_vcs_are_refused() {
     // failures have more VCs than those of the warm-up, whose state cannot hold them.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let ck = d.join("warm.ckpt");
     let base =
         set_args(&["routing.algorithm=polarized", "simulation.warmup_cycles=500", "simulation.measure_cycles=500"]);
-    let mut args = vec!["run", QUICKSTART, "-q", "--no-output", "--checkpoint", p(&ck), "--checkpoint-every", "500"];
-    args.extend_from_slice(&base);
-    let out = hxsim(&args, d);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ck = warm_checkpoint(d, "500", &base);
     let r = resume_cycle(&ck, d);
     let events = format!("faults.events=[{{cycle={r}, random_links=3}}]");
     let cfg = |extra: &[String]| {
@@ -584,15 +578,11 @@ fn every_shipped_config_survives_the_round_trip_that_overrides_start_from() {
 fn retransmission_may_start_with_the_scenario() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let ck = d.join("warm.ckpt");
     // SurePath's VCs do not depend on the network (a hop-indexed ladder's would need more routers'
     // VCs than the warm-up's after the failures, which is refused).
     let base =
         set_args(&["routing.algorithm=surepath-polarized", "traffic.load=0.9", "simulation.measure_cycles=1500"]);
-    let mut args = vec!["run", QUICKSTART, "-q", "--no-output", "--checkpoint", p(&ck), "--checkpoint-every", "2000"];
-    args.extend_from_slice(&base);
-    let out = hxsim(&args, d);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ck = warm_checkpoint(d, "2000", &base);
     let r = resume_cycle(&ck, d);
     let event = format!("faults.events=[{{cycle={}, random_links=12}}]", r + 200);
     let scenario = set_args(&[&event, "faults.reconfigure_cycles=300", "faults.retransmit_cycles=250"]);
