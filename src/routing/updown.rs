@@ -81,6 +81,13 @@ struct ZTree {
     m: usize,
     /// `shared[u * m + v] = b_T(u, v)`.
     shared: Vec<u8>,
+    /// `deepest[u * m + v]`: the index of a switch of both Up sets at depth `b_T(u, v)` (the
+    /// lowest such index).
+    deepest: Vec<u16>,
+    /// `depth[u]`: the depth of tree index `u` below the root's switch in the Z-node's graph.
+    depth: Vec<u8>,
+    /// `level[u]`: the level of tree index `u`.
+    level: Vec<u8>,
 }
 
 impl ZTree {
@@ -135,20 +142,63 @@ impl ZTree {
             }
         }
         let mut shared = vec![0u8; m * m];
+        let mut deepest = vec![0u16; m * m];
         for u in 0..m {
             for v in 0..m {
-                let mut best = 0;
+                let (mut best, mut at) = (0, usize::MAX);
                 for w in 0..words {
                     let mut both = up[u * words + w] & up[v * words + w];
                     while both != 0 {
-                        best = best.max(depth[w * 64 + both.trailing_zeros() as usize]);
+                        let i = w * 64 + both.trailing_zeros() as usize;
+                        if at == usize::MAX || depth[i] > best {
+                            (best, at) = (depth[i], i);
+                        }
                         both &= both - 1;
                     }
                 }
                 shared[u * m + v] = best as u8;
+                deepest[u * m + v] = at as u16;
             }
         }
-        Some(ZTree { hz: hz.clone(), offset, m, shared })
+        let depth = depth.iter().map(|&d| d as u8).collect();
+        let level = (0..m).map(|u| (1..=h).rfind(|&l| offset[l] as usize <= u).expect("index below m") as u8).collect();
+        Some(ZTree { hz: hz.clone(), offset, m, shared, deepest, depth, level })
+    }
+
+    /// Tree index of switch `x` (its level's offset plus its index in the Z-node).
+    #[inline]
+    fn index(&self, x: SwitchId) -> usize {
+        self.offset[self.hz.level(x)] as usize + self.hz.flat(x)
+    }
+
+    /// The fault-free depth of `x`: its tree depth plus the Hamming distance of its Z-node to the
+    /// root's `zr` (the product of the module doc).
+    fn fault_free_depth(&self, x: SwitchId, zr: u32) -> u32 {
+        let h = &self.hz;
+        let zx = h.znode(x);
+        self.depth[self.index(x)] as u32 + (0..h.dims()).filter(|&k| h.coord(zx, k) != h.coord(zr, k)).count() as u32
+    }
+
+    /// A switch of both fault-free Up sets of `x` and `t` at the deepest depth they share, and that
+    /// depth `b_T + b_H`: the tree factor from the table, the Hamming factor the Z-node that takes
+    /// `x`'s coordinate where `x` and `t` agree and the root's `zr` elsewhere.
+    #[inline]
+    fn deepest_shared(&self, x: SwitchId, t: SwitchId, zr: u32) -> (SwitchId, u32) {
+        let h = &self.hz;
+        let (u, v) = (self.index(x), self.index(t));
+        let w = self.deepest[u * self.m + v] as usize;
+        let (zx, zt) = (h.znode(x), h.znode(t));
+        let (mut zn, mut shared_h) = (zr, 0);
+        for k in 0..h.dims() {
+            let a = h.coord(zx, k);
+            if a == h.coord(zt, k) && a != h.coord(zr, k) {
+                zn = h.with_coord(zn, k, a);
+                shared_h += 1;
+            }
+        }
+        let level = self.level[w] as usize;
+        let z = h.switch_at(level, zn, w - self.offset[level] as usize);
+        (z, self.shared[u * self.m + v] as u32 + shared_h)
     }
 
     /// `b_T` of the Z-node positions of switches `x` and `t`.
@@ -196,6 +246,10 @@ pub struct UpDown {
     /// Bit `x`: on a faulty HyperX, `x`'s depth is its Hamming distance to the root and its Up set
     /// is the fault-free one (see [`UpDown::ud`]).
     closed: Vec<u64>,
+    /// A faulty HyperZ's fault-free Z-node table, with `intact` (see [`UpDown::faulty_z_shared`]).
+    faulty_z: Option<ZTree>,
+    /// Bit `x`: on a faulty HyperZ, `x` is live and keeps its fault-free depth.
+    intact: Vec<u64>,
 }
 
 /// Depths `d(x, root)` over the live links of `net` (failed switches: [`UNREACHABLE`]), after
@@ -245,6 +299,8 @@ impl UpDown {
             faulty_hx,
             ztree: None,
             closed: Vec::new(),
+            faulty_z: None,
+            intact: Vec::new(),
         };
         if u.hyperx().is_none() {
             u.ztree = u.net.fault_free_hyperz().and_then(|h| ZTree::new(h, root as SwitchId));
@@ -253,7 +309,10 @@ impl UpDown {
                 u.build_up_sets()?;
                 u.mark_closed();
             }
-            if u.ztree.is_some() && check {
+            if u.ztree.is_none() {
+                u.mark_intact();
+            }
+            if (u.ztree.is_some() || u.faulty_z.is_some()) && check {
                 // Debug builds: the closed form is the Up-set merge for every pair.
                 let n = u.net.num_switches() as SwitchId;
                 for x in 0..n {
@@ -307,7 +366,19 @@ impl UpDown {
                     );
                     self.depth(x) + self.depth(t) - 2 * shared
                 }
-                _ => self.depth(x) + self.depth(t) - 2 * self.shared_depth(x, t),
+                _ => {
+                    let shared = match self.faulty_z.as_ref().and_then(|z| self.faulty_z_shared(z, x, t)) {
+                        Some(b) => {
+                            debug_assert!(
+                                self.net.num_switches() > DEBUG_CHECK_SWITCHES || b == self.shared_depth(x, t),
+                                "faulty HyperZ: b({x}, {t}) differs from the Up-set merge"
+                            );
+                            b
+                        }
+                        None => self.shared_depth(x, t),
+                    };
+                    self.depth(x) + self.depth(t) - 2 * shared
+                }
             },
         }
     }
@@ -358,6 +429,50 @@ impl UpDown {
             })
             .collect();
         self.closed = closed;
+    }
+
+    /// On a faulty HyperZ whose fault-free structure has a [`ZTree`]: keeps that table and marks
+    /// the live switches whose depth is the fault-free one ([`UpDown::faulty_z_shared`]).
+    fn mark_intact(&mut self) {
+        let Some(hz) = self.net.tree_exceptions().map(|e| e.closed_form()) else { return };
+        let Some(z) = ZTree::new(hz, self.root) else { return };
+        let zr = hz.znode(self.root);
+        let n = self.depth.len();
+        let intact_one = |x: SwitchId| self.net.switch_alive(x) && self.depth(x) == z.fault_free_depth(x, zr);
+        self.intact = (0..n.div_ceil(64))
+            .into_par_iter()
+            .map(|w| {
+                (0..64.min(n - 64 * w)).fold(0u64, |acc, i| acc | (intact_one((64 * w + i) as SwitchId) as u64) << i)
+            })
+            .collect();
+        self.faulty_z = Some(z);
+    }
+
+    /// `b(x, t)` on a faulty HyperZ without a merge, where it can be shown: when `x` and `t` both
+    /// keep their fault-free depths, `b(x, t)` is the fault-free `b_T + b_H` if a switch `z` of
+    /// both fault-free Up sets at that depth is in both faulty Up sets (two binary searches);
+    /// `None` otherwise.
+    ///
+    /// Why: an Up path from `x` to `z` has `d(x,r) - d(z,r)` hops over live links, at least the
+    /// fault-free `d0(x,z)`; with `d(x,r) = d0(x,r)`, `d(z,r) <= d0(x,r) - d0(x,z) <= d0(z,r)` and
+    /// faults only lengthen paths, so `d(z,r) = d0(z,r)` and `z` lies on a fault-free shortest path
+    /// from `x` to the root: the faulty Up set of an intact `x` is a subset of its fault-free one,
+    /// with fault-free depths. So for intact `x` and `t` the faulty `b` is at most the fault-free
+    /// one, and equal to it when one switch at that depth survives in both sets.
+    #[inline]
+    fn faulty_z_shared(&self, z: &ZTree, x: SwitchId, t: SwitchId) -> Option<u32> {
+        let bit = |s: SwitchId| self.intact[s as usize >> 6] >> (s & 63) & 1 != 0;
+        if !(bit(x) && bit(t)) {
+            return None;
+        }
+        let (w, b) = z.deepest_shared(x, t, z.hz.znode(self.root));
+        (self.up_set(x).binary_search(&w).is_ok() && self.up_set(t).binary_search(&w).is_ok()).then_some(b)
+    }
+
+    /// The Up set `A(x)`, sorted by id (where built).
+    #[inline]
+    fn up_set(&self, x: SwitchId) -> &[SwitchId] {
+        &self.up[self.up_start[x as usize] as usize..self.up_start[x as usize + 1] as usize]
     }
 
     /// Kind of the link from `x` to its neighbour `y`.
@@ -668,8 +783,8 @@ impl UpDown {
     /// Bytes held by the Up sets, depths, closed-form bits and Z-node table (for reports).
     pub fn bytes(&self) -> usize {
         4 * (self.depth.len() + self.up_start.len() + self.up.len())
-            + 8 * self.closed.len()
-            + self.ztree.as_ref().map_or(0, |z| z.shared.len())
+            + 8 * (self.closed.len() + self.intact.len())
+            + [&self.ztree, &self.faulty_z].iter().filter_map(|z| z.as_ref()).map(|z| 3 * z.shared.len()).sum::<usize>()
     }
 }
 
@@ -885,6 +1000,46 @@ mod tests {
     fn bad_root_is_a_config_error() {
         let e = UpDown::new(net(&[4, 4], 0), 16).err().unwrap().to_string();
         assert!(e.contains("routing.escape_root") && e.contains("16") && e.contains("below 16"), "{e}");
+    }
+
+    /// On faulty HyperZ (links, and links with a failed switch), `ud` equals a reference row
+    /// computed from the parent relation alone for every pair and several roots, and the shortcut of
+    /// [`UpDown::faulty_z_shared`] both applies to most pairs and is declined for some.
+    #[test]
+    fn faulty_hyperz_shortcut_matches_the_reference() {
+        let hz = HyperZ::new(vec![3, 3], vec![2, 2], vec![1, 2], vec![1, 1], vec![vec![1; 2]; 2]).unwrap();
+        let n = hz.num_switches();
+        let topo: Arc<dyn crate::topology::Topology> = Arc::new(hz.clone());
+        let mut checked = 0;
+        for (links, seed) in [(4, 1), (12, 2), (25, 3)] {
+            let mut faults = FaultSet::random_links(&*topo, links, seed).unwrap();
+            if seed == 3 {
+                faults.switches.push(n as SwitchId - 1);
+            }
+            let net = Arc::new(Fabric::new(topo.clone(), &faults));
+            assert!(net.tree_exceptions().is_some(), "a faulty HyperZ keeps exceptions");
+            for root in [0, n / 3] {
+                let Ok(u) = UpDown::new(net.clone(), root) else { continue };
+                let z = u.faulty_z.as_ref().expect("a faulty HyperZ keeps the Z-node table");
+                let (mut shortcut, mut merged) = (0, 0);
+                for t in (0..n as SwitchId).filter(|&t| net.switch_alive(t)) {
+                    let row = ud_row(&u, t);
+                    for x in (0..n as SwitchId).filter(|&x| net.switch_alive(x)) {
+                        assert_eq!(u.ud(x, t), row[x as usize], "{links} links, root {root}: ud({x}, {t})");
+                        match u.faulty_z_shared(z, x, t) {
+                            Some(_) => shortcut += 1,
+                            None => merged += 1,
+                        }
+                    }
+                }
+                assert!(
+                    shortcut > merged && merged > 0,
+                    "{links} links, root {root}: {shortcut} shortcuts, {merged} merges"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 4, "only {checked} connected faulty networks and roots");
     }
 
     /// On fault-free HyperZ (g > 1, h = 3) and a fat tree, with several roots, the closed form
