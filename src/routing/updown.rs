@@ -50,7 +50,10 @@
 //! `b_H` is HyperX's `#{k: x_k = t_k != r_k}` and `b_T` a table over one Z-node's switches
 //! (`ZTree`, at most [`ZTREE_MAX`] of them, one byte per pair). Nothing per switch is stored
 //! beyond the depths, and escape hops read neighbours from the HyperZ's port layout (debug builds
-//! compare both with the Up-set merge on small networks).
+//! compare both with the Up-set merge on small networks). On a *faulty* HyperZ the Up sets are
+//! built, and the table still answers most queries: between two switches that keep their
+//! fault-free depths, `b(x,t)` is the fault-free one whenever a switch at that depth survives in
+//! both Up sets (`UpDown::faulty_z_shared`), so the merge is left for the rest.
 
 use super::{push_classes, PortClass};
 use crate::error::ConfigError;
