@@ -29,6 +29,10 @@ pub struct Graph {
     pub vwgt: Vec<u32>,
     /// Mixed-radix coordinates of the vertices, if the graph comes from a grid-like topology.
     pub coords: Option<Coords>,
+    /// Boundaries of *strata*, ranges of vertex ids of one kind (e.g. the levels of a tree:
+    /// `[0, N_1, N_1 + N_2, ..., n]`), which [`crate::Method::Block`] spreads over every part
+    /// alike; empty for one stratum. See [`Graph::with_strata`].
+    pub strata: Vec<usize>,
 }
 
 /// Mixed-radix vertex coordinates: vertex `v` has coordinates `(x0, x1, ...)` with dimension 0
@@ -145,7 +149,7 @@ impl Graph {
             }
             xadj.push(adjncy.len());
         }
-        Graph { xadj, adjncy, latency, ewgt, vwgt: vec![1; n], coords: None }
+        Graph { xadj, adjncy, latency, ewgt, vwgt: vec![1; n], coords: None, strata: Vec::new() }
     }
 
     /// Attaches mixed-radix coordinates (see [`Coords`]); `sides[0]` is the fastest-varying
@@ -163,6 +167,26 @@ impl Graph {
             coords.sides
         );
         self.coords = Some(coords);
+        self
+    }
+
+    /// Declares strata: vertex ids `bounds[i]..bounds[i + 1]` are of kind `i` (`bounds` starts at
+    /// 0 and ends at the vertex count). Where the kinds do different amounts of work per vertex
+    /// (a tree's leaves, which hold the servers, and the switches above them), contiguous ranges
+    /// of ids would give one part one kind; [`crate::Method::Block`] then cuts every stratum into
+    /// `P` ranges and gives part `p` the `p`-th of each.
+    ///
+    /// # Panics
+    /// If `bounds` does not start at 0, end at the vertex count and increase.
+    pub fn with_strata(mut self, bounds: Vec<usize>) -> Graph {
+        assert!(
+            bounds.first() == Some(&0)
+                && bounds.last() == Some(&self.num_vertices())
+                && bounds.windows(2).all(|w| w[0] < w[1]),
+            "strata bounds {bounds:?} must rise from 0 to {}",
+            self.num_vertices()
+        );
+        self.strata = bounds;
         self
     }
 
@@ -184,7 +208,7 @@ impl Graph {
 
     /// Checks the structural invariants in `O(V + E)`: array lengths, monotone offsets, neighbour
     /// ids in range, no self-loops, latencies and edge weights `>= 1`, at most `u32::MAX`
-    /// vertices, and coordinates matching the vertex count. Symmetry (every edge stored in both
+    /// vertices, coordinates matching the vertex count, and strata bounds rising from 0 to it. Symmetry (every edge stored in both
     /// rows) is required but not checked.
     pub fn validate(&self) -> Result<(), PartitionError> {
         let bad = |msg: String| Err(PartitionError::InvalidGraph(msg));
@@ -214,6 +238,10 @@ impl Graph {
         }
         if self.vwgt.len() != n {
             return bad(format!("vwgt has {} entries for {n} vertices", self.vwgt.len()));
+        }
+        let s = &self.strata;
+        if !s.is_empty() && (s[0] != 0 || s[s.len() - 1] != n || s.windows(2).any(|w| w[0] >= w[1])) {
+            return bad(format!("strata bounds {s:?} must rise from 0 to {n}"));
         }
         for v in 0..n {
             for e in self.edge_range(v) {
