@@ -56,7 +56,8 @@ pub enum Method {
     /// ranges are slabs cut along the slowest-varying (highest) dimension first: when `P` divides
     /// the last side every part is a set of whole hyperplanes, otherwise a range may end inside a
     /// hyperplane (still aligned to whole lines/planes of the lower dimensions where the sizes
-    /// allow). `O(V + E)`.
+    /// allow). A graph with strata ([`Graph::with_strata`]: a HyperZ's or fat tree's levels) has
+    /// each stratum cut so, part `p` taking the `p`-th range of every one. `O(V + E)`.
     Block,
     /// Vertex `v` goes to part `v % P`. `O(V + E)`.
     RoundRobin,
