@@ -141,6 +141,13 @@ pub struct HyperZ {
     loc: Vec<Loc>,
     nz: usize,
     servers: usize,
+    /// The far end of every switch-to-switch port, switch by switch (`port_base[level] + (sw -
+    /// first[level]) * ports + p`): the routings under faults and SurePath's escape ask for
+    /// neighbours per port and per search step, where [`HyperZ::wired_neighbour`]'s arithmetic
+    /// (divisions by the level's parameters) cost about 130 instructions a call. Shared by clones.
+    far: std::sync::Arc<Vec<(SwitchId, PortId)>>,
+    /// `port_base[level]`: index in `far` of the level's first switch's first port.
+    port_base: Vec<usize>,
 }
 
 fn checked_prod(it: impl IntoIterator<Item = usize>) -> Option<usize> {
@@ -323,9 +330,38 @@ impl HyperZ {
             loc,
             nz,
             servers,
+            far: Default::default(),
+            port_base: Vec::new(),
         };
+        let hz = hz.with_port_table();
         debug_assert!(hz.closed_form_matches_bfs(), "HyperZ closed-form distance disagrees with BFS: {}", hz.name());
         Ok(hz)
+    }
+
+    /// Fills [`HyperZ::far`] from [`HyperZ::wired_neighbour`], switch by switch in parallel.
+    fn with_port_table(mut self) -> Self {
+        use rayon::prelude::*;
+        let h = self.height();
+        let mut port_base = vec![0usize; h + 2];
+        for i in 1..=h {
+            port_base[i + 1] = port_base[i] + (self.first[i + 1] - self.first[i]) as usize * self.level_ports(i);
+        }
+        let mut far = vec![(0, 0); port_base[h + 1]];
+        for i in 1..=h {
+            let ports = self.level_ports(i);
+            if ports == 0 {
+                continue;
+            }
+            far[port_base[i]..port_base[i + 1]].par_chunks_mut(ports).enumerate().for_each(|(k, row)| {
+                let sw = self.first[i] + k as SwitchId;
+                for (p, slot) in row.iter_mut().enumerate() {
+                    *slot = self.wired_neighbour(sw, p as PortId).expect("HyperZ ports are wired");
+                }
+            });
+        }
+        self.far = std::sync::Arc::new(far);
+        self.port_base = port_base;
+        self
     }
 
     /// Debug builds check [`Self::switch_distance`] against BFS from every switch of Z-node 0 (Z-node
@@ -705,7 +741,20 @@ impl HyperZ {
 
     /// The far end `(switch, port)` of switch-to-switch port `p` of `sw`, or `None` if there is no such
     /// port (every port of a HyperZ is wired). Follows SPEC §2.3 (internal) and §3 (side).
+    #[inline]
     pub fn neighbour(&self, sw: SwitchId, p: PortId) -> Option<(SwitchId, PortId)> {
+        let l = self.loc.get(sw as usize)?;
+        let i = l.level as usize;
+        let ports = self.side_base[i][self.sides.len()] as usize;
+        if p as usize >= ports {
+            return None;
+        }
+        let at = self.port_base[i] + (sw - self.first[i]) as usize * ports + p as usize;
+        Some(self.far[at])
+    }
+
+    /// [`HyperZ::neighbour`] from the wiring rules (what fills its table).
+    fn wired_neighbour(&self, sw: SwitchId, p: PortId) -> Option<(SwitchId, PortId)> {
         let l = *self.loc.get(sw as usize)?;
         let i = l.level as usize;
         let x = l.flat as usize;
@@ -1250,6 +1299,7 @@ mod tests {
                 ports += 1;
                 // 2. every port wired once: the neighbour map is a fixed-point-free involution.
                 let (o, back) = hz.neighbour(sw, p).unwrap();
+                assert_eq!(hz.wired_neighbour(sw, p), Some((o, back)), "the port table at ({sw},{p})");
                 assert_ne!(o, sw);
                 assert!((back as usize) < hz.switch_ports(o));
                 assert_eq!(hz.neighbour(o, back), Some((sw, p)), "({sw},{p}) -> ({o},{back})");
