@@ -69,6 +69,7 @@
 use super::hyperz_moves::Here;
 use super::RouteState;
 use crate::error::ConfigError;
+use crate::topology::distances::DEBUG_CHECK_SWITCHES;
 use crate::topology::{Fabric, HyperZ, PortId, SwitchId};
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -327,6 +328,35 @@ pub struct Search<'a> {
 impl Search<'_> {
     /// Whether a packet in mode `m` at `x` can reach the leaf `t`.
     pub fn reaches(&mut self, hz: &HyperZ, x: SwitchId, m: Mode, t: SwitchId) -> bool {
+        if x == t {
+            return true;
+        }
+        if self.minimal_route_lives(hz, x, m, t) {
+            debug_assert!(
+                self.d.net.num_switches() > DEBUG_CHECK_SWITCHES || self.search(hz, x, m, t),
+                "a live shortest path from {x} to {t}, but the search finds no route"
+            );
+            return true;
+        }
+        self.search(hz, x, m, t)
+    }
+
+    /// Whether a shortest path of the fault-free network from `x` to `t` survives (no distance
+    /// exception for the pair: the faulty distance is the closed form) and the mode lets the packet
+    /// take one. Then the search would find it: a fault-free shortest path to a leaf is made of the
+    /// moves the search offers (Up while below the lowest common level, one Side to the
+    /// destination's coordinate per offset dimension, Down towards the destination), and it
+    /// starts with Up only when `x`'s zone does not hold the destination, which a packet that has
+    /// gone down since its last side hop may not take. Most states of a lightly faulty network
+    /// answer here, without walking their route.
+    #[inline]
+    pub(super) fn minimal_route_lives(&self, hz: &HyperZ, x: SwitchId, m: Mode, t: SwitchId) -> bool {
+        let Some(ex) = self.d.net.tree_exceptions() else { return false };
+        (!m.descending || hz.ancestor_contains(x, hz.first_server(t))) && x != t && !ex.differs(x, t)
+    }
+
+    /// The depth-first search behind [`Search::reaches`].
+    pub(super) fn search(&mut self, hz: &HyperZ, x: SwitchId, m: Mode, t: SwitchId) -> bool {
         if x == t {
             return true;
         }

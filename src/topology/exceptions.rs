@@ -231,6 +231,18 @@ impl<C: ClosedForm> Exceptions<C> {
         &self.cf
     }
 
+    /// Whether the distance from `a` to the target `b` ([`Exceptions::is_target`]) is not the
+    /// closed form's: `(a, b)` is an exception, or the two lie in different components. A binary
+    /// search, without the closed form.
+    #[inline]
+    pub fn differs(&self, a: SwitchId, b: SwitchId) -> bool {
+        debug_assert!(self.is_target(b), "switch {b} keeps no exceptions");
+        if self.lists.split && self.lists.comp[a as usize] != self.lists.comp[b as usize] {
+            return true;
+        }
+        self.lists.exceptions_to(b).0.binary_search(&a).is_ok()
+    }
+
     /// Exact distance from `a` to `b` over live links ([`UNREACHABLE`] if disconnected). At least
     /// one of them must be a target ([`Exceptions::is_target`]); panics otherwise, as a wrong
     /// distance would silently misroute.
