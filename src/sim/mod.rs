@@ -19,7 +19,8 @@ use crate::metrics::{SampleSender, Stats, Summary};
 use crate::network::FetchAhead;
 use crate::topology::Fabric;
 pub use build::{
-    assign_partitions, build_network, build_params, build_pattern, build_topology, class_latencies, partition_graph,
+    assign_partitions, build_network, build_network_within, build_params, build_pattern, build_topology,
+    class_latencies, partition_graph,
 };
 use std::sync::Arc;
 use thiserror::Error;
@@ -206,7 +207,7 @@ pub fn run_on(
 /// sweep` makes them for every point before any point runs.
 pub fn validate(cfg: &Config, max_memory: Option<u64>) -> Result<(), ConfigError> {
     let cfg = &*events::expand_lifetime(cfg)?;
-    let net = build_network(cfg)?;
+    let net = build_network_within(cfg, max_memory, 1)?;
     let params = build_params(cfg, net.clone(), &cfg.schedule())?;
     events::LiveFaults::plan(cfg, &net, &cfg.schedule(), params.workload.as_deref())?;
     cfg.check_memory(1, max_memory, Some(vcs_on(cfg, &net, &params)?))
