@@ -298,6 +298,22 @@ fn a_fat_tree_whose_exceptions_outgrow_the_memory_is_refused_while_they_are_buil
     }
     let out = run(up_front + 10 * kept);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // 10 static failed links, then an event that fails 200 more: with 200 kB over the up-front
+    // figure the static set's lists fit (about 10 x 5 x 256 kept at most, a link above level l of
+    // a 4-ary 6-tree losing h - l <= 5 times the 256 pairs counted: 128 kB at the peak), the
+    // set after the event's (at least 210 x 256 kept, 538 kB) do not, and the event is named.
+    let events = dir.path().join("events.toml");
+    let tree = std::fs::read_to_string(cfg).unwrap().replace("random_links = 200", "random_links = 10");
+    std::fs::write(&events, format!("{tree}[[faults.events]]\ncycle = 5\nrandom_links = 200\n")).unwrap();
+    let events = events.to_str().unwrap();
+    let a = hxsim(&["analyze", events, "--json"], dir.path());
+    assert!(a.status.success(), "{}", text(&a.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let limit = (v["memory_bytes"].as_u64().unwrap() + 200_000).to_string();
+    let out = hxsim(&["run", events, "-q", "--no-output", "--max-memory", &limit], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("`faults.events[0]`") && err.contains("distance exceptions"), "{err}");
 }
 
 /// Item 6: a run that ends between samples has a last row labelled with its last cycle and

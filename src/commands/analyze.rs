@@ -92,7 +92,7 @@ pub fn analysis(cfg: &Config, vcs: Option<usize>) -> Result<Analysis, ConfigErro
             ),
         ));
     }
-    let net = sim::build::fabric_within(cfg, topo, &faults, None, 1)?;
+    let net = sim::build::fabric_within(cfg, topo, &faults, None, 1, None)?;
     let d = net.distance_stats();
     Ok(Analysis {
         switches: net.num_switches(),

@@ -25,7 +25,7 @@ pub fn build_network(cfg: &Config) -> Result<Arc<Fabric>, ConfigError> {
 pub fn build_network_within(cfg: &Config, max_memory: Option<u64>, ranks: usize) -> Result<Arc<Fabric>, ConfigError> {
     let topo = build_topology(cfg)?;
     let faults = cfg.faults.build(&*topo, cfg.seed)?;
-    Ok(Arc::new(fabric_within(cfg, topo, &faults, max_memory, ranks)?))
+    Ok(Arc::new(fabric_within(cfg, topo, &faults, max_memory, ranks, None)?))
 }
 
 /// `faults` applied to `topo` with the config's distance targets, where the distance exceptions
@@ -33,13 +33,15 @@ pub fn build_network_within(cfg: &Config, max_memory: Option<u64>, ranks: usize)
 /// process may still use) once the rest of the run's [`Config::memory_lower_bound`] for `ranks`
 /// processes is set aside. Their number depends on where the faults fall (the up-front check
 /// counts only [`Config::distance_exceptions_bound`]), so the build keeps a running total and stops
-/// before they would take more: a ConfigError naming `faults` (exit 2), not an allocation failure.
+/// before they would take more: a ConfigError naming `faults` (exit 2), not an allocation failure;
+/// or `faults.events[k]` when `faults` is the set after failure event `event = Some(k)`.
 pub fn fabric_within(
     cfg: &Config,
     topo: Arc<dyn Topology>,
     faults: &crate::topology::FaultSet,
     max_memory: Option<u64>,
     ranks: usize,
+    event: Option<usize>,
 ) -> Result<Fabric, ConfigError> {
     let limit = max_memory.map(|l| (l, "--max-memory".to_string())).or_else(crate::memory::memory_limit);
     let (need, _) = cfg.memory_lower_bound(ranks, None);
@@ -48,9 +50,13 @@ pub fn fabric_within(
     let budget = limit.as_ref().map(|(l, _)| l.saturating_sub(rest));
     Fabric::within(topo, faults, distance_targets(cfg), budget).map_err(|e| {
         let (avail, source) = limit.unwrap_or((u64::MAX, String::new()));
+        let (key, value) = match event {
+            None => ("faults".to_string(), cfg.faults.describe()),
+            Some(k) => (format!("faults.events[{k}]"), format!("cycle {}", cfg.faults.events[k].cycle)),
+        };
         ConfigError::value(
-            "faults",
-            cfg.faults.describe(),
+            &key,
+            value,
             format!(
                 "a fault set whose distance exceptions fit in memory: on this {} the faulty distances need {e}, \
                  what {source} ({}) leaves after the rest of the run ({} at least); use fewer faults, another \

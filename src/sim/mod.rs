@@ -210,7 +210,7 @@ pub fn validate(cfg: &Config, max_memory: Option<u64>) -> Result<(), ConfigError
     let net = build_network_within(cfg, max_memory, 1)?;
     let params = build_params(cfg, net.clone(), &cfg.schedule())?;
     events::LiveFaults::plan(cfg, &net, &cfg.schedule(), params.workload.as_deref())?;
-    cfg.check_memory(1, max_memory, Some(vcs_on(cfg, &net, &params)?))
+    cfg.check_memory(1, max_memory, Some(vcs_on(cfg, &net, &params, max_memory)?))
 }
 
 /// VCs per port of the routers of a run of `cfg`: the routing's, or with failure events the most
@@ -220,12 +220,18 @@ pub fn router_vcs(cfg: &Config) -> Result<usize, ConfigError> {
     let cfg = &*events::expand_lifetime(cfg)?;
     let net = build_network(cfg)?;
     let params = build_params(cfg, net.clone(), &cfg.schedule())?;
-    vcs_on(cfg, &net, &params)
+    vcs_on(cfg, &net, &params, None)
 }
 
-/// [`router_vcs`] of the model `params` built from `cfg` (lifetime expanded) on `net`.
-pub(crate) fn vcs_on(cfg: &Config, net: &Fabric, params: &crate::network::ModelParams) -> Result<usize, ConfigError> {
-    Ok(params.vcs.max(events::event_vcs(cfg, net)?.unwrap_or(0)))
+/// [`router_vcs`] of the model `params` built from `cfg` (lifetime expanded) on `net`; the networks
+/// after failure events are built within `max_memory` as in [`build::build_network_within`].
+pub(crate) fn vcs_on(
+    cfg: &Config,
+    net: &Fabric,
+    params: &crate::network::ModelParams,
+    max_memory: Option<u64>,
+) -> Result<usize, ConfigError> {
+    Ok(params.vcs.max(events::event_vcs(cfg, net, max_memory)?.unwrap_or(0)))
 }
 
 /// How many partitions send each interval to the `samples` of [`run_on`] with `layout`: every

@@ -29,7 +29,7 @@ pub(crate) fn run_once(
     let net = build_network_within(cfg, opts.max_memory, ranks)?;
     let mut params = build_params(cfg, net.clone(), &schedule)?;
     // With failure events the routers may need more VCs than the routing uses at the start.
-    params.vcs = super::vcs_on(cfg, &net, &params)?;
+    params.vcs = super::vcs_on(cfg, &net, &params, opts.max_memory)?;
     let params = Arc::new(params);
     // The command checked the memory before building anything, with a lower bound of the VC
     // count; the routing now says how many VCs every port gets.
