@@ -71,18 +71,21 @@ impl TopologySpec for FatTreeConfig {
 /// leaf `b` visits, at each level, the switch of `b`'s zone whose root digits are the ancestor's
 /// (`X mod r_level`). Take a failed link between `c` at level `l` and its parent `p` at level
 /// `l + 1` (with `g_{l+1} = 1`). For every leaf `b` under `c` and every level-`(l+1)` switch `u`
-/// whose root digits are `p`'s, every shortest path from `u` to `b` goes up from `u` (keeping its
-/// digits) and then down through `p` and over the failed link to `c`: so `d(u, b)` grew, and in a
+/// whose root digits are `p`'s (`p` itself among them), every shortest path from `u` to `b` goes
+/// up from `u` to an ancestor whose root digits extend `u`'s (an up hop only appends a digit), and
+/// then down through `p` (the switch of `b`'s level-`(l+1)` zone with `u`'s digits) and over the failed link to `c` (the one
+/// child of `p` above `b`): so `d(u, b)` grew, and in a
 /// connected network the pair is an exception of `b`'s list. That is `T_l` pairs: the leaves under
 /// `c` (`z_2 ... z_l`) times the level-`(l+1)` zones (`z_{l+2} ... z_h`, one such `u` in each), i.e.
 /// `T_l = z_2 ... z_h / z_{l+1}`.
 ///
 /// **Why `n` links give at least `n` times the smallest `T_l`.** More faults only lengthen
 /// distances, so every pair counted for one link stays an exception (the network stays connected).
-/// The pairs of two distinct links never coincide: their `u` lie at levels `l + 1` and `l' + 1`,
-/// so the links share a level; then `b` is under both children, and the parents, in `b`'s zone with
-/// the same root digits, are one switch `p`, whose one child in `b`'s level-`l` zone is both `c`
-/// and `c'`: the same link. So no overlap cancels any of them.
+/// No pair is counted for two distinct links: its `u` would lie one level above both links'
+/// children, so they join the same two levels; `b` would be under both children, so both parents
+/// lie in `b`'s level-`(l+1)` zone with `u`'s root digits, which makes them one switch `p`, and
+/// `p` has one child in `b`'s level-`l` zone: both links are that one. So no overlap cancels any
+/// of them, and the pairs add up.
 ///
 /// A level with parallel links (`g_{l+1} >= 2`) loses no shortest path when one of them fails, so
 /// its links add no exception and the bound is 0. A level with one parent per switch
