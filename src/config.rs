@@ -1083,7 +1083,10 @@ impl Config {
     /// and output records and VCs, every server's), and with faults on a family without a closed
     /// form the all-pairs distance table (one byte per switch pair; a faulty HyperX, HyperZ or fat
     /// tree keeps sparse exceptions instead, `topology::distances` and `topology::exceptions`, of
-    /// which the per-switch part is counted). `ranks` processes share the per-switch state;
+    /// which the per-switch part is counted, and for a fat tree with random link faults the
+    /// exceptions of [`Config::distance_exceptions_bound`]; the build itself stops before the
+    /// exceptions it finds outgrow the memory left, `sim::build_network_within`). `ranks`
+    /// processes share the per-switch state;
     /// each holds the distance table. `vcs`: the VCs per port of the built routing, when known (else
     /// `Config::vcs_estimate`, a lower bound). Packets come on top: [`Config::packet_bytes_bound`].
     pub fn memory_lower_bound(&self, ranks: usize, vcs: Option<usize>) -> (u64, String) {
@@ -1093,9 +1096,12 @@ impl Config {
         let state = crate::network::state_bytes(switches, ports, servers, vcs) / ranks.max(1) as u128;
         let table = if self.faults.any() && self.topology.faulty_distance_table() { switches * switches } else { 0 };
         // Without a table, faulty distances keep a component label and an exception offset per
-        // switch (`topology::exceptions`, `topology::distances`); the exceptions themselves depend
-        // on where the faults fall (5 bytes each, reported by `hxsim analyze`).
+        // switch (`topology::exceptions`, `topology::distances`), and the exceptions, whose number
+        // depends on where the faults fall (reported by `hxsim analyze`): at least the bound of
+        // `distance_exceptions_bound`.
         let sparse = if self.faults.any() && table == 0 { 8 * switches } else { 0 };
+        let exceptions = self.distance_exceptions_bound();
+        let sparse = sparse + exceptions * crate::topology::exceptions::BYTES_PER_EXCEPTION as u128;
         let routes = self.routing_table_bytes();
         let series = self.timeseries_bytes();
         let total = (state + table + sparse + routes + series).min(u64::MAX as u128) as u64;
@@ -1103,6 +1109,14 @@ impl Config {
             "{switches} switches with {ports} router ports x {vcs} VCs of router state{}{}{}",
             if table > 0 {
                 format!(", plus a {switches} x {switches} distance table because [faults] has faults")
+            } else if exceptions > 0 {
+                format!(
+                    ", plus sparse faulty distances (closed form and at least {exceptions} exceptions of {} bytes, {} \
+                     per failed link of faults.random_links = {}) because [faults] has faults",
+                    crate::topology::exceptions::BYTES_PER_EXCEPTION,
+                    self.topology.exceptions_per_failed_link(),
+                    self.faults.random_links
+                )
             } else if sparse > 0 {
                 ", plus sparse faulty distances (closed form and exceptions) because [faults] has faults".to_string()
             } else {
@@ -1127,6 +1141,30 @@ impl Config {
             }
         );
         (total, why)
+    }
+
+    /// A lower bound of the distance exceptions a faulty HyperZ or fat tree keeps
+    /// ([`crate::topology::exceptions`]): `faults.random_links` (distinct links, at most as many as
+    /// the network has) times the family's bound per failed link
+    /// ([`crate::topology::registry::TopologySpec::exceptions_per_failed_link`], derived for fat
+    /// trees, 0 for the others). That bound holds for fault sets that leave the network connected
+    /// and fail no switch, so this is 0 unless the random links are the only faults besides
+    /// explicit `faults.links` (which only add failures and lengthen distances) and
+    /// `faults.unreachable = "error"` (a split network is then refused, and never needs its
+    /// exceptions).
+    pub fn distance_exceptions_bound(&self) -> u128 {
+        let f = &self.faults;
+        let only_links = f.random_switches == 0
+            && f.switches.is_empty()
+            && f.file.is_none()
+            && f.shapes.is_empty()
+            && f.lifetime.is_none();
+        if !only_links || f.unreachable != "error" || f.random_links == 0 {
+            return 0;
+        }
+        let (_, servers) = self.topology.size();
+        let links = self.topology.router_ports().saturating_sub(servers) / 2;
+        (f.random_links as u128).min(links).saturating_mul(self.topology.exceptions_per_failed_link())
     }
 
     /// Bytes of the time series a run keeps in memory until it ends: one row per
@@ -1249,6 +1287,20 @@ impl Config {
                 ),
             ));
         }
+        let exceptions = (self.distance_exceptions_bound() * crate::topology::exceptions::BYTES_PER_EXCEPTION as u128)
+            .min(u64::MAX as u128) as u64;
+        if exceptions > 0 && need - exceptions <= avail {
+            return Err(ConfigError::value(
+                "faults",
+                self.faults.describe(),
+                format!(
+                    "a fault set whose distance exceptions fit in memory: with them the run needs at least {} ({why}) \
+                     but {source} is {}; use fewer faults or a smaller network",
+                    human_bytes(need),
+                    human_bytes(avail)
+                ),
+            ));
+        }
         let (switches, servers) = self.topology.size();
         Err(ConfigError::value(
             "topology",
@@ -1328,6 +1380,31 @@ mod tests {
         let c = parse_str(MIN, "t", &["traffic.load=0.7".into(), "routing.algorithm=valiant".into()]).unwrap();
         assert_eq!(c.traffic.load, 0.7);
         assert_eq!(c.routing.algorithm, "valiant");
+    }
+
+    /// The exceptions a faulty fat tree keeps are counted up front (38 links of a 4-ary 4-tree, at
+    /// least 16 each: `z_2 z_3 z_4 / z_{l+1}` = 64 / 4), and a limit that only they exceed names
+    /// `faults`; without them it would fit.
+    #[test]
+    fn memory_check_counts_a_fat_trees_exceptions_and_names_faults() {
+        let tree = "[topology]\nkind=\"fattree\"\nzones=[4,4,4,4]\nroots=[1,4,16,64]\n[routing]\nalgorithm=\"nca\"\n";
+        let faulty =
+            parse_str(tree, "t", &["faults.random_links=38".into(), "output.sample_cycles=100000".into()]).unwrap();
+        assert_eq!(faulty.distance_exceptions_bound(), 38 * 16);
+        let (need, why) = faulty.memory_lower_bound(1, None);
+        assert!(why.contains("at least 608 exceptions"), "{why}");
+        let switched = parse_str(
+            tree,
+            "t",
+            &["faults.random_links=38".into(), "output.sample_cycles=100000".into(), "faults.random_switches=1".into()],
+        );
+        assert_eq!(switched.unwrap().memory_lower_bound(1, None).0, need - 608 * 5);
+        // Short of what dropping the time series (one row) would save: only the exceptions tip it.
+        let series = faulty.timeseries_bytes() as u64;
+        assert!(series < 608 * 5, "{series}");
+        let e = faulty.check_memory(1, Some(need - series - 1), None).unwrap_err().to_string();
+        assert!(e.contains("`faults`") && e.contains("faults.random_links = 38"), "{e}");
+        assert!(faulty.check_memory(1, Some(need), None).is_ok());
     }
 
     #[test]

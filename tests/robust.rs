@@ -263,6 +263,59 @@ fn memory_check_counts_the_routings_vcs() {
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
+/// Issue 32: a faulty fat tree's distance exceptions depend on where the faults fall, so the build
+/// keeps a running total and stops, naming `faults` (exit 2), before they outgrow what
+/// `--max-memory` leaves after the rest of the run. A 4-ary 6-tree (6,144 switches, 19,456 links)
+/// with 200 failed links: `analyze` gives the up-front figure, which counts at least 256
+/// exceptions per failed link (`z_2..z_6 / z_{l+1}` = 1024 / 4), and the exceptions kept. A limit
+/// of the up-front figure leaves the lists 5 bytes per counted exception, short of the 10 per kept
+/// one of their peak (two copies); the figure plus those 10 bytes lets the run go ahead.
+#[test]
+fn a_fat_tree_whose_exceptions_outgrow_the_memory_is_refused_while_they_are_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("tree.toml");
+    std::fs::write(
+        &cfg,
+        "[topology]\nkind = \"fattree\"\nzones = [4, 4, 4, 4, 4, 4]\nroots = [1, 4, 16, 64, 256, 1024]\n\
+         [routing]\nalgorithm = \"nca\"\nvcs = 2\n[faults]\nrandom_links = 200\n\
+         [simulation]\nwarmup_cycles = 10\nmeasure_cycles = 10\n",
+    )
+    .unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let a = hxsim(&["analyze", cfg, "--json"], dir.path());
+    assert!(a.status.success(), "{}", text(&a.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let (up_front, kept) = (v["memory_bytes"].as_u64().unwrap(), v["distance_exceptions"].as_u64().unwrap());
+    assert!(kept >= 200 * 256, "{kept} exceptions, fewer than the bound counts");
+    let t = hxsim(&["analyze", cfg], dir.path());
+    assert!(text(&t.stdout).contains("at least 51200 exceptions"), "{}", text(&t.stdout));
+    let run = |limit: u64| hxsim(&["run", cfg, "-q", "--no-output", "--max-memory", &limit.to_string()], dir.path());
+    let out = run(up_front);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    for want in ["`faults`", "faults.random_links = 200", "distance exceptions", "--max-memory"] {
+        assert!(err.contains(want), "`{want}` missing: {err}");
+    }
+    let out = run(up_front + 10 * kept);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // 10 static failed links, then an event that fails 200 more: with 200 kB over the up-front
+    // figure the static set's lists fit (about 10 x 5 x 256 kept at most, a link above level l of
+    // a 4-ary 6-tree losing h - l <= 5 times the 256 pairs counted: 128 kB at the peak), the
+    // set after the event's (at least 210 x 256 kept, 538 kB) do not, and the event is named.
+    let events = dir.path().join("events.toml");
+    let tree = std::fs::read_to_string(cfg).unwrap().replace("random_links = 200", "random_links = 10");
+    std::fs::write(&events, format!("{tree}[[faults.events]]\ncycle = 5\nrandom_links = 200\n")).unwrap();
+    let events = events.to_str().unwrap();
+    let a = hxsim(&["analyze", events, "--json"], dir.path());
+    assert!(a.status.success(), "{}", text(&a.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let limit = (v["memory_bytes"].as_u64().unwrap() + 200_000).to_string();
+    let out = hxsim(&["run", events, "-q", "--no-output", "--max-memory", &limit], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("`faults.events[0]`") && err.contains("distance exceptions"), "{err}");
+}
+
 /// Item 6: a run that ends between samples has a last row labelled with its last cycle and
 /// normalised by that interval's length.
 #[test]

@@ -92,7 +92,7 @@ pub fn analysis(cfg: &Config, vcs: Option<usize>) -> Result<Analysis, ConfigErro
             ),
         ));
     }
-    let net = crate::topology::Fabric::with_targets(topo, &faults, sim::build::distance_targets(cfg));
+    let net = sim::build::fabric_within(cfg, topo, &faults, None, 1, None)?;
     let d = net.distance_stats();
     Ok(Analysis {
         switches: net.num_switches(),

@@ -2,6 +2,7 @@
 //! pattern, the parameters every partition shares ([`ModelParams`]) and the partitioning.
 
 use crate::config::{Config, ConfigError, Schedule, TrafficMode};
+use crate::memory::human_bytes;
 use crate::network::{ModelParams, Throttle};
 use crate::routing::{self, Routing};
 use crate::topology::{Fabric, SwitchId, Targets, Topology, View};
@@ -13,11 +14,59 @@ pub fn build_topology(cfg: &Config) -> Result<Arc<dyn Topology>, ConfigError> {
     cfg.topology.build(cfg.seed)
 }
 
-/// The topology with the config's faults applied (`[faults]`, see [`crate::topology::faults`]).
+/// The topology with the config's faults applied (`[faults]`, see [`crate::topology::faults`]),
+/// within the memory this process may still use ([`build_network_within`]).
 pub fn build_network(cfg: &Config) -> Result<Arc<Fabric>, ConfigError> {
+    build_network_within(cfg, None, 1)
+}
+
+/// [`build_network`] for one of `ranks` processes, within `max_memory` (`--max-memory`; `None`:
+/// what the process may still use, [`crate::memory::memory_limit`]): see [`fabric_within`].
+pub fn build_network_within(cfg: &Config, max_memory: Option<u64>, ranks: usize) -> Result<Arc<Fabric>, ConfigError> {
     let topo = build_topology(cfg)?;
     let faults = cfg.faults.build(&*topo, cfg.seed)?;
-    Ok(Arc::new(Fabric::with_targets(topo, &faults, distance_targets(cfg))))
+    Ok(Arc::new(fabric_within(cfg, topo, &faults, max_memory, ranks, None)?))
+}
+
+/// `faults` applied to `topo` with the config's distance targets, where the distance exceptions
+/// of a faulty HyperZ or fat tree may take what is left of `max_memory` (`None`: of what the
+/// process may still use) once the rest of the run's [`Config::memory_lower_bound`] for `ranks`
+/// processes is set aside. Their number depends on where the faults fall (the up-front check
+/// counts only [`Config::distance_exceptions_bound`]), so the build keeps a running total and stops
+/// before they would take more: a ConfigError naming `faults` (exit 2), not an allocation failure;
+/// or `faults.events[k]` when `faults` is the set after failure event `event = Some(k)`.
+pub fn fabric_within(
+    cfg: &Config,
+    topo: Arc<dyn Topology>,
+    faults: &crate::topology::FaultSet,
+    max_memory: Option<u64>,
+    ranks: usize,
+    event: Option<usize>,
+) -> Result<Fabric, ConfigError> {
+    let limit = max_memory.map(|l| (l, "--max-memory".to_string())).or_else(crate::memory::memory_limit);
+    let (need, _) = cfg.memory_lower_bound(ranks, None);
+    let counted = cfg.distance_exceptions_bound() * crate::topology::exceptions::BYTES_PER_EXCEPTION as u128;
+    let rest = need.saturating_sub(counted.min(u64::MAX as u128) as u64);
+    let budget = limit.as_ref().map(|(l, _)| l.saturating_sub(rest));
+    Fabric::within(topo, faults, distance_targets(cfg), budget).map_err(|e| {
+        let (avail, source) = limit.unwrap_or((u64::MAX, String::new()));
+        let (key, value) = match event {
+            None => ("faults".to_string(), cfg.faults.describe()),
+            Some(k) => (format!("faults.events[{k}]"), format!("cycle {}", cfg.faults.events[k].cycle)),
+        };
+        ConfigError::value(
+            &key,
+            value,
+            format!(
+                "a fault set whose distance exceptions fit in memory: on this {} the faulty distances need {e}, \
+                 what {source} ({}) leaves after the rest of the run ({} at least); use fewer faults, another \
+                 faults.seed, or a machine with more memory",
+                cfg.topology.kind(),
+                human_bytes(avail),
+                human_bytes(rest)
+            ),
+        )
+    })
 }
 
 /// The switches a faulty HyperZ or fat tree keeps distance exceptions towards: those with servers,

@@ -66,8 +66,9 @@ pub fn expand_lifetime(cfg: &Config) -> Result<std::borrow::Cow<'_, Config>, Con
 /// any network of the run (hop-indexed VC schemes use more where faults lengthen paths), so that
 /// every rebuild fits; `None` without events, or for a routing that is never rebuilt. Builds the
 /// routing on every network of the timeline, which also finds, before the run, an event after
-/// which the routing cannot be rebuilt (an error naming the event).
-pub fn event_vcs(cfg: &Config, net: &Fabric) -> Result<Option<usize>, ConfigError> {
+/// which the routing cannot be rebuilt, or whose distance exceptions outgrow what `max_memory`
+/// (`--max-memory`; `None`: the process's limit) leaves (errors naming the event).
+pub fn event_vcs(cfg: &Config, net: &Fabric, max_memory: Option<u64>) -> Result<Option<usize>, ConfigError> {
     let rebuilds = routing::entry(&cfg.routing.algorithm).is_some_and(|e| e.fault_tolerant);
     if cfg.faults.events.is_empty() || !rebuilds {
         return Ok(None);
@@ -76,7 +77,10 @@ pub fn event_vcs(cfg: &Config, net: &Fabric) -> Result<Option<usize>, ConfigErro
     let timeline = cfg.faults.timeline(&*topo, cfg.seed)?;
     let mut most = 0;
     for k in 0..timeline.sets.len() {
-        match routing::build(&cfg.routing_params(), timeline.fabric(k, topo.clone(), distance_targets(cfg))) {
+        // Each network's distance exceptions are built within the memory left, as the run's first
+        // one is (`build::fabric_within`); an event whose exceptions outgrow it is named.
+        let net = super::build::fabric_within(cfg, topo.clone(), &timeline.sets[k], max_memory, 1, k.checked_sub(1))?;
+        match routing::build(&cfg.routing_params(), Arc::new(net)) {
             Ok(r) => most = most.max(r.vcs()),
             Err(e) if k == 0 => return Err(e),
             Err(e) => {

@@ -19,7 +19,8 @@ use crate::metrics::{SampleSender, Stats, Summary};
 use crate::network::FetchAhead;
 use crate::topology::Fabric;
 pub use build::{
-    assign_partitions, build_network, build_params, build_pattern, build_topology, class_latencies, partition_graph,
+    assign_partitions, build_network, build_network_within, build_params, build_pattern, build_topology,
+    class_latencies, partition_graph,
 };
 use std::sync::Arc;
 use thiserror::Error;
@@ -206,10 +207,10 @@ pub fn run_on(
 /// sweep` makes them for every point before any point runs.
 pub fn validate(cfg: &Config, max_memory: Option<u64>) -> Result<(), ConfigError> {
     let cfg = &*events::expand_lifetime(cfg)?;
-    let net = build_network(cfg)?;
+    let net = build_network_within(cfg, max_memory, 1)?;
     let params = build_params(cfg, net.clone(), &cfg.schedule())?;
     events::LiveFaults::plan(cfg, &net, &cfg.schedule(), params.workload.as_deref())?;
-    cfg.check_memory(1, max_memory, Some(vcs_on(cfg, &net, &params)?))
+    cfg.check_memory(1, max_memory, Some(vcs_on(cfg, &net, &params, max_memory)?))
 }
 
 /// VCs per port of the routers of a run of `cfg`: the routing's, or with failure events the most
@@ -219,12 +220,18 @@ pub fn router_vcs(cfg: &Config) -> Result<usize, ConfigError> {
     let cfg = &*events::expand_lifetime(cfg)?;
     let net = build_network(cfg)?;
     let params = build_params(cfg, net.clone(), &cfg.schedule())?;
-    vcs_on(cfg, &net, &params)
+    vcs_on(cfg, &net, &params, None)
 }
 
-/// [`router_vcs`] of the model `params` built from `cfg` (lifetime expanded) on `net`.
-pub(crate) fn vcs_on(cfg: &Config, net: &Fabric, params: &crate::network::ModelParams) -> Result<usize, ConfigError> {
-    Ok(params.vcs.max(events::event_vcs(cfg, net)?.unwrap_or(0)))
+/// [`router_vcs`] of the model `params` built from `cfg` (lifetime expanded) on `net`; the networks
+/// after failure events are built within `max_memory` as in [`build::build_network_within`].
+pub(crate) fn vcs_on(
+    cfg: &Config,
+    net: &Fabric,
+    params: &crate::network::ModelParams,
+    max_memory: Option<u64>,
+) -> Result<usize, ConfigError> {
+    Ok(params.vcs.max(events::event_vcs(cfg, net, max_memory)?.unwrap_or(0)))
 }
 
 /// How many partitions send each interval to the `samples` of [`run_on`] with `layout`: every

@@ -1,7 +1,7 @@
 //! Run a composed model on the engine, on every rank: partition the switches, build the
 //! partitions, run windows (with checkpoints and restarts), and gather what each rank measured.
 
-use super::build::{build_network, build_params, partition_graph, partition_with};
+use super::build::{build_network_within, build_params, partition_graph, partition_with};
 use super::collect::{collect, End, RankResult};
 use super::{Layout, RunOptions, RunResult, SimError};
 use crate::config::{Config, ConfigError, Schedule};
@@ -26,10 +26,10 @@ pub(crate) fn run_once(
     let given = cfg;
     let expanded = super::events::expand_lifetime(cfg)?;
     let cfg = &*expanded;
-    let net = build_network(cfg)?;
+    let net = build_network_within(cfg, opts.max_memory, ranks)?;
     let mut params = build_params(cfg, net.clone(), &schedule)?;
     // With failure events the routers may need more VCs than the routing uses at the start.
-    params.vcs = super::vcs_on(cfg, &net, &params)?;
+    params.vcs = super::vcs_on(cfg, &net, &params, opts.max_memory)?;
     let params = Arc::new(params);
     // The command checked the memory before building anything, with a lower bound of the VC
     // count; the routing now says how many VCs every port gets.

@@ -37,12 +37,53 @@
 //! in parallel in fixed chunks, each with its own scratch (no allocation per destination once the
 //! scratch has grown), and the lists are concatenated in destination order, so the result does not
 //! depend on the thread count. Memory: a `u32` component label per switch, a `u32` offset per
-//! destination, and 5 bytes per exception. Lookups allocate, hash and lock nothing: a component
-//! check, then a binary search in the destination's list.
+//! destination, and [`BYTES_PER_EXCEPTION`] per exception, held twice while the per-chunk lists
+//! are joined. Their number depends on where the faults fall (about 2,000 per failed link on a
+//! 32-ary 4-tree), so the build may be given a budget of bytes for the lists: a running total of the
+//! exceptions found stops it with [`OverBudget`] before they would take more (checked once per
+//! destination, so the setup pays one atomic add per destination and the routing nothing). Lookups
+//! allocate, hash and lock nothing: a component check, then a binary search in the destination's
+//! list.
 
 use super::fabric::UNREACHABLE;
 use super::{PortId, SwitchId};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Bytes one exception takes in the lists: its source (`u32`) and its exact distance (`u8`).
+pub const BYTES_PER_EXCEPTION: u64 = 5;
+
+/// Copies of the lists held at the peak of a build: the per-chunk lists and the joined ones.
+const COPIES_AT_PEAK: u64 = 2;
+
+/// The exception lists of a build would take more than the bytes they were allowed
+/// ([`Exceptions::new`]'s `budget`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverBudget {
+    /// Bytes the lists were allowed at the peak of the build (both copies).
+    pub budget: u64,
+    /// The most exceptions that fit in `budget`: the faults need more.
+    pub most: u64,
+}
+
+impl std::fmt::Display for OverBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "more than {} distance exceptions ({BYTES_PER_EXCEPTION} bytes each, held twice while the per-chunk lists are \
+             joined), more than the {} they may take",
+            self.most,
+            crate::memory::human_bytes(self.budget)
+        )
+    }
+}
+
+impl OverBudget {
+    /// The refusal for lists of `budget` bytes at their peak.
+    fn of(budget: u64) -> Self {
+        OverBudget { budget, most: budget / (BYTES_PER_EXCEPTION * COPIES_AT_PEAK) }
+    }
+}
 
 /// A family with a closed-form fault-free distance, as [`Exceptions`] reads it.
 pub trait ClosedForm: Sync {
@@ -166,17 +207,26 @@ impl Scratch {
 impl<C: ClosedForm> Exceptions<C> {
     /// Build from the closed form, a port-liveness predicate (a failed switch has no live port),
     /// switch liveness, the family's seed index and the targets: `target[b]` when `b`'s exceptions
-    /// are to be kept, every switch's when `target` is empty (module doc).
+    /// are to be kept, every switch's when `target` is empty (module doc). `budget`: the bytes the
+    /// exception lists may take at the peak of the build, both copies ([`BYTES_PER_EXCEPTION`]
+    /// each); the build stops with [`OverBudget`] as soon as the exceptions found so far would
+    /// pass it. Whether it stops depends only on the total, not on the thread count. `None`: no
+    /// limit.
     pub fn new(
         cf: C,
         alive: impl Fn(SwitchId, PortId) -> bool + Sync,
         switch_alive: impl Fn(SwitchId) -> bool + Sync,
         seeds: &impl SeedIndex,
         target: Vec<bool>,
-    ) -> Self {
+        budget: Option<u64>,
+    ) -> Result<Self, OverBudget> {
         let n = cf.switch_count();
         debug_assert!(target.is_empty() || target.len() == n, "one target flag per switch");
         let (comp, split) = components(&cf, &alive);
+        // The exceptions found so far over all tasks; each task stops once they pass `most`, so
+        // the lists stop growing at most one destination per task past it.
+        let most = budget.map_or(u64::MAX, |b| OverBudget::of(b).most);
+        let (found, over) = (AtomicU64::new(0), AtomicBool::new(false));
         let chunks: Vec<(Vec<u32>, Vec<SwitchId>, Vec<u8>)> = (0..n.div_ceil(CHUNK))
             .into_par_iter()
             .map_init(
@@ -186,20 +236,37 @@ impl<C: ClosedForm> Exceptions<C> {
                     let mut counts = Vec::with_capacity(hi - lo);
                     let (mut src, mut dist) = (Vec::new(), Vec::new());
                     for b in lo..hi {
+                        if over.load(Ordering::Relaxed) {
+                            break;
+                        }
                         let b = b as SwitchId;
                         if switch_alive(b) && (target.is_empty() || target[b as usize]) {
                             repair(&cf, &alive, &comp, seeds, b, s);
                         } else {
                             s.out.clear();
                         }
+                        if !s.out.is_empty()
+                            && found.fetch_add(s.out.len() as u64, Ordering::Relaxed) + s.out.len() as u64 > most
+                        {
+                            over.store(true, Ordering::Relaxed);
+                            break;
+                        }
                         counts.push(s.out.len() as u32);
                         src.extend(s.out.iter().map(|e| e.0));
                         dist.extend(s.out.iter().map(|e| e.1));
                     }
+                    // Without the growth's spare capacity the lists take what the budget counts.
+                    src.shrink_to_fit();
+                    dist.shrink_to_fit();
                     (counts, src, dist)
                 },
             )
             .collect();
+        // Every exception found was added to `found` (the tasks stop only past `most`), so this is
+        // decided by the total alone: the thread count cannot change it.
+        if over.load(Ordering::Relaxed) {
+            return Err(OverBudget::of(budget.unwrap_or(u64::MAX)));
+        }
         let total: usize = chunks.iter().map(|c| c.1.len()).sum();
         let mut start = Vec::with_capacity(n + 1);
         let (mut src, mut dist) = (Vec::with_capacity(total), Vec::with_capacity(total));
@@ -211,7 +278,7 @@ impl<C: ClosedForm> Exceptions<C> {
             src.extend(s);
             dist.extend(d);
         }
-        Exceptions { cf, target, lists: ExceptionLists { comp, split, start, src, dist } }
+        Ok(Exceptions { cf, target, lists: ExceptionLists { comp, split, start, src, dist } })
     }
 
     /// Whether `b`'s exceptions are kept (module doc).
@@ -535,4 +602,189 @@ fn repair<C: ClosedForm>(
         s.out.push((u, if v == u32::MAX { u8::MAX } else { v.min(254) as u8 }));
     }
     s.out.sort_unstable_by_key(|x| x.0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse_str;
+    use crate::topology::fabric::all_links;
+    use crate::topology::{Fabric, FaultSet, HyperZ, Targets, Topology};
+    use std::sync::Arc;
+
+    /// Fat trees `(zones, roots, internal_links)`: k-ary n-trees, an XGFT with unequal arities and
+    /// parents, one with a level of single parents (bridges), one with parallel links.
+    const TREES: &[(&[usize], &[usize], &[usize])] = &[
+        (&[4, 4, 4], &[1, 4, 16], &[1, 1, 1]),
+        (&[4, 4, 4, 4], &[1, 4, 16, 64], &[1, 1, 1, 1]),
+        (&[2, 3, 4, 3], &[1, 2, 4, 12], &[1, 1, 1, 1]),
+        (&[3, 4, 4], &[1, 1, 4], &[1, 1, 1]),
+        (&[4, 4, 4], &[1, 4, 16], &[1, 2, 1]),
+    ];
+
+    fn tree_config(t: &(&[usize], &[usize], &[usize]), extra: &str) -> crate::config::Config {
+        let toml = format!(
+            "[topology]\nkind = \"fattree\"\nzones = {:?}\nroots = {:?}\ninternal_links = {:?}\n[routing]\nalgorithm = \
+             \"nca\"\n[faults]\n{extra}\n",
+            t.0, t.1, t.2
+        );
+        parse_str(&toml, "t", &[]).unwrap()
+    }
+
+    fn tree(t: &(&[usize], &[usize], &[usize])) -> Arc<dyn Topology> {
+        let h = t.0.len();
+        Arc::new(HyperZ::new(Vec::new(), t.0.to_vec(), t.1.to_vec(), t.2.to_vec(), vec![Vec::new(); h]).unwrap())
+    }
+
+    /// `z_2 ... z_h / z_{l+1}` (the bound's `T_l`) for the level `l` of the lower end of link
+    /// `(s, p)`, or `None` when it is a bridge or one of parallel links: computed from the built
+    /// tree, independently of the parameters' arithmetic in `fattree::exceptions_per_failed_link`.
+    fn pairs_of_link(hz: &HyperZ, s: SwitchId, p: PortId) -> Option<u128> {
+        let o = hz.neighbour(s, p).unwrap().0;
+        let (c, parent) = if hz.level(s) < hz.level(o) { (s, o) } else { (o, s) };
+        let l = hz.level(c);
+        let to_parent = (0..hz.switch_ports(c) as PortId).filter(|&q| hz.neighbour(c, q).unwrap().0 == parent).count();
+        let parents: std::collections::BTreeSet<SwitchId> =
+            hz.up_ports(c).map(|q| hz.neighbour(c, q).unwrap().0).collect();
+        if to_parent > 1 || parents.len() < 2 {
+            return None;
+        }
+        let leaves_under_c = (0..hz.num_switches() as SwitchId)
+            .filter(|&b| hz.level(b) == 1 && hz.switch_distance(c, b) as usize == l - 1)
+            .count() as u128;
+        let same_digits = (0..hz.num_switches() as SwitchId)
+            .filter(|&u| hz.level(u) == l + 1 && hz.flat(u) % hz.r(l + 1) == hz.flat(parent) % hz.r(l + 1))
+            .count() as u128;
+        Some(leaves_under_c * same_digits)
+    }
+
+    /// One failed link at a time, on every link of the trees small enough: the exceptions kept
+    /// towards the leaves are at least the pairs the bound counts for that link (leaves under the
+    /// child times the switches of the parent's level with its root digits, counted on the built
+    /// tree), and the bound per link is the least of those over the links a connected fault set can
+    /// hold. On a k-ary n-tree the top links lose exactly those pairs, so the bound is attained.
+    #[test]
+    fn one_failed_link_loses_at_least_the_pairs_counted() {
+        for t in TREES.iter().filter(|t| t.0.len() == 3 || t.0 == [2, 3, 4, 3]) {
+            let topo = tree(t);
+            let hz = match topo.view() {
+                crate::topology::View::HyperZ(h) => h.clone(),
+                _ => unreachable!(),
+            };
+            let per_link = crate::topology::fattree::exceptions_per_failed_link(t.0, t.1, t.2);
+            let mut least: Option<u128> = None;
+            let mut least_real = u128::MAX;
+            for (s, p) in all_links(&*topo) {
+                let faults = FaultSet { links: vec![(s, p)], ..Default::default() };
+                let net = Fabric::with_targets(topo.clone(), &faults, Targets::ServerSwitches);
+                let ex = net.tree_exceptions().unwrap();
+                let real = ex.exceptions() as u128;
+                match pairs_of_link(&hz, s, p) {
+                    None if !ex.connected() => {}
+                    None => {
+                        least = Some(0);
+                        assert_eq!(real, 0, "{t:?}: one of parallel links {s}:{p}");
+                    }
+                    Some(pairs) => {
+                        assert!(ex.connected(), "{t:?}: link {s}:{p} is no bridge");
+                        assert!(real >= pairs, "{t:?}: link {s}:{p} loses {real} < {pairs}");
+                        least = Some(least.map_or(pairs, |m| m.min(pairs)));
+                        least_real = least_real.min(real);
+                    }
+                }
+            }
+            assert_eq!(per_link, least.unwrap_or(0), "{t:?}");
+            if t.0.iter().all(|&z| z == t.0[0]) && t.2.iter().all(|&g| g == 1) {
+                assert_eq!(least_real, per_link, "{t:?}: a top link loses exactly the pairs counted");
+            }
+        }
+    }
+
+    /// `Config::distance_exceptions_bound` against the exceptions a built network keeps, for
+    /// several fault counts (1, 2%, 5% and 10% of the links) and seeds: never above them (the
+    /// memory check's contract), and within a factor of `h` of them (a link at level `l` of a tree
+    /// whose levels have no more parents than children loses at most `h - l` times the pairs
+    /// counted; more faults add a few pairs whose every detour they cut). Split networks are skipped
+    /// (a run refuses them); a bound of 0 (parallel links) is checked to be 0.
+    #[test]
+    fn bound_is_below_the_exceptions_kept_and_within_h_of_them() {
+        let mut checked = 0;
+        for t in TREES {
+            let h = t.0.len() as u128;
+            let links = all_links(&*tree(t)).len();
+            for n in [1, links / 50, links / 20, links / 10].into_iter().filter(|&n| n >= 1) {
+                for seed in 1..=4 {
+                    let cfg = tree_config(t, &format!("random_links = {n}\nseed = {seed}"));
+                    let bound = cfg.distance_exceptions_bound();
+                    let net = crate::sim::build_network(&cfg).unwrap();
+                    let ex = net.tree_exceptions().unwrap();
+                    if !ex.connected() {
+                        continue;
+                    }
+                    let real = ex.exceptions() as u128;
+                    assert!(bound <= real, "{t:?}, {n} links, seed {seed}: bound {bound} > {real} kept");
+                    assert!(real <= h * bound || bound == 0, "{t:?}, {n} links, seed {seed}: {real} > {h} x {bound}");
+                    checked += (bound > 0) as usize;
+                }
+            }
+        }
+        assert!(checked >= 50, "only {checked} faulty trees with a bound were compared");
+        // Failed switches, or a split network allowed, void the bound's premise: 0.
+        let t = &TREES[0];
+        assert_eq!(tree_config(t, "random_links = 4\nrandom_switches = 1").distance_exceptions_bound(), 0);
+        assert_eq!(tree_config(t, "random_links = 4\nunreachable = \"drop\"").distance_exceptions_bound(), 0);
+        // More links than the tree has: the count is capped at the links.
+        assert_eq!(
+            tree_config(t, "random_links = 100000").distance_exceptions_bound(),
+            all_links(&*tree(t)).len() as u128 * 4
+        );
+    }
+
+    /// The budget of a build: exactly the lists' peak (two copies of 5 bytes per exception) passes
+    /// and keeps the same lists as no budget; a byte less, or a tiny budget, stops the build with
+    /// the most exceptions that fit, whatever the thread count.
+    #[test]
+    fn a_budget_stops_the_build_before_the_lists_outgrow_it() {
+        let t = &TREES[1];
+        let topo = tree(t);
+        let cfg = tree_config(t, &format!("random_links = {}", all_links(&*topo).len() / 20));
+        let faults: FaultSet = cfg.faults.build(&*topo, cfg.seed).unwrap();
+        let free = Fabric::within(topo.clone(), &faults, Targets::ServerSwitches, None).unwrap();
+        let lists = |net: &Fabric| {
+            let ex = net.tree_exceptions().unwrap();
+            (0..net.num_switches() as SwitchId)
+                .map(|b| (ex.exceptions_to(b).0.to_vec(), ex.exceptions_to(b).1.to_vec()))
+                .collect::<Vec<_>>()
+        };
+        let real = free.tree_exceptions().unwrap().exceptions() as u64;
+        assert!(real > 1000, "{real} exceptions: too few to test a budget");
+        let peak = real * BYTES_PER_EXCEPTION * COPIES_AT_PEAK;
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let fits = Fabric::within(topo.clone(), &faults, Targets::ServerSwitches, Some(peak)).unwrap();
+                assert_eq!(lists(&fits), lists(&free));
+                for budget in [peak - 1, 100, 0] {
+                    let e = Fabric::within(topo.clone(), &faults, Targets::ServerSwitches, Some(budget)).err();
+                    assert_eq!(e, Some(OverBudget { budget, most: budget / 10 }), "{threads} threads");
+                }
+            });
+        }
+        assert!(OverBudget::of(peak - 1).most < real);
+    }
+
+    /// Through the config: a tiny `--max-memory` stops the build with an error naming `faults` and
+    /// its value, how many exceptions were needed and the limit; enough memory builds the network.
+    #[test]
+    fn a_run_without_memory_for_the_exceptions_is_refused_naming_faults() {
+        let t = &TREES[1];
+        let cfg = tree_config(t, "random_links = 38");
+        let (rest, _) = cfg.memory_lower_bound(1, None);
+        let e = crate::sim::build::build_network_within(&cfg, Some(rest), 1).err().expect("no room for exceptions");
+        let msg = e.to_string();
+        for want in ["faults", "faults.random_links = 38", "distance exceptions", "--max-memory", "more than"] {
+            assert!(msg.contains(want), "`{want}` missing: {msg}");
+        }
+        assert!(crate::sim::build::build_network_within(&cfg, Some(rest + (1 << 30)), 1).is_ok());
+    }
 }

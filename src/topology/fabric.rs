@@ -11,7 +11,7 @@
 //! store them as one byte per ordered pair, row per destination.
 
 use super::distances::{SparseDistances, DEBUG_CHECK_SWITCHES};
-use super::exceptions::Exceptions;
+use super::exceptions::{Exceptions, OverBudget};
 pub use super::faults::FaultSet;
 use super::hyperz_exceptions::HyperZSeeds;
 use super::{HyperX, HyperZ, PortId, SwitchId, Topology, View};
@@ -86,6 +86,22 @@ impl Fabric {
     /// with [`Targets::ServerSwitches`], [`Fabric::distance`] serves the pairs with at least one
     /// end that has servers, and [`Fabric::distances_to_every_switch`] is false.
     pub fn with_targets(topo: Arc<dyn Topology>, faults: &FaultSet, targets: Targets) -> Self {
+        match Self::within(topo, faults, targets, None) {
+            Ok(net) => net,
+            Err(_) => unreachable!("a build without a budget is never over it"),
+        }
+    }
+
+    /// [`Fabric::with_targets`], where the exception lists of a faulty HyperZ or fat tree may take
+    /// at most `budget` bytes at the peak of their build ([`Exceptions::new`]); `None`: no limit.
+    /// Errors with [`OverBudget`] when they would take more (the other families' distances are
+    /// counted up front by the config's memory check).
+    pub fn within(
+        topo: Arc<dyn Topology>,
+        faults: &FaultSet,
+        targets: Targets,
+        budget: Option<u64>,
+    ) -> Result<Self, OverBudget> {
         let ports = topo.max_switch_ports();
         let n = topo.num_switches();
         let router_ports = (0..n as SwitchId).map(|s| topo.servers_at(s) + topo.switch_ports(s)).max().unwrap_or(0);
@@ -153,10 +169,11 @@ impl Fabric {
                         Targets::Every => Vec::new(),
                         Targets::ServerSwitches => (0..n as SwitchId).map(|s| h.servers_of(s) > 0).collect(),
                     };
-                    Exceptions::new(h.clone(), |s, p| net.alive(s, p), |s| net.switch_alive(s), &seeds, target)
+                    Exceptions::new(h.clone(), |s, p| net.alive(s, p), |s| net.switch_alive(s), &seeds, target, budget)
                 }),
                 _ => None,
             };
+            let tree = tree.transpose()?;
             match (sparse, tree) {
                 (Some(sd), _) => net.sparse = Some(sd),
                 (None, Some(ex)) => net.tree = Some(ex),
@@ -166,7 +183,7 @@ impl Fabric {
                 net.check_against_bfs();
             }
         }
-        net
+        Ok(net)
     }
 
     /// Debug builds: every distance served equals plain BFS over the live links.

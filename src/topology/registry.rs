@@ -27,6 +27,14 @@ pub trait TopologySpec {
     fn faulty_distance_table(&self) -> bool {
         true
     }
+    /// A lower bound of the distance exceptions ([`crate::topology::exceptions`], towards the
+    /// switches with servers) that each failed link adds, for any set of distinct failed links
+    /// without failed switches that leaves the network connected: `n` such links keep at least `n`
+    /// times this many (the up-front memory check counts them). 0, the default, where none is
+    /// derived.
+    fn exceptions_per_failed_link(&self) -> u128 {
+        0
+    }
 }
 
 macro_rules! registry {
@@ -146,5 +154,9 @@ impl TopologyConfig {
     /// See [`TopologySpec::faulty_distance_table`].
     pub fn faulty_distance_table(&self) -> bool {
         self.spec().faulty_distance_table()
+    }
+    /// See [`TopologySpec::exceptions_per_failed_link`].
+    pub fn exceptions_per_failed_link(&self) -> u128 {
+        self.spec().exceptions_per_failed_link()
     }
 }
