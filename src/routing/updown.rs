@@ -207,9 +207,7 @@ impl ZTree {
     /// `b_T` of the Z-node positions of switches `x` and `t`.
     #[inline]
     fn shared_t(&self, x: SwitchId, t: SwitchId) -> u32 {
-        let h = &self.hz;
-        let (u, v) = (self.offset[h.level(x)] as usize + h.flat(x), self.offset[h.level(t)] as usize + h.flat(t));
-        self.shared[u * self.m + v] as u32
+        self.shared[self.index(x) * self.m + self.index(t)] as u32
     }
 
     /// `b_H` of the Z-nodes of `x` and `t` for the root's Z-node `zr`: `#{k: x_k = t_k != r_k}`.
@@ -219,6 +217,12 @@ impl ZTree {
         let (zx, zt) = (h.znode(x), h.znode(t));
         (0..h.dims()).filter(|&k| h.coord(zx, k) == h.coord(zt, k) && h.coord(zx, k) != h.coord(zr, k)).count() as u32
     }
+}
+
+/// Whether bit `x` of the per-switch bit set `bits` is set (false beyond its end).
+#[inline]
+fn bit_set(bits: &[u64], x: SwitchId) -> bool {
+    bits.get(x as usize >> 6).is_some_and(|w| w >> (x & 63) & 1 != 0)
 }
 
 /// Kind of a link with respect to the root.
@@ -395,7 +399,7 @@ impl UpDown {
     /// its fault-free depths.
     #[inline]
     fn is_closed(&self, x: SwitchId) -> bool {
-        self.closed.get(x as usize >> 6).is_some_and(|w| w >> (x & 63) & 1 != 0)
+        bit_set(&self.closed, x)
     }
 
     /// `#{d: x_d = t_d != r_d}`: `b(x,t)` on a fault-free HyperX.
@@ -418,7 +422,7 @@ impl UpDown {
         let r = self.root;
         let closed_one = |x: SwitchId| {
             let m = h.hamming(x, r);
-            let a = &self.up[self.up_start[x as usize] as usize..self.up_start[x as usize + 1] as usize];
+            let a = self.up_set(x);
             self.net.switch_alive(x)
                 && self.depth(x) == m
                 && a.len() == 1 << m
@@ -464,8 +468,7 @@ impl UpDown {
     /// one, and equal to it when one switch at that depth survives in both sets.
     #[inline]
     fn faulty_z_shared(&self, z: &ZTree, x: SwitchId, t: SwitchId) -> Option<u32> {
-        let bit = |s: SwitchId| self.intact[s as usize >> 6] >> (s & 63) & 1 != 0;
-        if !(bit(x) && bit(t)) {
+        if !(bit_set(&self.intact, x) && bit_set(&self.intact, t)) {
             return None;
         }
         let (w, b) = z.deepest_shared(x, t, z.hz.znode(self.root));
@@ -714,8 +717,7 @@ impl UpDown {
     /// `b(x, t)`: the largest depth of a switch in both Up sets (a sorted merge).
     #[inline]
     fn shared_depth(&self, x: SwitchId, t: SwitchId) -> u32 {
-        let ax = &self.up[self.up_start[x as usize] as usize..self.up_start[x as usize + 1] as usize];
-        let at = &self.up[self.up_start[t as usize] as usize..self.up_start[t as usize + 1] as usize];
+        let (ax, at) = (self.up_set(x), self.up_set(t));
         let (mut i, mut j, mut best) = (0, 0, 0);
         while i < ax.len() && j < at.len() {
             match ax[i].cmp(&at[j]) {
