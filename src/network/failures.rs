@@ -259,8 +259,14 @@ impl NetPartition {
     /// it never generates again; returns how many packets were dropped.
     fn silence_server(&mut self, li: usize, s: usize, gone: &mut Vec<Packet>) -> u64 {
         let si = self.srv_base[li] as usize + s;
+        let n = self.servers[si].queued as u64;
+        for _ in 0..n {
+            let x = self.srcq.pop_front(&mut self.servers[si].queue);
+            let pkt = self.unqueue(li, s, x);
+            gone.push(pkt);
+        }
         let srv = &mut self.servers[si];
-        let n = srv.queue.take_all(&mut self.slab, gone);
+        debug_assert!(srv.queue.is_empty());
         srv.queued = 0;
         if let Some(r) = self.srv_resend.get_mut(si) {
             *r = 0;
@@ -340,9 +346,11 @@ impl NetPartition {
             self.p.routing.init(&mut route, &mut self.rng_router[li]);
             pkt.route = route;
             pkt.ready_at = now;
+            // Sent again: it holds `retries > 0`, which a plain entry does not, so it stays in
+            // the slab.
             let idx = self.slab.insert(pkt);
             let srv = &mut self.servers[si];
-            srv.queue.push_front(&mut self.slab, idx);
+            self.srcq.push_front_slab(&mut srv.queue, idx);
             srv.queued += 1;
             self.srv_resend[si] += 1;
             let ready = srv.ready_at();

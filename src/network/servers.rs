@@ -2,6 +2,7 @@
 //! injection into the switch's server ports with credits, and delivery (ejection) statistics.
 
 use super::packet::Packet;
+use super::source_queue::{Queued, SourcePool};
 use super::{InjectionVcs, Msg, NetPartition, Throttle};
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::geometric_gap;
@@ -130,7 +131,11 @@ impl NetPartition {
                         }
                         true
                     }
-                    _ => self.route_space_free(li, self.servers[si].queue.front(), now),
+                    _ => {
+                        let head = self.srcq.front(&self.servers[si].queue).expect("a ready server has a packet");
+                        let route = self.queued_route(li, head);
+                        self.route_space_free(li, route, now)
+                    }
                 };
                 if !open {
                     // Held back: ask again next cycle (the space it waits for frees without any
@@ -164,7 +169,7 @@ impl NetPartition {
                 self.srv_resend[si] -= 1;
             }
             let srv = &mut self.servers[si];
-            let idx = srv.queue.pop(&mut self.slab);
+            let head = self.srcq.pop_front(&mut srv.queue);
             srv.queued -= 1;
             srv.link_free = now + plen;
             let mut ready = srv.ready_at();
@@ -173,7 +178,7 @@ impl NetPartition {
             }
             self.server_ready[si] = ready;
             next = next.min(ready);
-            let pkt = self.slab.remove(idx);
+            let pkt = self.unqueue(li, s, head);
             if let Some(tasks) = self.tasks.as_mut() {
                 if !resent {
                     tasks.injected(si, now);
@@ -193,6 +198,59 @@ impl NetPartition {
             out.send(now + lat, sw, Msg::Arrival { port: s as u16, vc: vc as u8, pkt });
         }
         self.inject_at[li] = next;
+    }
+
+    /// Put `pkt` at the back of the source queue of server `s` of local switch `li`: as a plain
+    /// entry where it is exactly the packet [`NetPartition::unqueue`] makes of one (its own source,
+    /// ready from its creation, and the route state `init` gives every packet, as with most
+    /// routings), else in the slab.
+    pub(super) fn enqueue(&mut self, li: usize, s: usize, pkt: Packet) {
+        let si = self.srv_base[li] as usize + s;
+        let x = if self.is_plain(li, s, &pkt) {
+            Queued::Plain { dst: pkt.dst, created: pkt.created }
+        } else {
+            Queued::Slab(self.slab.insert(pkt))
+        };
+        self.srcq.push_back(&mut self.servers[si].queue, x);
+    }
+
+    /// Whether `pkt`, queued at server `s` of local switch `li`, is what [`NetPartition::unqueue`]
+    /// makes of a plain entry.
+    #[inline]
+    pub(super) fn is_plain(&self, li: usize, s: usize, pkt: &Packet) -> bool {
+        debug_assert_eq!(pkt.route.dst, self.server_switch(pkt.dst));
+        pkt.src == self.first_server[li] + s as u32
+            && pkt.ready_at == pkt.created
+            && pkt.op == 0
+            && pkt.retries == 0
+            && SourcePool::plain_fits(pkt.dst)
+            && pkt.route == RouteState { src: self.switches[li], dst: pkt.route.dst, ..Default::default() }
+    }
+
+    /// The packet a source-queue entry of server `s` of local switch `li` stands for, taking it out
+    /// of the slab if it is there.
+    #[inline]
+    pub(super) fn unqueue(&mut self, li: usize, s: usize, x: Queued) -> Packet {
+        match x {
+            Queued::Plain { dst, created } => self.plain_packet(li, s, dst, created),
+            Queued::Slab(i) => self.slab.remove(i),
+        }
+    }
+
+    /// The packet a plain source-queue entry (`dst`, `created`) of server `s` of local switch `li`
+    /// stands for.
+    #[inline]
+    pub(super) fn plain_packet(&self, li: usize, s: usize, dst: u32, created: Cycle) -> Packet {
+        let route = RouteState { src: self.switches[li], dst: self.server_switch(dst), ..Default::default() };
+        Packet { src: self.first_server[li] + s as u32, dst, created, ready_at: created, route, op: 0, retries: 0 }
+    }
+
+    /// The route state of the packet a source-queue entry of local switch `li` stands for.
+    fn queued_route(&self, li: usize, x: Queued) -> RouteState {
+        match x {
+            Queued::Plain { dst, created } => self.plain_packet(li, 0, dst, created).route,
+            Queued::Slab(i) => self.slab.get(i).route,
+        }
     }
 
     /// Whether server `si`'s next packet is one it sends again after a loss (`failures`): only
@@ -230,14 +288,13 @@ impl NetPartition {
         cap == 0 || (cap - used.min(cap)) as f64 >= self.p.injection_threshold * cap as f64
     }
 
-    /// `route` throttling (DRIL's useful channels): whether the routing candidates of packet `idx`
-    /// at its source switch `li` that stay outside the escape subnetwork (all of them if none
-    /// does) have a free fraction of at least `router.injection_threshold` of their space (output
+    /// `route` throttling (DRIL's useful channels): whether the routing candidates of a packet with
+    /// route state `route` at its source switch `li` that stay outside the escape subnetwork (all
+    /// of them if none does) have a free fraction of at least `router.injection_threshold` of their space (output
     /// VC plus the downstream input VC). A packet for a server of its own switch always may.
-    fn route_space_free(&mut self, li: usize, idx: u32, now: Cycle) -> bool {
+    fn route_space_free(&mut self, li: usize, route: RouteState, now: Cycle) -> bool {
         let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
         let sw = self.switches[li];
-        let route = self.slab.get(idx).route;
         if route.dst == sw {
             return true;
         }
@@ -320,8 +377,7 @@ impl NetPartition {
         }
         let mut route = RouteState { src: sw, dst: dst_sw, ..Default::default() };
         self.p.routing.init(&mut route, &mut self.rng_router[li]);
-        let idx = self.slab.insert(Packet { src, dst, created, ready_at: now, route, op, retries: 0 });
-        self.servers[si].queue.push(&mut self.slab, idx);
+        self.enqueue(li, s, Packet { src, dst, created, ready_at: now, route, op, retries: 0 });
         self.servers[si].queued += 1;
         let ready = self.servers[si].ready_at();
         self.server_ready[si] = ready;

@@ -137,9 +137,11 @@ fn every_field_is_classified(part: &NetPartition) {
         // Follow from the failure events before the resume cycle, which the run applies again to
         // the model it resumes with (`crate::sim::events`).
         stranded: _,
-        // Saved per switch in `SwitchState` (the packets of the slab with the queues holding them;
+        // Saved per switch in `SwitchState` (the packets of the slab and of the source queues
+        // with the queues holding them;
         // waiting credits from `credits_due`, counted back into `credits_pending`).
         slab: _,
+        srcq: _,
         inp: _,
         inbuf: _,
         in_mask: _,
@@ -221,6 +223,21 @@ fn packets(slab: &super::packet::Slab, q: &super::packet::Queue) -> Vec<Packet> 
 }
 
 impl NetPartition {
+    /// The packets in the source queue of server `s` of local switch `li` (`srv`), head first, as
+    /// the run would inject them.
+    fn source_packets(&self, li: usize, s: usize, srv: &Server) -> Vec<Packet> {
+        use super::source_queue::Queued;
+        self.srcq
+            .iter(&srv.queue)
+            .map(|x| match x {
+                Queued::Plain { dst, created } => self.plain_packet(li, s, dst, created),
+                Queued::Slab(i) => *self.slab.get(i),
+            })
+            .collect()
+    }
+}
+
+impl NetPartition {
     /// This partition's share of the [`GlobalState`].
     pub fn global_state(&self) -> GlobalState {
         GlobalState {
@@ -294,7 +311,8 @@ impl NetPartition {
                 out_mask: self.out_mask[li * w..(li + 1) * w].to_vec(),
                 servers: self.servers[s0..s1]
                     .iter()
-                    .map(|s| (s.link_free, s.credits, s.remaining, packets(&self.slab, &s.queue)))
+                    .enumerate()
+                    .map(|(k, s)| (s.link_free, s.credits, s.remaining, self.source_packets(li, k, s)))
                     .collect(),
                 next_gen: self.next_gen[s0..s1].to_vec(),
                 server_ready: self.server_ready[s0..s1].to_vec(),
@@ -327,6 +345,7 @@ impl NetPartition {
     /// [`NetPartition::restore_switch`] for each local switch and [`NetPartition::finish_restore`].
     pub fn begin_restore(&mut self, resume_at: Cycle, global: &GlobalState, carries_sums: bool) {
         self.slab = Default::default();
+        self.srcq = Default::default();
         if carries_sums {
             self.stats = global.stats.clone();
             self.in_flight = global.in_flight;
@@ -408,7 +427,10 @@ impl NetPartition {
         self.out_mask[li * w..(li + 1) * w].copy_from_slice(&st.out_mask);
         for (k, (link_free, credits, remaining, pkts)) in st.servers.into_iter().enumerate() {
             let queued = pkts.len() as u32;
-            self.servers[s0 + k] = Server { queue: queue(pkts), queued, link_free, credits, remaining };
+            self.servers[s0 + k] = Server { queue: Default::default(), queued, link_free, credits, remaining };
+            for p in pkts {
+                self.enqueue(li, k, p);
+            }
         }
         self.next_gen[s0..s1].copy_from_slice(&st.next_gen);
         self.server_ready[s0..s1].copy_from_slice(&st.server_ready);
