@@ -204,6 +204,33 @@ impl ZTree {
         (z, self.shared[u * self.m + v] as u32 + shared_h)
     }
 
+    /// [`ZTree::deepest_shared`] as the switch's [`ZTree::up_bit`] (the same for both Up sets),
+    /// without forming its id.
+    #[inline]
+    fn deepest_shared_bit(&self, x: SwitchId, t: SwitchId, zr: u32) -> (usize, u32) {
+        let h = &self.hz;
+        let (u, v) = (self.index(x), self.index(t));
+        let (zx, zt) = (h.znode(x), h.znode(t));
+        let mut kept = 0usize;
+        for k in 0..h.dims() {
+            let a = h.coord(zx, k);
+            kept |= ((a == h.coord(zt, k) && a != h.coord(zr, k)) as usize) << k;
+        }
+        let w = self.deepest[u * self.m + v] as usize;
+        ((w << h.dims()) | kept, self.shared[u * self.m + v] as u32 + kept.count_ones())
+    }
+
+    /// The bit naming switch `y` within any fault-free Up set that holds it (root Z-node `zr`): its
+    /// tree index, and which of its Z-node's coordinates differ from the root's. A member of `x`'s
+    /// fault-free Up set takes, per coordinate, `x`'s or the root's, so these two name it.
+    #[inline]
+    fn up_bit(&self, y: SwitchId, zr: u32) -> usize {
+        let h = &self.hz;
+        let zy = h.znode(y);
+        let kept = (0..h.dims()).fold(0usize, |acc, k| acc | ((h.coord(zy, k) != h.coord(zr, k)) as usize) << k);
+        (self.index(y) << h.dims()) | kept
+    }
+
     /// `b_T` of the Z-node positions of switches `x` and `t`.
     #[inline]
     fn shared_t(&self, x: SwitchId, t: SwitchId) -> u32 {
@@ -257,7 +284,17 @@ pub struct UpDown {
     faulty_z: Option<ZTree>,
     /// Bit `x`: on a faulty HyperZ, `x` is live and keeps its fault-free depth.
     intact: Vec<u64>,
+    /// On a faulty HyperZ, the faulty Up set of each intact switch as bits over its fault-free one
+    /// (`up_words` words per switch, bit [`ZTree::up_bit`]), so that [`UpDown::faulty_z_shared`]
+    /// tests a member with one bit where it would search the sorted set; empty where a Z-node's
+    /// positions times `2^dims` exceed [`UP_BITS_MAX`] bits.
+    up_bits: Vec<u64>,
+    /// Words of `up_bits` per switch (0: not kept).
+    up_words: usize,
 }
+
+/// Most bits per switch of [`UpDown`]'s `up_bits` (a Z-node's switches times `2^dims`).
+const UP_BITS_MAX: usize = 512;
 
 /// Depths `d(x, root)` over the live links of `net` (failed switches: [`UNREACHABLE`]), after
 /// checking `routing.escape_root` names a live switch and that `what` (the spanning structure
@@ -308,6 +345,8 @@ impl UpDown {
             closed: Vec::new(),
             faulty_z: None,
             intact: Vec::new(),
+            up_bits: Vec::new(),
+            up_words: 0,
         };
         if u.hyperx().is_none() {
             u.ztree = u.net.fault_free_hyperz().and_then(|h| ZTree::new(h, root as SwitchId));
@@ -452,6 +491,22 @@ impl UpDown {
                 (0..64.min(n - 64 * w)).fold(0u64, |acc, i| acc | (intact_one((64 * w + i) as SwitchId) as u64) << i)
             })
             .collect();
+        let bits = z.m << hz.dims();
+        if bits <= UP_BITS_MAX {
+            let words = bits.div_ceil(64);
+            let mut up_bits = vec![0u64; n * words];
+            up_bits.par_chunks_mut(words).enumerate().for_each(|(x, row)| {
+                if bit_set(&self.intact, x as SwitchId) {
+                    for &y in self.up_set(x as SwitchId) {
+                        let b = z.up_bit(y, zr);
+                        // Unique within the fault-free Up set, which holds an intact switch's.
+                        debug_assert!(row[b >> 6] >> (b & 63) & 1 == 0, "switch {x}: Up-set bit {b} twice");
+                        row[b >> 6] |= 1 << (b & 63);
+                    }
+                }
+            });
+            (self.up_bits, self.up_words) = (up_bits, words);
+        }
         self.faulty_z = Some(z);
     }
 
@@ -466,13 +521,32 @@ impl UpDown {
     /// from `x` to the root: the faulty Up set of an intact `x` is a subset of its fault-free one,
     /// with fault-free depths. So for intact `x` and `t` the faulty `b` is at most the fault-free
     /// one, and equal to it when one switch at that depth survives in both sets.
+    ///
+    /// The membership tests read [`UpDown`]'s `up_bits` where they are kept (one bit each: the
+    /// switch's position in the Z-node and which coordinates it keeps name it within a fault-free
+    /// Up set), else search the sorted Up sets.
     #[inline]
     fn faulty_z_shared(&self, z: &ZTree, x: SwitchId, t: SwitchId) -> Option<u32> {
         if !(bit_set(&self.intact, x) && bit_set(&self.intact, t)) {
             return None;
         }
-        let (w, b) = z.deepest_shared(x, t, z.hz.znode(self.root));
-        (self.up_set(x).binary_search(&w).is_ok() && self.up_set(t).binary_search(&w).is_ok()).then_some(b)
+        let zr = z.hz.znode(self.root);
+        let w = self.up_words;
+        if w > 0 {
+            let (bit, b) = z.deepest_shared_bit(x, t, zr);
+            let member = |y: SwitchId| self.up_bits[y as usize * w + (bit >> 6)] >> (bit & 63) & 1 != 0;
+            debug_assert_eq!(
+                member(x) && member(t),
+                {
+                    let (s, _) = z.deepest_shared(x, t, zr);
+                    self.up_set(x).binary_search(&s).is_ok() && self.up_set(t).binary_search(&s).is_ok()
+                },
+                "Up-set bits of {x} and {t} differ from the sets"
+            );
+            return (member(x) && member(t)).then_some(b);
+        }
+        let (s, b) = z.deepest_shared(x, t, zr);
+        (self.up_set(x).binary_search(&s).is_ok() && self.up_set(t).binary_search(&s).is_ok()).then_some(b)
     }
 
     /// The Up set `A(x)`, sorted by id (where built).
@@ -788,7 +862,7 @@ impl UpDown {
     /// Bytes held by the Up sets, depths, closed-form bits and Z-node table (for reports).
     pub fn bytes(&self) -> usize {
         4 * (self.depth.len() + self.up_start.len() + self.up.len())
-            + 8 * (self.closed.len() + self.intact.len())
+            + 8 * (self.closed.len() + self.intact.len() + self.up_bits.len())
             + [&self.ztree, &self.faulty_z].iter().filter_map(|z| z.as_ref()).map(|z| 3 * z.shared.len()).sum::<usize>()
     }
 }
@@ -1009,7 +1083,8 @@ mod tests {
 
     /// On faulty HyperZ (links, and links with a failed switch), `ud` equals a reference row
     /// computed from the parent relation alone for every pair and several roots, and the shortcut of
-    /// [`UpDown::faulty_z_shared`] both applies to most pairs and is declined for some.
+    /// [`UpDown::faulty_z_shared`] both applies to most pairs and is declined for some, testing
+    /// bits or searching the sorted Up sets alike.
     #[test]
     fn faulty_hyperz_shortcut_matches_the_reference() {
         let hz = HyperZ::new(vec![3, 3], vec![2, 2], vec![1, 2], vec![1, 1], vec![vec![1; 2]; 2]).unwrap();
@@ -1026,12 +1101,19 @@ mod tests {
             for root in [0, n / 3] {
                 let Ok(u) = UpDown::new(net.clone(), root) else { continue };
                 let z = u.faulty_z.as_ref().expect("a faulty HyperZ keeps the Z-node table");
+                assert!(u.up_words > 0, "the Up sets are kept as bits");
+                // The same structure searching the sorted Up sets instead of testing bits.
+                let mut searched = UpDown::new(net.clone(), root).unwrap();
+                (searched.up_words, searched.up_bits) = (0, Vec::new());
                 let (mut shortcut, mut merged) = (0, 0);
                 for t in (0..n as SwitchId).filter(|&t| net.switch_alive(t)) {
                     let row = ud_row(&u, t);
                     for x in (0..n as SwitchId).filter(|&x| net.switch_alive(x)) {
                         assert_eq!(u.ud(x, t), row[x as usize], "{links} links, root {root}: ud({x}, {t})");
-                        match u.faulty_z_shared(z, x, t) {
+                        assert_eq!(searched.ud(x, t), row[x as usize], "searching: ud({x}, {t})");
+                        let got = u.faulty_z_shared(z, x, t);
+                        assert_eq!(got, searched.faulty_z_shared(z, x, t), "bits against searches: ({x}, {t})");
+                        match got {
                             Some(_) => shortcut += 1,
                             None => merged += 1,
                         }
