@@ -677,9 +677,20 @@ impl UpDown {
                 self.closed_hops(h, x, t, &mut consider);
             }
         } else {
+            // `consider` drops an Up hop towards a target below and a Down hop towards one that is
+            // not, whatever `ud(y,t)`: those neighbours are left out before their `ud` is computed
+            // (the per-neighbour cost here), and parallel links to one neighbour share it.
+            let mut last = (SwitchId::MAX, 0);
             for p in 0..self.net.switch_ports(x) as PortId {
                 if let Some((y, _)) = self.net.neighbour(x, p) {
-                    consider(p, self.depth(y), self.ud(y, t));
+                    let dy = self.depth(y);
+                    if (dy < dx && below) || (dy > dx && !below) {
+                        continue;
+                    }
+                    if y != last.0 {
+                        last = (y, self.ud(y, t));
+                    }
+                    consider(p, dy, last.1);
                 }
             }
         }
