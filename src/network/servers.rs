@@ -217,7 +217,7 @@ impl NetPartition {
     /// Whether `pkt`, queued at server `s` of local switch `li`, is what [`NetPartition::unqueue`]
     /// makes of a plain entry.
     #[inline]
-    pub(super) fn is_plain(&self, li: usize, s: usize, pkt: &Packet) -> bool {
+    fn is_plain(&self, li: usize, s: usize, pkt: &Packet) -> bool {
         debug_assert_eq!(pkt.route.dst, self.server_switch(pkt.dst));
         pkt.src == self.first_server[li] + s as u32
             && pkt.ready_at == pkt.created
@@ -241,14 +241,21 @@ impl NetPartition {
     /// stands for.
     #[inline]
     pub(super) fn plain_packet(&self, li: usize, s: usize, dst: u32, created: Cycle) -> Packet {
-        let route = RouteState { src: self.switches[li], dst: self.server_switch(dst), ..Default::default() };
+        let route = self.plain_route(li, dst);
         Packet { src: self.first_server[li] + s as u32, dst, created, ready_at: created, route, op: 0, retries: 0 }
+    }
+
+    /// The route state of a plain source-queue entry of local switch `li` for server `dst`: the
+    /// one every packet starts with when `init` draws nothing.
+    #[inline]
+    fn plain_route(&self, li: usize, dst: u32) -> RouteState {
+        RouteState { src: self.switches[li], dst: self.server_switch(dst), ..Default::default() }
     }
 
     /// The route state of the packet a source-queue entry of local switch `li` stands for.
     fn queued_route(&self, li: usize, x: Queued) -> RouteState {
         match x {
-            Queued::Plain { dst, created } => self.plain_packet(li, 0, dst, created).route,
+            Queued::Plain { dst, .. } => self.plain_route(li, dst),
             Queued::Slab(i) => self.slab.get(i).route,
         }
     }

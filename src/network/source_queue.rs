@@ -104,7 +104,7 @@ impl SourcePool {
         }
     }
 
-    /// Whether a packet with these fields can be kept as a plain entry.
+    /// Whether a packet for server `dst` can be kept as a plain entry (ids below [`IN_SLAB`]).
     #[inline]
     pub fn plain_fits(dst: u32) -> bool {
         dst < IN_SLAB
