@@ -44,6 +44,21 @@ fn low_load_is_accepted_and_thread_count_does_not_matter() {
 }
 
 #[test]
+fn fat_tree_routings_accept_half_load() {
+    // A k-ary n-tree has full bisection, and D-mod-K (Zahavi 2010) sends the k servers of a leaf
+    // through k different roots, so uniform traffic at 0.5 loads no link above 0.5 and all of it is
+    // accepted, as with NCA. (D-mod-K keyed by the destination's leaf switch sent every packet for
+    // a leaf through one root, whose down link towards the leaf's group then carried k (1 - 1/k)
+    // servers' load: it accepted at most 1 / (k - 1) = 1/3 here.)
+    for alg in ["nca", "dmodk"] {
+        let cfg = load("configs/fattree-4ary-3tree.toml", &[&format!("routing.algorithm={alg}"), "traffic.load=0.5"]);
+        let s = run(&cfg, 2).summary;
+        // 64 servers x 700 cycles at 0.5: about 1400 packets; Bernoulli noise is ~3%.
+        assert!((s.accepted_load - 0.5).abs() < 0.04, "{alg}: accepted {} of 0.5", s.accepted_load);
+    }
+}
+
+#[test]
 fn saturated_hyperz_runs_keep_delivering() {
     // Full load on the h = 3 design with every scheme: no deadlock (the watchdog would fail the run).
     // The design has few side links: ODim, CLIOD and Deter take the side hops of the 7/8 of uniform

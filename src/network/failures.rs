@@ -53,7 +53,6 @@
 use super::packet::{Packet, NIL};
 use super::{clear_bit, CreditDue, Msg, NetPartition, Throttle, NO_VC, RESEND_VC};
 use crate::engine::{Cycle, Scheduler};
-use crate::routing::RouteState;
 use std::sync::Arc;
 
 /// A loss its source is told of (see the module docs): at cycle `at`, the packet to send again,
@@ -332,7 +331,6 @@ impl NetPartition {
     pub(super) fn requeue_resent(&mut self, li: usize, now: Cycle) {
         let mut back = std::mem::take(&mut self.resent);
         back.sort_unstable_by_key(|&(s, p)| (s, p.dst, p.created, p.op, p.retries));
-        let sw = self.switches[li];
         // In reverse, so that each source queue starts with its packets in that order.
         for &(s, mut pkt) in back.iter().rev() {
             let si = self.srv_base[li] as usize + s as usize;
@@ -342,7 +340,7 @@ impl NetPartition {
                 self.in_flight -= 1;
                 continue;
             }
-            let mut route = RouteState { src: sw, dst: self.server_switch(pkt.dst), ..Default::default() };
+            let mut route = self.start_route(li, pkt.dst);
             self.p.routing.init(&mut route, &mut self.rng_router[li]);
             pkt.route = route;
             pkt.ready_at = now;

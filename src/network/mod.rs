@@ -1072,6 +1072,18 @@ impl NetPartition {
         }
     }
 
+    /// The route state a packet from local switch `li` to server `dst` starts with, before
+    /// `Routing::init`: its switches and the destination's port at its switch.
+    #[inline]
+    fn start_route(&self, li: usize, dst: u32) -> crate::routing::RouteState {
+        let dst_sw = self.server_switch(dst);
+        let dst_port = match dst.checked_rem(self.uniform_t) {
+            Some(p) => p,
+            None => dst - self.p.net.topology().first_server(dst_sw),
+        } as u16;
+        crate::routing::RouteState { src: self.switches[li], dst: dst_sw, dst_port, ..Default::default() }
+    }
+
     /// Global ids of the switches of this partition.
     pub fn switches(&self) -> &[SwitchId] {
         &self.switches

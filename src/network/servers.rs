@@ -218,13 +218,12 @@ impl NetPartition {
     /// makes of a plain entry.
     #[inline]
     fn is_plain(&self, li: usize, s: usize, pkt: &Packet) -> bool {
-        debug_assert_eq!(pkt.route.dst, self.server_switch(pkt.dst));
         pkt.src == self.first_server[li] + s as u32
             && pkt.ready_at == pkt.created
             && pkt.op == 0
             && pkt.retries == 0
             && SourcePool::plain_fits(pkt.dst)
-            && pkt.route == RouteState { src: self.switches[li], dst: pkt.route.dst, ..Default::default() }
+            && pkt.route == self.start_route(li, pkt.dst)
     }
 
     /// The packet a source-queue entry of server `s` of local switch `li` stands for, taking it out
@@ -249,7 +248,7 @@ impl NetPartition {
     /// one every packet starts with when `init` draws nothing.
     #[inline]
     fn plain_route(&self, li: usize, dst: u32) -> RouteState {
-        RouteState { src: self.switches[li], dst: self.server_switch(dst), ..Default::default() }
+        self.start_route(li, dst)
     }
 
     /// The route state of the packet a source-queue entry of local switch `li` stands for.
@@ -382,7 +381,8 @@ impl NetPartition {
                 return;
             }
         }
-        let mut route = RouteState { src: sw, dst: dst_sw, ..Default::default() };
+        let mut route = self.start_route(li, dst);
+        debug_assert_eq!(route.dst, dst_sw);
         self.p.routing.init(&mut route, &mut self.rng_router[li]);
         self.enqueue(li, s, Packet { src, dst, created, ready_at: now, route, op, retries: 0 });
         self.servers[si].queued += 1;

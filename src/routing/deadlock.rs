@@ -506,9 +506,9 @@ fn set_bits(row: &mut [u64], from: usize, to: usize) {
 /// (by [`Routing::analysis_state`]) as wide words would stall on the stores.
 #[inline]
 fn same_state(a: &RouteState, b: &RouteState) -> bool {
-    let RouteState { src, dst, hops, intermediate, phase, deroutes, dim_mask, escape, vc, last_port } = *a;
+    let RouteState { src, dst, hops, intermediate, phase, deroutes, dim_mask, escape, vc, last_port, dst_port } = *a;
     ((src ^ b.src) | (dst ^ b.dst) | (intermediate ^ b.intermediate)) == 0
-        && ((hops ^ b.hops) | (dim_mask ^ b.dim_mask) | (last_port ^ b.last_port)) == 0
+        && ((hops ^ b.hops) | (dim_mask ^ b.dim_mask) | (last_port ^ b.last_port) | (dst_port ^ b.dst_port)) == 0
         && ((phase ^ b.phase) | (deroutes ^ b.deroutes) | (vc ^ b.vc) | (escape ^ b.escape) as u8) == 0
 }
 
@@ -534,8 +534,9 @@ impl Hash for Key {
     #[inline]
     fn hash<H: Hasher>(&self, h: &mut H) {
         // Every field, named: one added to `RouteState` does not compile here until it is hashed.
-        let RouteState { src, dst, hops, intermediate, phase, deroutes, dim_mask, escape, vc, last_port } = self.1;
-        h.write_u64((self.0 as u64) << 32 | src as u64);
+        let RouteState { src, dst, hops, intermediate, phase, deroutes, dim_mask, escape, vc, last_port, dst_port } =
+            self.1;
+        h.write_u64((self.0 as u64) << 32 | src as u64 ^ (dst_port as u64) << 48);
         h.write_u64((dst as u64) << 32 | intermediate as u64);
         h.write_u64(
             ((hops as u64) << 48

@@ -9,8 +9,10 @@
 //!
 //! `dst` is the destination's level-1 switch (global processor id divided by `z_1`): routing knows
 //! the destination switch, not the processor, so D-mod-K spreads destinations leaf by leaf rather
-//! than processor by processor. Minimal and deadlock free on one VC (SPEC §5.3). On a fat tree it is
-//! D-mod-K ([`super::dmodk`]).
+//! than processor by processor. Minimal and deadlock free on one VC (SPEC §5.3). [`super::dmodk`]
+//! is the same rule keyed by the destination server ([`RouteState::dst_port`]), as Zahavi's
+//! D-mod-K is: keyed by the leaf, every packet for one leaf meets at one root, which on a k-ary
+//! tree caps a server at `1/(k-1)` of a link.
 //!
 //! **With faults**: the D-mod-K port where its link is alive and a route can be completed from it;
 //! where not, the packet takes any of the feasible moves of [`super::hyperz_faults`] (the router
@@ -24,25 +26,42 @@ use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperZ};
 use std::sync::Arc;
 
-/// Deter's per-hop rule.
+/// Deter's per-hop rule: D-mod-K's key is the destination's level-1 switch (SPEC §5.2), or with
+/// `by_server` its server ([`super::dmodk`]).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Deter;
+pub struct Deter {
+    /// Key D-mod-K by the destination server (its switch's first server plus
+    /// [`RouteState::dst_port`]) instead of its switch.
+    pub by_server: bool,
+}
+
+impl Deter {
+    /// The number D-mod-K divides and reduces for a packet in state `st` at `here`.
+    #[inline]
+    fn key(&self, here: &Here, st: &RouteState) -> u32 {
+        if self.by_server {
+            here.dst_server + st.dst_port as u32
+        } else {
+            st.dst
+        }
+    }
+}
 
 impl Rule for Deter {
     const ACYCLIC: bool = true;
     #[inline]
     fn moves(&self, hz: &HyperZ, here: &Here, st: &RouteState, out: &mut Vec<Move>) {
         if here.up_phase {
-            out.extend(dmodk_up(hz, here, st.dst).map(|port| Move { port, penalty: 0 }));
+            out.extend(dmodk_up(hz, here, self.key(here, st)).map(|port| Move { port, penalty: 0 }));
         } else if let Some(k) = here.odim {
             here.side(hz, k, 0, out);
         } else {
-            out.extend(dmodk_down(hz, here, st.dst).map(|port| Move { port, penalty: 0 }));
+            out.extend(dmodk_down(hz, here, self.key(here, st)).map(|port| Move { port, penalty: 0 }));
         }
     }
 }
 
 /// `routing.algorithm = "deter"` over `net` (a HyperZ or fat tree, with or without faults).
 pub fn build(params: &RoutingParams, net: Arc<Fabric>) -> Result<Box<dyn Routing>, ConfigError> {
-    hyperz_moves::build(params, net, "deter", Deter, 2)
+    hyperz_moves::build(params, net, "deter", Deter::default(), 2)
 }

@@ -324,27 +324,39 @@ fn fat_tree_routes_are_minimal_and_deadlock_free_on_one_vc() {
 }
 
 #[test]
-fn dmodk_gives_every_destination_leaf_its_own_root() {
-    // 4-ary 3-tree: 16 leaves, 16 roots. D-mod-K's up ports are the destination leaf's digits
-    // (leaf L = x_2 + 4 x_3: port x_2 at level 1, x_3 at level 2), so all traffic to leaf L that
-    // reaches the top does so at one root, and distinct leaves use distinct roots.
+fn dmodk_spreads_each_leafs_servers_over_distinct_roots() {
+    // 4-ary 3-tree: 16 leaves of 4 servers, 16 roots. D-mod-K's up ports are the destination
+    // server's digits (Zahavi 2010; server d = p + 4 L with leaf L = x_2 + 4 x_3: port p at level 1,
+    // x_2 at level 2), so all traffic to one server that reaches the top does so at one root, the
+    // 4 servers of a leaf use 4 different roots, and every root serves 64 / 16 = 4 servers.
     let (net, r) = routing_for(&tree_config(&[4, 4, 4], &[1, 4, 16], &[1, 1, 1], &["routing.algorithm=dmodk"]));
     let hz = hyperz(&net);
-    let mut root_of = [None; 16];
-    for &s in &leaves(hz) {
-        for &t in &leaves(hz) {
-            if s / 4 == t / 4 || s == t {
-                continue; // the LCL is below the top
+    let mut root_of = std::collections::BTreeMap::new();
+    for &t in &leaves(hz) {
+        for port in 0..4u16 {
+            for &s in &leaves(hz) {
+                if s / 4 == t / 4 {
+                    continue; // the LCL is below the top
+                }
+                // Deterministic: follow the single candidate up to the top.
+                let st = RouteState { src: s, dst: t, dst_port: port, ..Default::default() };
+                let mut at = s;
+                while hz.level(at) < 3 {
+                    let mut cands: Vec<Candidate> = Vec::new();
+                    r.candidates(at, &st, &mut cands);
+                    assert_eq!(cands.len(), 1, "dmodk is deterministic");
+                    at = net.neighbour(at, cands[0].port).expect("a wired port").0;
+                }
+                assert_eq!(*root_of.entry((t, port)).or_insert(at), at, "server {port} of leaf {t}");
             }
-            let w = walk(&net, &*r, s, t);
-            let route = w.routes.iter().next().unwrap();
-            let top = route[2];
-            assert_eq!(hz.level(top), 3);
-            assert_eq!(*root_of[t as usize].get_or_insert(top), top, "leaf {t}");
         }
+        let roots: BTreeSet<_> = (0..4u16).map(|p| root_of[&(t, p)]).collect();
+        assert_eq!(roots.len(), 4, "the servers of leaf {t} share roots: {roots:?}");
     }
-    let roots: BTreeSet<_> = root_of.iter().map(|r| r.unwrap()).collect();
-    assert_eq!(roots.len(), 16);
+    let mut per_root = std::collections::BTreeMap::new();
+    root_of.values().for_each(|&root| *per_root.entry(root).or_insert(0) += 1);
+    assert_eq!(per_root.len(), 16);
+    assert!(per_root.values().all(|&n| n == 4), "{per_root:?}");
 }
 
 #[test]

@@ -88,9 +88,15 @@ pub struct RouteState {
     pub escape: bool,
     /// VC of the channel the packet holds (0 at injection); DAVC allocates the next VC from it.
     pub vc: u8,
+    /// The destination server's port at its switch (`dst`): D-mod-K spreads destinations server
+    /// by server with it ([`dmodk`]). It fits the state's padding.
+    pub dst_port: u16,
     /// Topology port taken at the previous switch (DAVC's inbound port id for F_P and F_NP).
     pub last_port: PortId,
 }
+
+// The route state stays in 24 bytes (a packet and its queue links in one 64-byte slot).
+const _: () = assert!(std::mem::size_of::<RouteState>() == 24);
 
 /// One next-hop option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
