@@ -1194,9 +1194,9 @@ impl Config {
 
     /// The most memory the packets of a run can take, in bytes: every input and output buffer of
     /// every router port full ([`crate::network::PACKET_BYTES`] each), and every server's source
-    /// queue full ([`crate::network::source_queue_bytes`] each, with every packet in a slab slot as
-    /// a routing whose `init` draws keeps them). A saturated run approaches it; below saturation
-    /// the packets take a small part of it. `vcs` as in [`Config::memory_lower_bound`].
+    /// queue full ([`crate::network::source_queue_bytes`] each). A saturated run approaches it;
+    /// below saturation the packets take a small part of it. `vcs` as in
+    /// [`Config::memory_lower_bound`].
     pub fn packet_bytes_bound(&self, vcs: Option<usize>) -> u64 {
         let (_, servers) = self.topology.size();
         let ports = self.topology.router_ports();
@@ -1204,7 +1204,7 @@ impl Config {
             * vcs.map_or_else(|| self.vcs_estimate(), |v| v as u128)
             * (self.router.input_buffer_packets + self.router.output_buffer_packets) as u128;
         let queue = self.traffic.source_queue_packets as u64;
-        let per_server = crate::network::source_queue_bytes(queue, true) as u128;
+        let per_server = crate::network::source_queue_bytes(queue) as u128;
         (buffered * crate::network::PACKET_BYTES + servers * per_server).min(u64::MAX as u128) as u64
     }
 

@@ -589,12 +589,12 @@ pub fn state_bytes(switches: u128, router_ports: u128, servers: u128, vcs: u128)
 /// Bytes a packet takes in the packet store (its 64-byte slot: the packet and its queue links).
 pub const PACKET_BYTES: u128 = packet::Slab::ENTRY_BYTES as u128;
 
-/// Bytes a server's source queue of `n` packets takes at most: about 10.7 per packet for the
-/// packets that are only generated, which it keeps as 8-byte entries in 64-byte chunks
-/// (`network/source_queue.rs`), plus [`PACKET_BYTES`] each if they are `in_slab` (a routing whose `init`
-/// draws a route state, a workload, a packet sent again).
-pub fn source_queue_bytes(n: u64, in_slab: bool) -> u64 {
-    SourcePool::queue_bytes(n) + if in_slab { n * PACKET_BYTES as u64 } else { 0 }
+/// Bytes a server's source queue of `n` packets takes at most: its 8-byte entries in 64-byte
+/// chunks (`network/source_queue.rs`; about 10.7 bytes a packet), plus a slab slot of
+/// [`PACKET_BYTES`] for each packet, as where they all carry more than a plain entry holds (a
+/// route state `init` drew, a workload's receive, a packet sent again).
+pub fn source_queue_bytes(n: u64) -> u64 {
+    SourcePool::queue_bytes(n) + n * PACKET_BYTES as u64
 }
 
 /// The switches (with their servers) of one partition. Per-switch state lives in flat arrays indexed

@@ -133,7 +133,7 @@ impl NetPartition {
                     }
                     _ => {
                         let head = self.srcq.front(&self.servers[si].queue).expect("a ready server has a packet");
-                        let route = self.queued_route(li, head);
+                        let route = self.queued_packet(li, s, head).route;
                         self.route_space_free(li, route, now)
                     }
                 };
@@ -231,31 +231,27 @@ impl NetPartition {
     #[inline]
     pub(super) fn unqueue(&mut self, li: usize, s: usize, x: Queued) -> Packet {
         match x {
-            Queued::Plain { dst, created } => self.plain_packet(li, s, dst, created),
             Queued::Slab(i) => self.slab.remove(i),
+            Queued::Plain { .. } => self.queued_packet(li, s, x),
         }
     }
 
-    /// The packet a plain source-queue entry (`dst`, `created`) of server `s` of local switch `li`
-    /// stands for.
+    /// The packet a source-queue entry of server `s` of local switch `li` stands for, left where it
+    /// is: a plain entry's is its own source, ready from its creation, with the route state every
+    /// packet starts with ([`NetPartition::start_route`]).
     #[inline]
-    pub(super) fn plain_packet(&self, li: usize, s: usize, dst: u32, created: Cycle) -> Packet {
-        let route = self.plain_route(li, dst);
-        Packet { src: self.first_server[li] + s as u32, dst, created, ready_at: created, route, op: 0, retries: 0 }
-    }
-
-    /// The route state of a plain source-queue entry of local switch `li` for server `dst`: the
-    /// one every packet starts with when `init` draws nothing.
-    #[inline]
-    fn plain_route(&self, li: usize, dst: u32) -> RouteState {
-        self.start_route(li, dst)
-    }
-
-    /// The route state of the packet a source-queue entry of local switch `li` stands for.
-    fn queued_route(&self, li: usize, x: Queued) -> RouteState {
+    pub(super) fn queued_packet(&self, li: usize, s: usize, x: Queued) -> Packet {
         match x {
-            Queued::Plain { dst, .. } => self.plain_route(li, dst),
-            Queued::Slab(i) => self.slab.get(i).route,
+            Queued::Plain { dst, created } => Packet {
+                src: self.first_server[li] + s as u32,
+                dst,
+                created,
+                ready_at: created,
+                route: self.start_route(li, dst),
+                op: 0,
+                retries: 0,
+            },
+            Queued::Slab(i) => *self.slab.get(i),
         }
     }
 

@@ -135,14 +135,14 @@ impl SourcePool {
     /// Append `x` to `q`.
     #[inline]
     pub fn push_back(&mut self, q: &mut SourceQueue, x: Queued) {
-        let (e, created) = match x {
+        let (a, created) = match x {
             Queued::Plain { dst, created } => {
                 debug_assert!(Self::plain_fits(dst));
-                (Entry { a: dst, b: 0 }, Some(created))
+                (dst, Some(created))
             }
             Queued::Slab(i) => {
                 debug_assert!(i < IN_SLAB, "slab index {i} too large for a source queue");
-                (Entry { a: IN_SLAB | i, b: 0 }, None)
+                (IN_SLAB | i, None)
             }
         };
         // A plain entry goes into the tail chunk if there is room and its creation cycle is within
@@ -158,11 +158,7 @@ impl SourcePool {
             q.tail = c;
         }
         let c = &mut self.chunks[q.tail as usize];
-        let mut e = e;
-        if let Some(t) = created {
-            e.b = (t - c.base) as u32;
-        }
-        c.e[c.hi as usize] = e;
+        c.e[c.hi as usize] = Entry { a, b: created.map_or(0, |t| (t - c.base) as u32) };
         c.hi += 1;
         self.len += 1;
     }

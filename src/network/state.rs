@@ -226,18 +226,9 @@ impl NetPartition {
     /// The packets in the source queue of server `s` of local switch `li` (`srv`), head first, as
     /// the run would inject them.
     fn source_packets(&self, li: usize, s: usize, srv: &Server) -> Vec<Packet> {
-        use super::source_queue::Queued;
-        self.srcq
-            .iter(&srv.queue)
-            .map(|x| match x {
-                Queued::Plain { dst, created } => self.plain_packet(li, s, dst, created),
-                Queued::Slab(i) => *self.slab.get(i),
-            })
-            .collect()
+        self.srcq.iter(&srv.queue).map(|x| self.queued_packet(li, s, x)).collect()
     }
-}
 
-impl NetPartition {
     /// This partition's share of the [`GlobalState`].
     pub fn global_state(&self) -> GlobalState {
         GlobalState {

@@ -602,7 +602,7 @@ pub const REGISTRY: &[Entry] = &[
         fault_tolerant: true,
         all_pairs_tables: false,
         routes_to_any_switch: false,
-        doc: "D-mod-K (fat trees; Deter on HyperZ)",
+        doc: "D-mod-K by destination server (fat trees; Deter's moves on HyperZ)",
     },
     Entry {
         name: "dragonfly-min",

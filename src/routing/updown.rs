@@ -177,9 +177,27 @@ impl ZTree {
     /// The fault-free depth of `x`: its tree depth plus the Hamming distance of its Z-node to the
     /// root's `zr` (the product of the module doc).
     fn fault_free_depth(&self, x: SwitchId, zr: u32) -> u32 {
+        self.depth[self.index(x)] as u32 + self.off_root_dims(x, zr).count_ones()
+    }
+
+    /// The dimensions in which the Z-node of `y` differs from the root's `zr`, as a mask.
+    #[inline]
+    fn off_root_dims(&self, y: SwitchId, zr: u32) -> usize {
         let h = &self.hz;
-        let zx = h.znode(x);
-        self.depth[self.index(x)] as u32 + (0..h.dims()).filter(|&k| h.coord(zx, k) != h.coord(zr, k)).count() as u32
+        let zy = h.znode(y);
+        (0..h.dims()).fold(0, |acc, k| acc | ((h.coord(zy, k) != h.coord(zr, k)) as usize) << k)
+    }
+
+    /// The dimensions in which the Z-nodes of `x` and `t` agree away from the root's `zr` (`x_k =
+    /// t_k != r_k`), as a mask: `b_H` is its size.
+    #[inline]
+    fn agreeing_dims(&self, x: SwitchId, t: SwitchId, zr: u32) -> usize {
+        let h = &self.hz;
+        let (zx, zt) = (h.znode(x), h.znode(t));
+        (0..h.dims()).fold(0, |acc, k| {
+            let a = h.coord(zx, k);
+            acc | ((a == h.coord(zt, k) && a != h.coord(zr, k)) as usize) << k
+        })
     }
 
     /// A switch of both fault-free Up sets of `x` and `t` at the deepest depth they share, and that
@@ -190,34 +208,21 @@ impl ZTree {
         let h = &self.hz;
         let (u, v) = (self.index(x), self.index(t));
         let w = self.deepest[u * self.m + v] as usize;
-        let (zx, zt) = (h.znode(x), h.znode(t));
-        let (mut zn, mut shared_h) = (zr, 0);
-        for k in 0..h.dims() {
-            let a = h.coord(zx, k);
-            if a == h.coord(zt, k) && a != h.coord(zr, k) {
-                zn = h.with_coord(zn, k, a);
-                shared_h += 1;
-            }
-        }
+        let (zx, agree) = (h.znode(x), self.agreeing_dims(x, t, zr));
+        let zn = (0..h.dims()).filter(|&k| agree >> k & 1 != 0).fold(zr, |zn, k| h.with_coord(zn, k, h.coord(zx, k)));
         let level = self.level[w] as usize;
         let z = h.switch_at(level, zn, w - self.offset[level] as usize);
-        (z, self.shared[u * self.m + v] as u32 + shared_h)
+        (z, self.shared[u * self.m + v] as u32 + agree.count_ones())
     }
 
     /// [`ZTree::deepest_shared`] as the switch's [`ZTree::up_bit`] (the same for both Up sets),
     /// without forming its id.
     #[inline]
     fn deepest_shared_bit(&self, x: SwitchId, t: SwitchId, zr: u32) -> (usize, u32) {
-        let h = &self.hz;
         let (u, v) = (self.index(x), self.index(t));
-        let (zx, zt) = (h.znode(x), h.znode(t));
-        let mut kept = 0usize;
-        for k in 0..h.dims() {
-            let a = h.coord(zx, k);
-            kept |= ((a == h.coord(zt, k) && a != h.coord(zr, k)) as usize) << k;
-        }
+        let agree = self.agreeing_dims(x, t, zr);
         let w = self.deepest[u * self.m + v] as usize;
-        ((w << h.dims()) | kept, self.shared[u * self.m + v] as u32 + kept.count_ones())
+        ((w << self.hz.dims()) | agree, self.shared[u * self.m + v] as u32 + agree.count_ones())
     }
 
     /// The bit naming switch `y` within any fault-free Up set that holds it (root Z-node `zr`): its
@@ -225,10 +230,7 @@ impl ZTree {
     /// fault-free Up set takes, per coordinate, `x`'s or the root's, so these two name it.
     #[inline]
     fn up_bit(&self, y: SwitchId, zr: u32) -> usize {
-        let h = &self.hz;
-        let zy = h.znode(y);
-        let kept = (0..h.dims()).fold(0usize, |acc, k| acc | ((h.coord(zy, k) != h.coord(zr, k)) as usize) << k);
-        (self.index(y) << h.dims()) | kept
+        (self.index(y) << self.hz.dims()) | self.off_root_dims(y, zr)
     }
 
     /// `b_T` of the Z-node positions of switches `x` and `t`.
@@ -240,9 +242,7 @@ impl ZTree {
     /// `b_H` of the Z-nodes of `x` and `t` for the root's Z-node `zr`: `#{k: x_k = t_k != r_k}`.
     #[inline]
     fn shared_h(&self, x: SwitchId, t: SwitchId, zr: u32) -> u32 {
-        let h = &self.hz;
-        let (zx, zt) = (h.znode(x), h.znode(t));
-        (0..h.dims()).filter(|&k| h.coord(zx, k) == h.coord(zt, k) && h.coord(zx, k) != h.coord(zr, k)).count() as u32
+        self.agreeing_dims(x, t, zr).count_ones()
     }
 }
 
@@ -531,22 +531,19 @@ impl UpDown {
             return None;
         }
         let zr = z.hz.znode(self.root);
+        let searched = || {
+            let (s, b) = z.deepest_shared(x, t, zr);
+            (self.up_set(x).binary_search(&s).is_ok() && self.up_set(t).binary_search(&s).is_ok()).then_some(b)
+        };
         let w = self.up_words;
-        if w > 0 {
-            let (bit, b) = z.deepest_shared_bit(x, t, zr);
-            let member = |y: SwitchId| self.up_bits[y as usize * w + (bit >> 6)] >> (bit & 63) & 1 != 0;
-            debug_assert_eq!(
-                member(x) && member(t),
-                {
-                    let (s, _) = z.deepest_shared(x, t, zr);
-                    self.up_set(x).binary_search(&s).is_ok() && self.up_set(t).binary_search(&s).is_ok()
-                },
-                "Up-set bits of {x} and {t} differ from the sets"
-            );
-            return (member(x) && member(t)).then_some(b);
+        if w == 0 {
+            return searched();
         }
-        let (s, b) = z.deepest_shared(x, t, zr);
-        (self.up_set(x).binary_search(&s).is_ok() && self.up_set(t).binary_search(&s).is_ok()).then_some(b)
+        let (bit, b) = z.deepest_shared_bit(x, t, zr);
+        let member = |y: SwitchId| self.up_bits[y as usize * w + (bit >> 6)] >> (bit & 63) & 1 != 0;
+        let found = (member(x) && member(t)).then_some(b);
+        debug_assert_eq!(found, searched(), "Up-set bits of {x} and {t} differ from the sets");
+        found
     }
 
     /// The Up set `A(x)`, sorted by id (where built).
