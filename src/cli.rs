@@ -3,7 +3,7 @@
 //! two.
 
 use crate::config::Named;
-use crate::network::FetchAhead;
+use crate::network::{CandidateCache, FetchAhead};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use std::path::PathBuf;
 
@@ -120,6 +120,12 @@ pub enum Command {
         /// A matter of speed only: results are identical.
         #[arg(long, value_name = "MODE", default_value = "auto", value_parser = fetch_ahead_parser())]
         prefetch: FetchAhead,
+        /// Where waiting heads' candidates are kept between their evaluations: `auto` (one head
+        /// per input port where that fits a partition's 64 MiB budget, else a few per switch),
+        /// `switch` (a few per switch) or `off`. A matter of speed and memory only: results are
+        /// identical.
+        #[arg(long, value_name = "MODE", default_value = "auto", value_parser = candidate_cache_parser())]
+        candidate_cache: CandidateCache,
     },
     /// Run a config at every point of a grid of values into one HDF5 file.
     ///
@@ -347,6 +353,14 @@ fn fetch_ahead_parser() -> impl TypedValueParser<Value = FetchAhead> {
     PossibleValuesParser::new(FetchAhead::NAMES).try_map(|s| {
         FetchAhead::from_name(&s)
             .ok_or_else(|| format!("`{s}` is not a mode (allowed: {})", FetchAhead::NAMES.join(", ")))
+    })
+}
+
+/// Parses `--candidate-cache` (one of [`CandidateCache::NAMES`], which `--help` lists).
+fn candidate_cache_parser() -> impl TypedValueParser<Value = CandidateCache> {
+    PossibleValuesParser::new(CandidateCache::NAMES).try_map(|s| {
+        CandidateCache::from_name(&s)
+            .ok_or_else(|| format!("`{s}` is not a mode (allowed: {})", CandidateCache::NAMES.join(", ")))
     })
 }
 

@@ -137,7 +137,18 @@ fn dispatch(cli: Cli) -> Result<u8> {
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
     match cli.command {
-        Command::Run { cfg, checkpoint, threads, json, quiet, out, json_out, max_memory, prefetch } => {
+        Command::Run {
+            cfg,
+            checkpoint,
+            threads,
+            json,
+            quiet,
+            out,
+            json_out,
+            max_memory,
+            prefetch,
+            candidate_cache,
+        } => {
             // Checkpoint and restart: with --resume the config comes from the checkpoint, and so does the
             // thread count unless --threads is given (a checkpoint resumes with any).
             let request = hxsim::checkpoint::Request {
@@ -156,7 +167,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
             commands::run::check_paths(&config, paths, &outputs)?;
             let ranks = hxsim::engine::launcher_ranks().map_or(1, |r| r.1);
             config.check_memory(ranks, max_memory, None)?;
-            let opts = RunOptions { threads, max_memory, fetch_ahead: prefetch, checkpoint };
+            let opts = RunOptions { threads, max_memory, fetch_ahead: prefetch, candidate_cache, checkpoint };
             commands::run::run(&config, &opts, json, quiet, &outputs)
         }
         Command::Sweep { config, from, set, jobs, quiet, out, max_memory } => {

@@ -167,6 +167,30 @@ fn prefetch_modes_give_identical_json_apart_from_timing() {
     }
 }
 
+/// Where waiting heads' candidates are kept is a matter of speed: a few per switch (as on the
+/// million-endpoint networks, where one per input port does not fit) or none, the results are
+/// those of the default's per-input cache and cost levels, for the routings that cache (SurePath
+/// over Polarized and Omnidimensional routes, DAL, Polarized), on a fault-free and a faulty
+/// network, near saturation (so that heads wait), on one and two partitions. Debug builds also
+/// compare every cached list with the routing's.
+#[test]
+fn candidate_cache_modes_give_identical_json_apart_from_timing() {
+    let (_d, cfg) = write_config("c.toml", SMALL);
+    let c = cfg.to_str().unwrap();
+    for routing in ["surepath-polarized", "surepath-omni", "dal", "polarized"] {
+        for faults in ["faults.random_links=0", "faults.random_links=3"] {
+            let set = format!("routing.algorithm={routing}");
+            let args = ["run", c, "--json", "-q", "--set", &set, "--set", faults, "--set", "traffic.load=0.9"];
+            let base = without_timing(json(&hxsim(&args)));
+            for (mode, threads) in [("switch", "1"), ("off", "1"), ("switch", "2")] {
+                let more = ["--candidate-cache", mode, "--threads", threads];
+                let other = without_timing(json(&hxsim(&[&args[..], &more].concat())));
+                assert_eq!(base, other, "{routing}, {faults}, --candidate-cache {mode}, --threads {threads}");
+            }
+        }
+    }
+}
+
 #[test]
 fn bad_input_exits_2_with_a_clear_message() {
     let (_d, cfg) = write_config("c.toml", SMALL);
@@ -197,6 +221,10 @@ fn bad_input_exits_2_with_a_clear_message() {
     );
     assert_input_error(&hxsim(&["run", c, "--threads", "0"]), &["--threads"]);
     assert_input_error(&hxsim(&["run", c, "--prefetch", "maybe"]), &["--prefetch", "maybe", "auto, on, off"]);
+    assert_input_error(
+        &hxsim(&["run", c, "--candidate-cache", "all"]),
+        &["--candidate-cache", "all", "auto, switch, off"],
+    );
     assert_input_error(&hxsim(&["run", "/nonexistent/x.toml"]), &["/nonexistent/x.toml"]);
     assert_input_error(&hxsim(&["run", c, "--set", "novalue"]), &["key=value"]);
     assert_input_error(&hxsim(&["frobnicate"]), &["frobnicate"]);
@@ -232,6 +260,7 @@ fn enum_options_list_their_values_in_help() {
     let methods: Vec<&str> = <partitioning::Method as hxsim::config::Named>::names();
     for (args, want) in [
         (&["run", "-h"][..], values(&hxsim::network::FetchAhead::NAMES)),
+        (&["run", "-h"], values(&hxsim::network::CandidateCache::NAMES)),
         (&["partition", "-h"], values(&methods)),
         (&["merge", "-h"], values(&["csv", "jsonl"])),
         (&["plot", "-h"], "[possible values: all, throughput, latency, jain, timeseries]".into()),

@@ -202,6 +202,7 @@ impl NetPartition {
     /// were computed with a routing or a network that has changed.
     fn forget_routes(&mut self) {
         self.run_cache_vc.fill(NO_VC);
+        self.head_cache.clear();
         for ip in &mut self.inp {
             ip.refused_until = 0;
         }
@@ -374,6 +375,9 @@ impl NetPartition {
         self.inp[pi].refused_until = 0;
         if self.run_cache_vc.get(pi) == Some(&(vc as u8)) {
             self.run_cache_vc[pi] = NO_VC;
+        }
+        if self.head_cache.is_on() {
+            self.head_cache.forget(li, pi - li * np, vc);
         }
         if self.inbuf[qi].q.is_empty() {
             self.inp[pi].vc_mask &= !(1 << vc);

@@ -45,6 +45,7 @@
 //! the partitioning. Nothing here allocates per packet once buffers have warmed up.
 
 mod failures;
+mod head_cache;
 mod levels;
 pub mod packet;
 mod prefetch;
@@ -56,6 +57,7 @@ mod state;
 mod tasks;
 
 pub use failures::Stranded;
+pub use head_cache::CandidateCache;
 pub use prefetch::FetchAhead;
 pub use state::{GlobalState, SwitchState};
 pub use tasks::{TaskState, WorkloadPlan, NO_TASK};
@@ -698,6 +700,11 @@ pub struct NetPartition {
     /// allocation per port, on switches of at most 64 switch-to-switch ports, where they fit
     /// [`RUN_CACHE_BYTES`]; off (empty) otherwise.
     levels: levels::CostLevels,
+    /// Where the per-input cache of runs does not fit [`RUN_CACHE_BYTES`]: a few waiting heads'
+    /// candidates per switch ([`head_cache`]); off (empty) otherwise.
+    head_cache: head_cache::HeadCache,
+    /// Which candidate cache this partition may use ([`NetPartition::set_candidate_cache`]).
+    cache_mode: CandidateCache,
     /// Runs per input port in the cache: 0 when off (a routing without runs, or a network whose
     /// cache would exceed [`RUN_CACHE_BYTES`]), `usize::MAX` until the first routing decides it.
     run_cache_cap: usize,
@@ -975,6 +982,8 @@ impl NetPartition {
             classes: Vec::with_capacity(levels::MAX_CLASSES),
             levels: if use_levels { levels::CostLevels::new(n, r) } else { Default::default() },
             run_cache_cap: usize::MAX,
+            head_cache: head_cache::HeadCache::default(),
+            cache_mode: CandidateCache::Auto,
             reqs: Vec::with_capacity(np),
             run_costs: if keep_costs { vec![router::RunCost::default(); n * 2 * r] } else { Vec::new() },
             credits_due: (0..due_ring).map(|_| Vec::new()).collect(),

@@ -9,8 +9,10 @@
 //! cache, 10 MB) 1.10. So by default ([`FetchAhead::Auto`]) a partition fetches ahead when its
 //! router state is more than twice the private cache. The hints change no result.
 
+use super::head_cache::{CandidateCache, HeadCache};
 use super::levels::CostLevels;
 use super::router::{run_cache_bytes, RunCost};
+use super::RUN_CACHE_BYTES;
 use super::{for_each_set_bit, port_record_bytes, BitIter, Msg, NetPartition, Server};
 use crate::topology::SwitchId;
 use std::mem::size_of;
@@ -103,7 +105,14 @@ impl NetPartition {
     /// selection's kept costs or cost levels. Packets come on top.
     fn router_state_bytes(&self) -> u64 {
         let ports = self.inp.len();
-        let cache = if self.p.routing.cache_candidates() { run_cache_bytes(ports, self.r).unwrap_or(0) } else { 0 };
+        let per_switch = || HeadCache::bytes_within(self.switches.len(), RUN_CACHE_BYTES);
+        let cache = match self.cache_mode {
+            _ if !self.p.routing.cache_candidates() => 0,
+            CandidateCache::Off => 0,
+            CandidateCache::Switch => per_switch(),
+            // The per-input cache, or where it does not fit, the per-switch one.
+            CandidateCache::Auto => run_cache_bytes(ports, self.r).unwrap_or_else(per_switch),
+        };
         let levels = if self.levels.is_on() { CostLevels::bytes(self.switches.len(), self.r) } else { 0 };
         (ports * port_record_bytes(self.v) + cache + self.run_costs.len() * size_of::<RunCost>() + levels) as u64
     }

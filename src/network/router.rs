@@ -3,6 +3,7 @@
 //! with SurePath's `Q + P` selection and the refused-request shortcut (see the module docs of
 //! [`super`]). This is the simulator's hot path: it allocates nothing and reads flat arrays.
 
+use super::head_cache::{CandidateCache, HeadCache};
 use super::levels::{classes_from, classes_of, same_classes, CandidateClass, FULL, MAX_CLASSES};
 use super::packet::NIL;
 use super::{
@@ -313,6 +314,20 @@ impl NextU32 for Rng {
 }
 
 impl NetPartition {
+    /// Which candidate cache this partition may use (call before it steps). `Auto` is what
+    /// [`NetPartition::new`] sets; the others turn the cost levels off (they read the per-input
+    /// cache), keeping selection's costs per port instead where those fit.
+    pub fn set_candidate_cache(&mut self, mode: CandidateCache) {
+        self.cache_mode = mode;
+        if mode != CandidateCache::Auto && self.levels.is_on() {
+            self.levels = Default::default();
+            let bytes = self.switches.len() * 2 * self.r * std::mem::size_of::<RunCost>();
+            if self.p.routing.keep_costs() && bytes <= RUN_CACHE_BYTES {
+                self.run_costs = vec![RunCost::default(); self.switches.len() * 2 * self.r];
+            }
+        }
+    }
+
     /// Output port `port` of local switch `li` changed what selection reads of it (occupancy,
     /// credits, load, the packet on its link): its kept [`RunCost`]s no longer hold.
     #[inline]
@@ -594,8 +609,12 @@ impl NetPartition {
     /// at `sw`: `true` if they are in the run cache (its slot of `pi`), else `false` with them in
     /// `self.runs` (and, when they fit, copied into the cache for the head's next evaluation).
     #[inline]
-    fn cached_runs(&mut self, pi: usize, vc: usize, sw: SwitchId, st: &RouteState, now: Cycle) -> bool {
+    fn cached_runs(&mut self, li: usize, pi: usize, vc: usize, sw: SwitchId, st: &RouteState, now: Cycle) -> bool {
         let cap = self.run_cache_cap;
+        if cap == 0 && self.head_cache.is_on() {
+            self.head_cache_runs(li, pi - li * self.np, vc, sw, st);
+            return false;
+        }
         if cap != 0 && cap != usize::MAX && self.run_cache_vc[pi] == vc as u8 {
             debug_assert!(
                 {
@@ -633,13 +652,18 @@ impl NetPartition {
                 self.run_cache_vc = vec![NO_VC; inputs];
                 self.run_cache_len = vec![0; inputs];
                 self.run_cache_cap = cap;
-            } else if run_cache_bytes(inputs, self.r).is_some() {
+            } else if self.cache_mode == CandidateCache::Auto && run_cache_bytes(inputs, self.r).is_some() {
                 self.run_cache = vec![CandidateRun::EMPTY; inputs * cap];
                 self.run_cache_vc = vec![NO_VC; inputs];
                 self.run_cache_len = vec![0; inputs];
                 self.run_cache_cap = cap;
             } else {
                 self.run_cache_cap = 0;
+                let fits = || HeadCache::within(self.switches.len(), RUN_CACHE_BYTES);
+                if let Some(c) = (self.cache_mode != CandidateCache::Off).then(fits).flatten() {
+                    self.head_cache = c;
+                    self.head_cache.store(li, pi - li * self.np, vc, &self.runs);
+                }
             }
         }
         let cap = self.run_cache_cap;
@@ -668,6 +692,28 @@ impl NetPartition {
             }
         }
         false
+    }
+
+    /// The candidates of the head of VC `vc` of input `port` of local switch `li`, in state `st`
+    /// at `sw`, into `self.runs`: from the [`HeadCache`] if it holds them, else from the routing
+    /// (and then cached).
+    #[inline]
+    fn head_cache_runs(&mut self, li: usize, port: usize, vc: usize, sw: SwitchId, st: &RouteState) {
+        if let Some(e) = self.head_cache.find(li, port, vc) {
+            self.runs.clear();
+            self.head_cache.expand(e, &mut self.runs);
+            debug_assert!(
+                {
+                    let mut fresh = Vec::new();
+                    self.p.routing.candidate_runs(sw, st, &mut fresh);
+                    fresh == self.runs
+                },
+                "cached candidates of switch {sw} input {port} VC {vc} differ from the routing's"
+            );
+            return;
+        }
+        self.fresh_runs(sw, st);
+        self.head_cache.store(li, port, vc, &self.runs);
     }
 
     /// The candidates of the head of VC `vc` of input `pi`, in state `st` at `sw`, as the routing
@@ -906,7 +952,7 @@ impl NetPartition {
                     }
                     let route = pkt.route;
                     let key = self.head_key(li, port, vc, arrived);
-                    let cached = self.cached_runs(pi, vc, sw, &route, now);
+                    let cached = self.cached_runs(li, pi, vc, sw, &route, now);
                     if self.runs.is_empty() && !cached {
                         self.stranded_head(li, pi, vc, sw, &route, now);
                         first = false;
@@ -1079,6 +1125,9 @@ impl NetPartition {
             self.inp[pi].refused_until = 0;
             if self.run_cache_vc.get(pi) == Some(&rq.in_vc) {
                 self.run_cache_vc[pi] = NO_VC;
+            }
+            if self.head_cache.is_on() {
+                self.head_cache.forget(li, ip, rq.in_vc as usize);
             }
             let inport = &mut self.inp[pi];
             if emptied {

@@ -189,6 +189,8 @@ fn every_field_is_classified(part: &NetPartition) {
         run_cache_vc: _,
         run_cache_len: _,
         class_cache: _,
+        head_cache: _,
+        cache_mode: _,
         classes: _,
         run_costs: _,
         // Follow from the port records (`finish_restore`).
@@ -358,6 +360,7 @@ impl NetPartition {
         // costs to its ports: the restored heads are routed and costed afresh (both are pure
         // functions of the state they were learnt from).
         self.run_cache_vc.fill(super::NO_VC);
+        self.head_cache.clear();
         self.run_costs.fill(super::router::RunCost::default());
         if let Some(t) = self.tasks.as_mut() {
             t.clear_events();

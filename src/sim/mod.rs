@@ -16,7 +16,7 @@ pub mod workload;
 use crate::config::{Config, ConfigError, Schedule};
 use crate::engine::{Cycle, Progress, World};
 use crate::metrics::{SampleSender, Stats, Summary};
-use crate::network::FetchAhead;
+use crate::network::{CandidateCache, FetchAhead};
 use crate::topology::Fabric;
 pub use build::{
     assign_partitions, build_network, build_network_within, build_params, build_pattern, build_topology,
@@ -77,6 +77,9 @@ pub struct RunOptions {
     /// Whether partitions fetch the next switches' records ahead (`--prefetch`; a matter of speed
     /// only).
     pub fetch_ahead: FetchAhead,
+    /// Which cache holds waiting heads' candidates (`--candidate-cache`; a matter of speed and
+    /// memory only).
+    pub candidate_cache: CandidateCache,
     /// Checkpoints to write, and the one to resume from (`--checkpoint`, `--resume`; see
     /// [`crate::checkpoint::setup`]).
     pub checkpoint: Option<crate::checkpoint::Plan>,
@@ -84,7 +87,13 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { threads: 1, max_memory: None, fetch_ahead: FetchAhead::Auto, checkpoint: None }
+        RunOptions {
+            threads: 1,
+            max_memory: None,
+            fetch_ahead: FetchAhead::Auto,
+            candidate_cache: CandidateCache::Auto,
+            checkpoint: None,
+        }
     }
 }
 

@@ -85,6 +85,7 @@ pub(crate) fn run_once(
         .into_iter()
         .map(|m| {
             let mut part = NetPartition::new(params.clone(), m, local_of.clone());
+            part.set_candidate_cache(opts.candidate_cache);
             part.set_fetch_ahead(opts.fetch_ahead);
             part
         })

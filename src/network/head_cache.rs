@@ -1,0 +1,354 @@
+//! The candidates of a switch's waiting heads, a few per switch, for networks whose per-input
+//! candidate cache does not fit its budget (issue 34, the million-endpoint HyperX: a cache of
+//! runs for every input port would take 5 GB there).
+//!
+//! A head waits at its switch until its request is granted; while it waits its candidates do not
+//! change (they depend only on the switch and the head's routing state), yet without a cache every
+//! turn asks the routing again. On `configs/hyperx-3d-32.toml` with 1% link faults and
+//! `surepath-polarized`, 63% of evaluations were of a head evaluated before, and generating
+//! candidates (Polarized routes and the Up/Down escape over a faulty network, about 95 runs a head)
+//! took 56% of the CPU time. At about seven waiting heads per switch, a few entries per switch hold
+//! nearly all of them.
+//!
+//! An entry keeps a head's runs as classes (a port mask per penalty and group) with each group's
+//! VC range, 128 bytes instead of 12 per run, for runs of SurePath's shape: a group of
+//! routing runs, then a group of escape runs, within a group one VC range and the ports strictly
+//! increasing. [`HeadCache::expand`] gives back exactly those runs in their order, so selection
+//! reads the same list and the results are unchanged. Other shapes are not cached.
+
+use crate::routing::CandidateRun;
+
+/// Which cache holds waiting heads' candidates (`hxsim run --candidate-cache`). Results are the
+/// same with any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CandidateCache {
+    /// One head per input port where that fits the partition's cache budget (with cost levels
+    /// where they fit too), else a few heads per switch ([`HeadCache`]) where those fit, else none.
+    #[default]
+    Auto,
+    /// A few heads per switch (where they fit the budget), without cost levels.
+    Switch,
+    /// None: every evaluation asks the routing (the reference the others must agree with).
+    Off,
+}
+
+impl CandidateCache {
+    /// The `--candidate-cache` names, in the order of [`CandidateCache::from_name`].
+    pub const NAMES: [&'static str; 3] = ["auto", "switch", "off"];
+
+    /// The mode named `name` (one of [`CandidateCache::NAMES`]).
+    pub fn from_name(name: &str) -> Option<CandidateCache> {
+        match name {
+            "auto" => Some(CandidateCache::Auto),
+            "switch" => Some(CandidateCache::Switch),
+            "off" => Some(CandidateCache::Off),
+            _ => None,
+        }
+    }
+}
+
+// An entry fills two cache lines (the module docs' 128 bytes).
+const _: () = assert!(std::mem::size_of::<Entry>() == 128);
+
+/// Most entries per switch. On the faulty million-endpoint HyperX (PolSP, 2 threads) 12 ways found
+/// 60.6% of evaluations cached against 62.2% for 16 (the share of evaluations that are of a head
+/// evaluated before) and 45.8% for 8.
+const WAYS: usize = 12;
+
+/// Fewest entries per switch worth keeping (a partition whose budget holds fewer keeps none).
+const MIN_WAYS: usize = 4;
+
+/// Bytes of one entry and its tag.
+const WAY_BYTES: usize = 4 + std::mem::size_of::<Entry>();
+
+/// Most classes an entry holds (a head whose runs form more is not cached). PolSP's heads on
+/// the faulty million-endpoint HyperX form 4 or 5, 6 at most in 15M.
+const CLASSES: usize = 6;
+
+/// Ports a class's mask can hold.
+const MASK_PORTS: usize = 128;
+
+/// "No head" in [`HeadCache::tags`].
+const EMPTY: u32 = 0;
+
+/// One penalty class of a cached head: the ports of `mask` (its group is in [`Entry::escape`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Class {
+    /// In 32-bit words, so that an entry takes 128 bytes.
+    mask: [u32; 4],
+    penalty: u32,
+}
+
+/// A cached head's runs as classes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Entry {
+    classes: [Class; CLASSES],
+    len: u8,
+    /// Bit `i`: class `i` is of the escape group.
+    escape: u8,
+    /// The VC range of each group (routing, escape).
+    ranges: [(u8, u8); 2],
+}
+
+impl Entry {
+    /// `runs` as classes, or `None` where they do not have the shape of the module docs or form
+    /// more than [`CLASSES`] classes.
+    fn of(runs: &[CandidateRun]) -> Option<Entry> {
+        let mut e = Entry::default();
+        let (mut group, mut last) = (0usize, -1i32);
+        for r in runs {
+            let g = r.escape as usize;
+            if g < group {
+                return None;
+            }
+            if g > group {
+                (group, last) = (g, -1);
+            }
+            if r.port as usize >= MASK_PORTS || r.port as i32 <= last || r.hi <= r.lo {
+                return None;
+            }
+            last = r.port as i32;
+            if e.ranges[g] == (0, 0) {
+                e.ranges[g] = (r.lo, r.hi);
+            } else if e.ranges[g] != (r.lo, r.hi) {
+                return None;
+            }
+            let n = e.len as usize;
+            let i = match (0..n).find(|&i| e.classes[i].penalty == r.penalty && (e.escape >> i & 1 == 1) == r.escape) {
+                Some(i) => i,
+                None if n == CLASSES => return None,
+                None => {
+                    e.classes[n] = Class { mask: [0; 4], penalty: r.penalty };
+                    e.escape |= (r.escape as u8) << n;
+                    e.len += 1;
+                    n
+                }
+            };
+            e.classes[i].mask[r.port as usize / 32] |= 1 << (r.port % 32);
+        }
+        Some(e)
+    }
+
+    /// The runs of this entry, appended to `out` in the order they were stored: group by group,
+    /// ports increasing.
+    fn expand(&self, out: &mut Vec<CandidateRun>) {
+        let classes = &self.classes[..self.len as usize];
+        for (g, &(lo, hi)) in self.ranges.iter().enumerate() {
+            let escape = g == 1;
+            // The class of each port of the group, then the ports in increasing order.
+            let mut of = [0u8; MASK_PORTS];
+            let mut all = [0u32; 4];
+            for (i, c) in classes.iter().enumerate().filter(|&(i, _)| (self.escape >> i & 1 == 1) == escape) {
+                for w in 0..4 {
+                    all[w] |= c.mask[w];
+                    let mut m = c.mask[w];
+                    while m != 0 {
+                        of[w * 32 + m.trailing_zeros() as usize] = i as u8;
+                        m &= m - 1;
+                    }
+                }
+            }
+            for (w, &word) in all.iter().enumerate() {
+                let mut m = word;
+                while m != 0 {
+                    let port = w * 32 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let penalty = classes[of[port] as usize].penalty;
+                    out.push(CandidateRun { penalty, port: port as u16, lo, hi, escape });
+                }
+            }
+        }
+    }
+}
+
+/// Up to [`WAYS`] cached heads per switch of a partition (see the module docs), tagged by input
+/// port and VC and replaced round robin.
+#[derive(Debug, Default)]
+pub(super) struct HeadCache {
+    /// Entries per switch.
+    ways: usize,
+    /// Per switch, `ways` tags `(port << 8 | vc) + 1` ([`EMPTY`]: none).
+    tags: Vec<u32>,
+    /// Per switch, the way the next store takes when none is empty.
+    next: Vec<u8>,
+    entries: Vec<Entry>,
+}
+
+impl HeadCache {
+    /// Entries per switch of the cache of `n` switches within `budget` bytes: [`WAYS`], or fewer
+    /// where they do not fit; `None` where not even [`MIN_WAYS`] fit.
+    fn ways_within(n: usize, budget: usize) -> Option<usize> {
+        let ways = (budget / n.max(1)).saturating_sub(1) / WAY_BYTES;
+        (ways >= MIN_WAYS).then_some(ways.min(WAYS))
+    }
+
+    /// Bytes of the cache of `n` switches within `budget` (0: none fits).
+    pub fn bytes_within(n: usize, budget: usize) -> usize {
+        Self::ways_within(n, budget).map_or(0, |w| n * (w * WAY_BYTES + 1))
+    }
+
+    /// An empty cache for `n` switches within `budget` bytes, if one fits.
+    pub fn within(n: usize, budget: usize) -> Option<Self> {
+        let ways = Self::ways_within(n, budget)?;
+        Some(HeadCache {
+            ways,
+            tags: vec![EMPTY; n * ways],
+            next: vec![0; n],
+            entries: vec![Entry::default(); n * ways],
+        })
+    }
+
+    /// Whether this partition keeps one.
+    #[inline]
+    pub fn is_on(&self) -> bool {
+        !self.next.is_empty()
+    }
+
+    #[inline]
+    fn tag(port: usize, vc: usize) -> u32 {
+        ((port as u32) << 8 | vc as u32) + 1
+    }
+
+    /// The entry of the head of input `port`, VC `vc` of local switch `li`, if cached.
+    #[inline]
+    pub fn find(&self, li: usize, port: usize, vc: usize) -> Option<usize> {
+        let tag = Self::tag(port, vc);
+        let w = self.ways;
+        self.tags[li * w..(li + 1) * w].iter().position(|&t| t == tag).map(|i| li * w + i)
+    }
+
+    /// Appends the runs of entry `e` (from [`HeadCache::find`]) to `out`: those stored.
+    #[inline]
+    pub fn expand(&self, e: usize, out: &mut Vec<CandidateRun>) {
+        self.entries[e].expand(out);
+    }
+
+    /// Caches `runs` as the candidates of the head of input `port`, VC `vc` of local switch `li`
+    /// (not cached, and nothing replaced, where they do not form an entry).
+    pub fn store(&mut self, li: usize, port: usize, vc: usize, runs: &[CandidateRun]) {
+        let Some(entry) = Entry::of(runs) else { return };
+        let n = self.ways;
+        let ways = &mut self.tags[li * n..(li + 1) * n];
+        let w = match ways.iter().position(|&t| t == EMPTY) {
+            Some(w) => w,
+            None => {
+                let w = self.next[li] as usize;
+                self.next[li] = ((w + 1) % n) as u8;
+                w
+            }
+        };
+        ways[w] = Self::tag(port, vc);
+        self.entries[li * n + w] = entry;
+    }
+
+    /// Forgets the head of input `port`, VC `vc` of local switch `li` (it left, or was dropped).
+    #[inline]
+    pub fn forget(&mut self, li: usize, port: usize, vc: usize) {
+        let tag = Self::tag(port, vc);
+        let w = self.ways;
+        for t in &mut self.tags[li * w..(li + 1) * w] {
+            if *t == tag {
+                *t = EMPTY;
+            }
+        }
+    }
+
+    /// Forgets every head.
+    pub fn clear(&mut self) {
+        self.tags.fill(EMPTY);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{below, stream, Purpose};
+
+    fn run(port: u16, lo: u8, hi: u8, penalty: u32, escape: bool) -> CandidateRun {
+        CandidateRun { penalty, port, lo, hi, escape }
+    }
+
+    /// Random lists of SurePath's shape on up to 128 ports come back exactly, in order.
+    #[test]
+    fn entries_give_back_the_runs_they_stored() {
+        let mut rng = stream(7, 0, Purpose::Router);
+        let mut stored = 0;
+        for _ in 0..2_000 {
+            let mut runs = Vec::new();
+            for (escape, lo, hi) in [(false, 0u8, 5u8), (true, 5, 6)] {
+                for port in 0..128u16 {
+                    if below(&mut rng, 3) == 0 {
+                        let penalty = [0, 16, 48][below(&mut rng, 3) as usize] + escape as u32;
+                        runs.push(run(port, lo, hi, penalty, escape));
+                    }
+                }
+            }
+            let e = Entry::of(&runs).expect("at most six classes");
+            stored += 1;
+            let mut back = Vec::new();
+            e.expand(&mut back);
+            assert_eq!(back, runs);
+        }
+        assert_eq!(stored, 2_000);
+    }
+
+    /// Lists of another shape are declined: a routing run after the escape, ports not increasing
+    /// in a group, two VC ranges in a group, a port past the masks, too many penalties.
+    #[test]
+    fn other_shapes_are_not_cached() {
+        let many: Vec<_> = (0..7).map(|i| run(i, 0, 2, i as u32, false)).collect();
+        for bad in [
+            &[run(2, 3, 4, 96, true), run(1, 0, 3, 0, false)][..],
+            &[run(4, 0, 3, 0, false), run(4, 0, 3, 16, false)],
+            &[run(1, 0, 3, 0, false), run(2, 0, 2, 0, false)],
+            &[run(128, 0, 3, 0, false)],
+            &many,
+        ] {
+            assert!(Entry::of(bad).is_none(), "{bad:?}");
+        }
+        // The escape group alone, and an empty list, are entries.
+        assert!(Entry::of(&[run(3, 5, 6, 0, true)]).is_some());
+        assert!(Entry::of(&[]).is_some());
+    }
+
+    /// A switch holds [`WAYS`] heads; a store past them replaces round robin, and a forgotten or
+    /// replaced head is no longer found.
+    #[test]
+    fn ways_replace_round_robin_and_forget() {
+        let mut c = HeadCache::within(2, 1 << 20).unwrap();
+        assert_eq!(c.ways, WAYS);
+        let runs = [run(1, 0, 3, 0, false)];
+        for p in 0..WAYS {
+            c.store(1, p, 0, &runs);
+        }
+        assert!((0..WAYS).all(|p| c.find(1, p, 0).is_some()));
+        assert_eq!(c.find(0, 0, 0), None, "another switch");
+        c.store(1, 99, 2, &runs);
+        assert_eq!(c.find(1, 0, 0), None, "the first way was replaced");
+        assert!(c.find(1, 99, 2).is_some());
+        c.forget(1, 99, 2);
+        assert_eq!(c.find(1, 99, 2), None);
+        c.store(1, 50, 1, &runs);
+        assert!(c.find(1, 50, 1).is_some(), "an emptied way is taken first");
+        assert!(c.find(1, 1, 0).is_some(), "so nothing else was replaced");
+        c.clear();
+        assert!((0..WAYS).all(|p| c.find(1, p, 0).is_none()));
+    }
+
+    /// A budget too small for [`WAYS`] entries per switch gets fewer, down to [`MIN_WAYS`], and
+    /// the cache stays within it.
+    #[test]
+    fn a_tight_budget_gets_fewer_ways() {
+        let n = 1000;
+        for budget in [0, n * (MIN_WAYS * WAY_BYTES + 1) - 1, n * (5 * WAY_BYTES + 1) + 7, 1 << 30] {
+            let want = match budget / n {
+                b if b < MIN_WAYS * WAY_BYTES + 1 => None,
+                b => Some(((b - 1) / WAY_BYTES).min(WAYS)),
+            };
+            assert_eq!(HeadCache::ways_within(n, budget), want, "budget {budget}");
+            assert!(HeadCache::bytes_within(n, budget) <= budget);
+            assert_eq!(HeadCache::within(n, budget).map(|c| c.tags.len()), want.map(|w| w * n));
+        }
+        assert_eq!(HeadCache::ways_within(n, n * (5 * WAY_BYTES + 1) + 7), Some(5));
+    }
+}
