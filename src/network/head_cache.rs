@@ -23,7 +23,8 @@ use crate::routing::CandidateRun;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CandidateCache {
     /// One head per input port where that fits the partition's cache budget (with cost levels
-    /// where they fit too), else a few heads per switch ([`HeadCache`]) where those fit, else none.
+    /// where they fit too), else a few heads per switch (this module's cache) where those fit,
+    /// else none.
     #[default]
     Auto,
     /// A few heads per switch (where they fit the budget), without cost levels.
