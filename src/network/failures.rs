@@ -371,14 +371,7 @@ impl NetPartition {
         let qi = pi * v + vc;
         let idx = self.inbuf[qi].q.pop(&mut self.slab);
         let pkt = self.slab.remove(idx);
-        self.inbuf[qi].refused_until = 0;
-        self.inp[pi].refused_until = 0;
-        if self.run_cache_vc.get(pi) == Some(&(vc as u8)) {
-            self.run_cache_vc[pi] = NO_VC;
-        }
-        if self.head_cache.is_on() {
-            self.head_cache.forget(li, pi - li * np, vc);
-        }
+        self.head_left(li, pi - li * np, vc);
         if self.inbuf[qi].q.is_empty() {
             self.inp[pi].vc_mask &= !(1 << vc);
             if self.inp[pi].vc_mask == 0 {

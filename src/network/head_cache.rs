@@ -269,11 +269,12 @@ mod tests {
         CandidateRun { penalty, port, lo, hi, escape }
     }
 
-    /// Random lists of SurePath's shape on up to 128 ports come back exactly, in order.
+    /// Random lists of SurePath's shape on up to 128 ports come back exactly, in order, including
+    /// lists that fill every class (three penalties in each group).
     #[test]
     fn entries_give_back_the_runs_they_stored() {
         let mut rng = stream(7, 0, Purpose::Router);
-        let mut stored = 0;
+        let mut full = 0;
         for _ in 0..2_000 {
             let mut runs = Vec::new();
             for (escape, lo, hi) in [(false, 0u8, 5u8), (true, 5, 6)] {
@@ -285,12 +286,12 @@ mod tests {
                 }
             }
             let e = Entry::of(&runs).expect("at most six classes");
-            stored += 1;
+            full += (e.len as usize == CLASSES) as u32;
             let mut back = Vec::new();
             e.expand(&mut back);
             assert_eq!(back, runs);
         }
-        assert_eq!(stored, 2_000);
+        assert!(full > 1_000, "only {full} lists filled every class");
     }
 
     /// Lists of another shape are declined: a routing run after the escape, ports not increasing

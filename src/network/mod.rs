@@ -935,9 +935,7 @@ impl NetPartition {
             && r <= 64
             && levels::CostLevels::bytes(n, r) <= RUN_CACHE_BYTES
             && class_cache_bytes <= RUN_CACHE_BYTES;
-        let keep_costs = p.routing.keep_costs()
-            && !use_levels
-            && n * 2 * r * std::mem::size_of::<router::RunCost>() <= RUN_CACHE_BYTES;
+        let keep_costs = !use_levels && router::keeps_costs(&*p.routing, n, r);
         // A grant frees its input slot at most a packet's (or crossbar's) time later.
         let due_ring = (p.packet_phits.max(p.crossbar_cycles()) as usize + 1).next_power_of_two();
         let mut part = NetPartition {

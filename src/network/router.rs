@@ -270,6 +270,13 @@ fn select_kept(
     ((best.0 != usize::MAX).then_some(best), xbar_free)
 }
 
+/// Whether a partition of `n` switches of `r` switch-to-switch ports keeps selection's costs per
+/// port ([`NetPartition::run_costs`]) for `routing`, where cost levels are not kept: if the routing
+/// asks for them and they fit [`RUN_CACHE_BYTES`].
+pub(super) fn keeps_costs(routing: &dyn crate::routing::Routing, n: usize, r: usize) -> bool {
+    routing.keep_costs() && n * 2 * r * std::mem::size_of::<RunCost>() <= RUN_CACHE_BYTES
+}
+
 /// Runs per input port in the candidate cache ([`NetPartition::run_cache`]) of a partition whose
 /// switches have at most `r` switch-to-switch ports: one per port and VC class (routes plus
 /// escape), at most what its `u8` lengths count.
@@ -321,10 +328,25 @@ impl NetPartition {
         self.cache_mode = mode;
         if mode != CandidateCache::Auto && self.levels.is_on() {
             self.levels = Default::default();
-            let bytes = self.switches.len() * 2 * self.r * std::mem::size_of::<RunCost>();
-            if self.p.routing.keep_costs() && bytes <= RUN_CACHE_BYTES {
-                self.run_costs = vec![RunCost::default(); self.switches.len() * 2 * self.r];
+            let n = self.switches.len();
+            if keeps_costs(&*self.p.routing, n, self.r) {
+                self.run_costs = vec![RunCost::default(); n * 2 * self.r];
             }
+        }
+    }
+
+    /// The head of VC `vc` of input `port` of local switch `li` left (granted, or dropped): the
+    /// next head (if any) is new, so nothing is known about its requests yet, nor its candidates.
+    #[inline]
+    pub(super) fn head_left(&mut self, li: usize, port: usize, vc: usize) {
+        let pi = li * self.np + port;
+        self.inbuf[pi * self.v + vc].refused_until = 0;
+        self.inp[pi].refused_until = 0;
+        if self.run_cache_vc.get(pi) == Some(&(vc as u8)) {
+            self.run_cache_vc[pi] = NO_VC;
+        }
+        if self.head_cache.is_on() {
+            self.head_cache.forget(li, port, vc);
         }
     }
 
@@ -1120,15 +1142,7 @@ impl NetPartition {
             let qi = pi * v + rq.in_vc as usize;
             let idx = self.inbuf[qi].q.pop(&mut self.slab);
             let emptied = self.inbuf[qi].q.is_empty();
-            // A new head (or none): nothing is known about its requests yet, nor its candidates.
-            self.inbuf[qi].refused_until = 0;
-            self.inp[pi].refused_until = 0;
-            if self.run_cache_vc.get(pi) == Some(&rq.in_vc) {
-                self.run_cache_vc[pi] = NO_VC;
-            }
-            if self.head_cache.is_on() {
-                self.head_cache.forget(li, ip, rq.in_vc as usize);
-            }
+            self.head_left(li, ip, rq.in_vc as usize);
             let inport = &mut self.inp[pi];
             if emptied {
                 inport.vc_mask &= !(1 << rq.in_vc);
