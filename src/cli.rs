@@ -122,8 +122,8 @@ pub enum Command {
         prefetch: FetchAhead,
         /// Where waiting heads' candidates are kept between their evaluations: `auto` (one head
         /// per input port where that fits a partition's 64 MiB budget, else a few per switch),
-        /// `switch` (a few per switch) or `off`. A matter of speed and memory only: results are
-        /// identical.
+        /// `switch` (a few per switch) or `off` (none, nor the cost levels selection reads
+        /// cached heads' classes from). A matter of speed and memory only: results are identical.
         #[arg(long, value_name = "MODE", default_value = "auto", value_parser = candidate_cache_parser())]
         candidate_cache: CandidateCache,
     },

@@ -27,7 +27,8 @@ pub enum CandidateCache {
     /// else none.
     #[default]
     Auto,
-    /// A few heads per switch (where they fit the budget), without cost levels.
+    /// A few heads per switch (where they fit the budget), with cost levels where those fit, as
+    /// `Auto` on a network too large for the per-input caches.
     Switch,
     /// None: every evaluation asks the routing (the reference the others must agree with).
     Off,
@@ -130,6 +131,28 @@ impl Entry {
         Some(e)
     }
 
+    /// Classes given as (ports, penalty, escape, VC range), or `None` where they are more than
+    /// [`CLASSES`], or a group's classes differ in VC range.
+    fn of_parts(parts: impl Iterator<Item = (u128, u32, bool, (u8, u8))>) -> Option<Entry> {
+        let mut e = Entry::default();
+        for (mask, penalty, escape, range) in parts {
+            let (n, g) = (e.len as usize, escape as usize);
+            if n == CLASSES || range.1 <= range.0 {
+                return None;
+            }
+            if e.ranges[g] == (0, 0) {
+                e.ranges[g] = range;
+            } else if e.ranges[g] != range {
+                return None;
+            }
+            let mask = [mask as u32, (mask >> 32) as u32, (mask >> 64) as u32, (mask >> 96) as u32];
+            e.classes[n] = Class { mask, penalty };
+            e.escape |= (escape as u8) << n;
+            e.len += 1;
+        }
+        Some(e)
+    }
+
     /// The runs of this entry, appended to `out` in the order they were stored: group by group,
     /// ports increasing.
     fn expand(&self, out: &mut Vec<CandidateRun>) {
@@ -224,10 +247,43 @@ impl HeadCache {
         self.entries[e].expand(out);
     }
 
+    /// The classes of entry `e` (from [`HeadCache::find`]), in the order stored: each as its ports
+    /// (bit `p` for port `p`), penalty, group (escape or not) and the group's VC range. Selection
+    /// from cost levels reads these instead of the runs [`HeadCache::expand`] writes.
+    #[inline]
+    pub fn classes(&self, e: usize) -> impl Iterator<Item = (u128, u32, bool, (u8, u8))> + '_ {
+        let entry = &self.entries[e];
+        entry.classes[..entry.len as usize].iter().enumerate().map(move |(i, c)| {
+            let escape = entry.escape >> i & 1 == 1;
+            let mask = c.mask.iter().rev().fold(0u128, |m, &w| m << 32 | w as u128);
+            (mask, c.penalty, escape, entry.ranges[escape as usize])
+        })
+    }
+
     /// Caches `runs` as the candidates of the head of input `port`, VC `vc` of local switch `li`
     /// (not cached, and nothing replaced, where they do not form an entry).
     pub fn store(&mut self, li: usize, port: usize, vc: usize, runs: &[CandidateRun]) {
-        let Some(entry) = Entry::of(runs) else { return };
+        if let Some(entry) = Entry::of(runs) {
+            self.put(li, port, vc, entry);
+        }
+    }
+
+    /// Caches the classes `parts` (as [`HeadCache::classes`] gives them back: no port in two
+    /// classes of a group) as the candidates of the head of input `port`, VC `vc` of local switch
+    /// `li` (not cached where they do not form an entry).
+    pub fn store_classes(
+        &mut self,
+        li: usize,
+        port: usize,
+        vc: usize,
+        parts: impl Iterator<Item = (u128, u32, bool, (u8, u8))>,
+    ) {
+        if let Some(entry) = Entry::of_parts(parts) {
+            self.put(li, port, vc, entry);
+        }
+    }
+
+    fn put(&mut self, li: usize, port: usize, vc: usize, entry: Entry) {
         let n = self.ways;
         let ways = &mut self.tags[li * n..(li + 1) * n];
         let w = match ways.iter().position(|&t| t == EMPTY) {
@@ -290,6 +346,17 @@ mod tests {
             let mut back = Vec::new();
             e.expand(&mut back);
             assert_eq!(back, runs);
+            // The classes name the same candidates: each port of a class is one of its runs.
+            let mut c = HeadCache::within(1, 1 << 20).unwrap();
+            c.store(0, 1, 2, &runs);
+            let mut from_classes: Vec<CandidateRun> = c
+                .classes(c.find(0, 1, 2).unwrap())
+                .flat_map(|(mask, penalty, escape, (lo, hi))| {
+                    (0..128u16).filter(move |&p| mask >> p & 1 == 1).map(move |p| run(p, lo, hi, penalty, escape))
+                })
+                .collect();
+            from_classes.sort_by_key(|r| (r.escape, r.port));
+            assert_eq!(from_classes, runs);
         }
         assert!(full > 1_000, "only {full} lists filled every class");
     }

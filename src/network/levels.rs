@@ -17,9 +17,115 @@
 //! A port is re-costed whenever its records change ([`super::NetPartition::port_changed`]) and when
 //! the packet on its link frees its output slot (a known cycle: such ports wait in
 //! [`CostLevels::pending`] until their switch's next step at or after it).
+//!
+//! **Where the classes come from.** From the routing where it writes them
+//! ([`crate::routing::Routing::candidate_classes`]), else grouped from its runs; kept per input
+//! port (`NetPartition::class_cache`) where that fits the partition's cache budget, else a few per
+//! switch in the [`super::head_cache`] (the million-endpoint networks). Switches of up to 128
+//! switch-to-switch ports keep levels; masks take one 64-bit word where they have at most 64
+//! ([`Mask`]).
 
-use super::BitIter;
 use crate::routing::{CandidateRun, PortClass};
+
+/// A set of a switch's switch-to-switch ports (topology ports), bit `p` for port `p`: 128 bits, so
+/// that the million-endpoint HyperX (93 such ports) and HyperZ keep levels too.
+pub(super) type PortMask = u128;
+
+/// Most switch-to-switch ports a switch may have for its partition to keep levels.
+pub(super) const MAX_PORTS: usize = PortMask::BITS as usize;
+
+/// The set bits of a [`PortMask`], increasing. Word by word: on switches of at most 64 such
+/// ports the high word is 0, and 128-bit arithmetic per bit cost PolSP 5% more instructions on
+/// `configs/hyperx-3d-8.toml`.
+pub(super) struct Bits {
+    lo: u64,
+    hi: u64,
+}
+
+/// The set bits of `mask`.
+#[inline]
+pub(super) fn bits(mask: PortMask) -> Bits {
+    Bits { lo: mask as u64, hi: (mask >> 64) as u64 }
+}
+
+/// A mask of ports as selection reads it: a 64-bit word where a partition's switches have at most
+/// 64 switch-to-switch ports, else a [`PortMask`]. Selection is written once over this, and the
+/// partition picks the width once per head: 128-bit arithmetic throughout cost PolSP about 4%
+/// more instructions on `configs/hyperx-3d-8.toml` (21 ports).
+pub(super) trait Mask: Copy + Eq + std::ops::BitAnd<Output = Self> + std::ops::BitOr<Output = Self> {
+    /// 64-bit words per mask.
+    const WORDS: usize;
+    /// The empty mask.
+    const EMPTY: Self;
+    /// The mask of words `lo` (ports 0 to 63) and `hi` (the others; ignored with one word).
+    fn of_words(lo: u64, hi: u64) -> Self;
+    /// Port `p` alone.
+    fn bit(p: usize) -> Self;
+    /// The mask stored at word `i` of `v`.
+    fn load(v: &[u64], i: usize) -> Self;
+    /// Its ports, increasing.
+    fn ports(self) -> impl Iterator<Item = usize>;
+}
+
+impl Mask for u64 {
+    const WORDS: usize = 1;
+    const EMPTY: Self = 0;
+    #[inline]
+    fn of_words(lo: u64, _hi: u64) -> Self {
+        lo
+    }
+    #[inline]
+    fn bit(p: usize) -> Self {
+        1 << p
+    }
+    #[inline]
+    fn load(v: &[u64], i: usize) -> Self {
+        v[i]
+    }
+    #[inline]
+    fn ports(self) -> impl Iterator<Item = usize> {
+        super::BitIter(self)
+    }
+}
+
+impl Mask for PortMask {
+    const WORDS: usize = 2;
+    const EMPTY: Self = 0;
+    #[inline]
+    fn of_words(lo: u64, hi: u64) -> Self {
+        lo as PortMask | (hi as PortMask) << 64
+    }
+    #[inline]
+    fn bit(p: usize) -> Self {
+        1 << p
+    }
+    #[inline]
+    fn load(v: &[u64], i: usize) -> Self {
+        v[i] as PortMask | (v[i + 1] as PortMask) << 64
+    }
+    #[inline]
+    fn ports(self) -> impl Iterator<Item = usize> {
+        bits(self)
+    }
+}
+
+impl Iterator for Bits {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.lo != 0 {
+            let i = self.lo.trailing_zeros() as usize;
+            self.lo &= self.lo - 1;
+            Some(i)
+        } else if self.hi != 0 {
+            let i = self.hi.trailing_zeros() as usize;
+            self.hi &= self.hi - 1;
+            Some(64 + i)
+        } else {
+            None
+        }
+    }
+}
 
 /// Cost levels kept as masks; higher costs (deep buffers) are found by a scan of the ports in
 /// [`CostLevels::over`].
@@ -28,20 +134,60 @@ pub(super) const LEVELS: usize = 64;
 /// "No VC of the slot has room" in [`CostLevels::low`].
 pub(super) const FULL: u16 = u16::MAX;
 
-/// Most classes a head's candidates may form; a head with more is selected from its runs.
-pub(super) const MAX_CLASSES: usize = 12;
+/// Most classes a head's candidates may form; a head with more is selected from its runs. Eight
+/// (SurePath on a HyperX forms at most 3 routing and 5 escape classes) make an input's classes
+/// 192 bytes, three cache lines: at 12 (288 bytes, an input's classes straddling lines) PolSP took
+/// 7% more CPU time on `configs/hyperx-3d-8.toml` for the same instructions.
+pub(super) const MAX_CLASSES: usize = 8;
 
-/// A waiting head's candidates with one penalty in one group: every port of `mask` (topology
-/// ports, below 64) on every VC of its group's range.
+/// A waiting head's candidates with one penalty in one group: every port of its mask (topology
+/// ports, below [`MAX_PORTS`]) on every VC of its group's range.
+///
+/// The mask is kept as two 64-bit words (24 bytes a class, where a `u128` field would align it to
+/// 32), and selection on switches of at most 64 such ports reads only the first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(super) struct CandidateClass {
-    pub mask: u64,
+    /// Ports 0 to 63 of the mask.
+    pub lo: u64,
+    /// Ports 64 to 127.
+    pub hi: u64,
     pub penalty: u32,
     /// The class's slot in [`CostLevels`] (0: its VC range starts at VC 0).
     pub slot: u8,
     /// Its group: 0 routing, 1 escape (selection's order, before ports).
     pub escape: bool,
 }
+
+impl CandidateClass {
+    /// The class of the ports of `mask` with `penalty` on slot `slot` of group `escape`.
+    pub fn new(mask: PortMask, penalty: u32, slot: u8, escape: bool) -> Self {
+        CandidateClass { lo: mask as u64, hi: (mask >> 64) as u64, penalty, slot, escape }
+    }
+
+    /// Adds port `p`.
+    #[inline]
+    pub fn add_port(&mut self, p: usize) {
+        if p < 64 {
+            self.lo |= 1 << p;
+        } else {
+            self.hi |= 1 << (p - 64);
+        }
+    }
+
+    /// Its ports.
+    #[inline]
+    pub fn mask(&self) -> PortMask {
+        self.lo as PortMask | (self.hi as PortMask) << 64
+    }
+
+    /// Its ports as a mask of type `M` (only the first word where `M` has one).
+    #[inline(always)]
+    pub fn mask_as<M: Mask>(&self) -> M {
+        M::of_words(self.lo, self.hi)
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<CandidateClass>() == 24);
 
 /// The VC range of each slot of a partition's levels (`(0, 0)`: not seen yet).
 pub(super) type SlotRanges = [(u8, u8); 2];
@@ -57,14 +203,14 @@ fn slot_of(ranges: &mut SlotRanges, lo: u8, hi: u8) -> Option<usize> {
 }
 
 /// Groups `runs` into classes in `out` (at most its length): the number of classes, or `None` if
-/// the runs do not have the shape of the module docs, a port is 64 or more, a VC range does not
+/// the runs do not have the shape of the module docs, a port is [`MAX_PORTS`] or more, a VC range does not
 /// match its slot's in `ranges` (a slot not seen yet takes the run's range, which the caller then
 /// costs), or there are too many classes.
 pub(super) fn classes_of(runs: &[CandidateRun], ranges: &mut SlotRanges, out: &mut [CandidateClass]) -> Option<usize> {
     let (mut n, mut last_port, mut escape, cap) = (0usize, -1i32, false, out.len());
     let mut group_range = None;
     for r in runs {
-        if r.port >= 64 {
+        if r.port as usize >= MAX_PORTS {
             return None;
         }
         if r.escape != escape {
@@ -80,12 +226,12 @@ pub(super) fn classes_of(runs: &[CandidateRun], ranges: &mut SlotRanges, out: &m
         last_port = r.port as i32;
         group_range = Some((r.lo, r.hi));
         let slot = slot_of(ranges, r.lo, r.hi)?;
-        let bit = 1u64 << r.port;
+        let bit: PortMask = 1 << r.port;
         match out[..n].iter_mut().find(|c| c.penalty == r.penalty && c.escape == r.escape) {
-            Some(c) => c.mask |= bit,
+            Some(c) => c.add_port(r.port as usize),
             None if n == cap => return None,
             None => {
-                out[n] = CandidateClass { mask: bit, penalty: r.penalty, slot: slot as u8, escape: r.escape };
+                out[n] = CandidateClass::new(bit, r.penalty, slot as u8, r.escape);
                 n += 1;
             }
         }
@@ -104,22 +250,35 @@ pub(super) fn classes_from(
     if classes.len() > out.len() {
         return None;
     }
+    classes_of_parts(classes.iter().map(|c| (c.mask, c.penalty, c.escape, (c.lo, c.hi))), ranges, out)
+}
+
+/// Classes given as (port mask, penalty, escape, VC range) into `out` (at most its length), as
+/// [`classes_from`]: the number of classes, or `None` if there are too many, a group's classes are
+/// on different VC ranges, or a range does not match its slot's in `ranges`.
+pub(super) fn classes_of_parts(
+    parts: impl Iterator<Item = (PortMask, u32, bool, (u8, u8))>,
+    ranges: &mut SlotRanges,
+    out: &mut [CandidateClass],
+) -> Option<usize> {
     let mut group_slot = [None; 2];
-    for (c, o) in classes.iter().zip(out.iter_mut()) {
-        let slot = slot_of(ranges, c.lo, c.hi)?;
-        if *group_slot[c.escape as usize].get_or_insert(slot) != slot {
+    let mut n = 0;
+    for (mask, penalty, escape, (lo, hi)) in parts {
+        let slot = slot_of(ranges, lo, hi)?;
+        if *group_slot[escape as usize].get_or_insert(slot) != slot {
             // A group's classes share a slot (selection merges a group's ports on it).
             return None;
         }
-        *o = CandidateClass { mask: c.mask, penalty: c.penalty, slot: slot as u8, escape: c.escape };
+        *out.get_mut(n)? = CandidateClass::new(mask, penalty, slot as u8, escape);
+        n += 1;
     }
-    Some(classes.len())
+    Some(n)
 }
 
 /// Whether two class lists offer the same candidates: the same classes in any order (debug
 /// checks of classes a routing wrote against those its runs form).
 pub(super) fn same_classes(a: &[CandidateClass], b: &[CandidateClass]) -> bool {
-    let key = |c: &CandidateClass| (c.escape, c.penalty, c.slot, c.mask);
+    let key = |c: &CandidateClass| (c.escape, c.penalty, c.slot, c.mask());
     let mut a: Vec<_> = a.iter().map(key).collect();
     let mut b: Vec<_> = b.iter().map(key).collect();
     a.sort_unstable();
@@ -128,45 +287,71 @@ pub(super) fn same_classes(a: &[CandidateClass], b: &[CandidateClass]) -> bool {
 }
 
 /// The cost levels of a partition's switches (see the module docs).
+///
+/// Masks are stored in 64-bit words, one per mask where the switches have at most 64
+/// switch-to-switch ports and two otherwise (`words`, as [`Mask`]), so that levels take no more
+/// room (and cache) on the smaller switches than they need.
 #[derive(Debug, Default)]
 pub(super) struct CostLevels {
     r: usize,
+    /// Words per mask: 1 or 2.
+    words: usize,
     /// The VC range of each slot.
     pub ranges: SlotRanges,
     /// Per switch, slot and level `k < LEVELS`: the ports whose lowest cost is `k`, at
-    /// `(li * 2 + slot) * LEVELS + k`.
+    /// `((li * 2 + slot) * LEVELS + k) * words`.
     lvl: Vec<u64>,
     /// Per switch and slot (`li * 2 + slot`): bit `k` set where level `k`'s mask is not empty.
     nonempty: Vec<u64>,
-    /// Per switch and slot: the ports whose lowest cost is [`LEVELS`] or more.
+    /// Per switch and slot: the ports whose lowest cost is [`LEVELS`] or more (`words` each).
     over: Vec<u64>,
     /// Per switch, slot and port (`(li * 2 + slot) * r + port`): the lowest cost over the slot's VCs
     /// with room, or [`FULL`].
     low: Vec<u16>,
     /// How many of the slot's VCs reach `low`, indexed as `low`.
     count: Vec<u8>,
-    /// Per switch: ports whose link carries a packet whose slot frees later than the port was
-    /// last costed.
-    pub pending: Vec<u64>,
+    /// Per switch (`words` each): ports whose link carries a packet whose slot frees later than
+    /// the port was last costed.
+    pending: Vec<u64>,
+    /// Heads selected from classes, and from runs (`u64::MAX` once the partition has decided
+    /// whether to keep selection's costs per port too: `NetPartition::run_head_with_levels`).
+    pub class_heads: u64,
+    pub run_heads: u64,
+}
+
+/// Words of a mask of `r` ports.
+fn words_of(r: usize) -> usize {
+    if r <= 64 {
+        1
+    } else {
+        2
+    }
 }
 
 impl CostLevels {
     /// Bytes of the levels of `n` switches of `r` switch-to-switch ports.
     pub fn bytes(n: usize, r: usize) -> usize {
-        n * 2 * (LEVELS + 2) * 8 + n * 2 * r * 3 + n * 8
+        let m = 8 * words_of(r);
+        n * 2 * (LEVELS + 1) * m + n * 2 * 8 + n * 2 * r * 3 + n * m
     }
 
-    /// Levels for `n` switches of `r` switch-to-switch ports, every port full until costed.
+    /// Levels for `n` switches of `r` switch-to-switch ports (at most [`MAX_PORTS`]), every port
+    /// full until costed.
     pub fn new(n: usize, r: usize) -> Self {
+        assert!(r <= MAX_PORTS, "cost levels for {r} ports");
+        let w = words_of(r);
         CostLevels {
             r,
+            words: w,
             ranges: [(0, 0); 2],
-            lvl: vec![0; n * 2 * LEVELS],
+            lvl: vec![0; n * 2 * LEVELS * w],
             nonempty: vec![0; n * 2],
-            over: vec![0; n * 2],
+            over: vec![0; n * 2 * w],
             low: vec![FULL; n * 2 * r],
             count: vec![0; n * 2 * r],
-            pending: vec![0; n],
+            pending: vec![0; n * w],
+            class_heads: 0,
+            run_heads: 0,
         }
     }
 
@@ -174,6 +359,27 @@ impl CostLevels {
     #[inline]
     pub fn is_on(&self) -> bool {
         !self.pending.is_empty()
+    }
+
+    /// Ports of switch `li` waiting for their link's packet to free its slot.
+    #[inline]
+    pub fn pending(&self, li: usize) -> PortMask {
+        if self.words == 1 {
+            self.pending[li] as PortMask
+        } else {
+            PortMask::load(&self.pending, li * 2)
+        }
+    }
+
+    /// Marks port `port` of switch `li` as waiting for its link's packet to free its slot, or not.
+    #[inline]
+    pub fn set_pending(&mut self, li: usize, port: usize, waiting: bool) {
+        let (i, b) = (li * self.words + port / 64, 1u64 << (port % 64));
+        if waiting {
+            self.pending[i] |= b;
+        } else {
+            self.pending[i] &= !b;
+        }
     }
 
     /// Port `port` (topology port) of switch `li` now has lowest cost `new` ([`FULL`]: no room) on
@@ -188,46 +394,75 @@ impl CostLevels {
             return;
         }
         self.low[i] = new;
-        let b = 1u64 << port;
+        if self.words == 1 {
+            self.move_port::<u64>(s, port, old, new);
+        } else {
+            self.move_port::<PortMask>(s, port, old, new);
+        }
+    }
+
+    /// Moves port `port` of switch and slot `s` from level `old` to level `new` (as
+    /// [`CostLevels::set`]) in masks of `M::WORDS` words.
+    #[inline(always)]
+    fn move_port<M: Mask>(&mut self, s: usize, port: usize, old: u16, new: u16) {
+        // The word of `port` in a mask, and its bit there (`port < 64` in a one-word mask).
+        let (w, word) = (M::WORDS, if M::WORDS == 1 { 0 } else { port / 64 });
+        let b = 1u64 << (port % 64);
         if old != FULL {
             if (old as usize) < LEVELS {
-                let m = &mut self.lvl[s * LEVELS + old as usize];
-                *m &= !b;
-                if *m == 0 {
+                let base = (s * LEVELS + old as usize) * w;
+                self.lvl[base + word] &= !b;
+                if M::load(&self.lvl, base) == M::EMPTY {
                     self.nonempty[s] &= !(1 << old);
                 }
             } else {
-                self.over[s] &= !b;
+                self.over[s * w + word] &= !b;
             }
         }
         if new != FULL {
             if (new as usize) < LEVELS {
-                self.lvl[s * LEVELS + new as usize] |= b;
+                self.lvl[(s * LEVELS + new as usize) * w + word] |= b;
                 self.nonempty[s] |= 1 << new;
             } else {
-                self.over[s] |= b;
+                self.over[s * w + word] |= b;
             }
         }
     }
 
+    /// Words per mask (see [`Mask`]): 1 where the switches have at most 64 switch-to-switch ports.
+    #[inline]
+    pub fn words(&self) -> usize {
+        self.words
+    }
+
     /// The lowest cost `k` among the ports of `mask` on slot `slot` of switch `li` with
     /// `k * scale + offset <= limit`, with the ports at that cost; `None` if there is none.
-    /// (Selection's bound: a multiplication per level rather than a division per class.)
+    /// (Selection's bound: a multiplication per level rather than a division per class.) `M` has
+    /// [`CostLevels::words`] words.
     #[inline]
-    pub fn lowest(&self, li: usize, slot: usize, mask: u64, scale: u32, offset: u32, limit: u32) -> Option<(u32, u64)> {
+    pub fn lowest<M: Mask>(
+        &self,
+        li: usize,
+        slot: usize,
+        mask: M,
+        scale: u32,
+        offset: u32,
+        limit: u32,
+    ) -> Option<(u32, M)> {
+        debug_assert_eq!(M::WORDS, self.words);
         let s = li * 2 + slot;
         let below = |k: u32| (k as u64) * scale as u64 + offset as u64 <= limit as u64;
-        for k in BitIter(self.nonempty[s]) {
+        for k in super::BitIter(self.nonempty[s]) {
             if !below(k as u32) {
                 return None;
             }
-            let m = self.lvl[s * LEVELS + k] & mask;
-            if m != 0 {
+            let m = M::load(&self.lvl, (s * LEVELS + k) * M::WORDS) & mask;
+            if m != M::EMPTY {
                 return Some((k as u32, m));
             }
         }
-        let o = self.over[s] & mask;
-        if o == 0 {
+        let o = M::load(&self.over, s * M::WORDS) & mask;
+        if o == M::EMPTY {
             return None;
         }
         self.lowest_over(s, o, below)
@@ -235,14 +470,14 @@ impl CostLevels {
 
     /// [`CostLevels::lowest`] among ports whose cost is [`LEVELS`] or more.
     #[cold]
-    fn lowest_over(&self, s: usize, ports: u64, below: impl Fn(u32) -> bool) -> Option<(u32, u64)> {
-        let (mut low, mut at) = (u32::MAX, 0u64);
-        for p in BitIter(ports) {
+    fn lowest_over<M: Mask>(&self, s: usize, ports: M, below: impl Fn(u32) -> bool) -> Option<(u32, M)> {
+        let (mut low, mut at) = (u32::MAX, M::EMPTY);
+        for p in ports.ports() {
             let c = self.low[s * self.r + p] as u32;
             if c < low {
-                (low, at) = (c, 1 << p);
+                (low, at) = (c, M::bit(p));
             } else if c == low {
-                at |= 1 << p;
+                at = at | M::bit(p);
             }
         }
         (low != u32::MAX && below(low)).then_some((low, at))
@@ -269,8 +504,15 @@ mod tests {
     /// costs past the kept levels and full ports; and `lowest` respects its bound.
     #[test]
     fn levels_answer_what_a_scan_of_the_costs_answers() {
-        let (n, r) = (3, 21);
+        // Masks of one word, and of two (more ports than a word holds).
+        levels_match_a_scan::<u64>(21);
+        levels_match_a_scan::<PortMask>(100);
+    }
+
+    fn levels_match_a_scan<M: Mask + std::fmt::Debug>(r: usize) {
+        let n = 3;
         let mut lv = CostLevels::new(n, r);
+        assert_eq!(lv.words(), M::WORDS);
         let mut rng = stream(3, 0, Purpose::Router);
         let mut costs = vec![FULL; n * 2 * r];
         let mut hits = 0;
@@ -285,26 +527,32 @@ mod tests {
             lv.set(li, slot, p, c, 1);
             costs[(li * 2 + slot) * r + p] = c;
             if step % 7 == 0 {
-                let mask = (0..r).filter(|_| below(&mut rng, 3) == 0).fold(0u64, |m, p| m | 1 << p);
+                let mask = (0..r).filter(|_| below(&mut rng, 3) == 0).fold(M::EMPTY, |m, p| m | M::bit(p));
                 // Costs up to 4 (`k * 3 + 2 <= 14`), or any.
                 let (bound, limit) = if below(&mut rng, 3) == 0 { (5, 14) } else { (u32::MAX, u32::MAX) };
-                let mut want: Option<(u32, u64)> = None;
+                let mut want: Option<(u32, M)> = None;
                 for p in 0..r {
                     let c = costs[(li * 2 + slot) * r + p];
-                    if mask & 1 << p == 0 || c == FULL || c as u32 >= bound {
+                    if mask & M::bit(p) == M::EMPTY || c == FULL || c as u32 >= bound {
                         continue;
                     }
                     want = match want {
                         Some((low, at)) if (c as u32) > low => Some((low, at)),
-                        Some((low, at)) if c as u32 == low => Some((low, at | 1 << p)),
-                        _ => Some((c as u32, 1 << p)),
+                        Some((low, at)) if c as u32 == low => Some((low, at | M::bit(p))),
+                        _ => Some((c as u32, M::bit(p))),
                     };
                 }
                 hits += want.is_some() as u32;
                 assert_eq!(lv.lowest(li, slot, mask, 3, 2, limit), want, "step {step}");
             }
         }
-        assert!(hits > 1000);
+        assert!(hits > 1000, "{r} ports: {hits}");
+        // The pending marks.
+        lv.set_pending(1, r - 1, true);
+        lv.set_pending(1, 0, true);
+        assert_eq!(lv.pending(1), 1 | 1 << (r - 1));
+        lv.set_pending(1, 0, false);
+        assert_eq!((lv.pending(0), lv.pending(1), lv.pending(2)), (0, 1 << (r - 1), 0));
     }
 
     fn run(port: u16, lo: u8, hi: u8, penalty: u32, escape: bool) -> CandidateRun {
@@ -320,7 +568,7 @@ mod tests {
         let ok = [class(0b11, 0, 0, 3, false), class(0b100, 64, 0, 3, false), class(0b1, 96, 3, 4, true)];
         assert_eq!(classes_from(&ok, &mut ranges, &mut out), Some(3));
         assert_eq!(ranges, [(0, 3), (3, 4)]);
-        assert_eq!(out[2], CandidateClass { mask: 1, penalty: 96, slot: 1, escape: true });
+        assert_eq!(out[2], CandidateClass::new(1, 96, 1, true));
         let split = [class(0b1, 0, 0, 3, false), class(0b10, 64, 3, 4, false)];
         assert_eq!(classes_from(&split, &mut ranges, &mut out), None, "a group on two slots");
         assert_eq!(classes_from(&[class(1, 0, 0, 2, false)], &mut ranges, &mut out), None, "another range");
@@ -334,16 +582,21 @@ mod tests {
         let sp = [run(1, 0, 3, 0, false), run(4, 0, 3, 64, false), run(7, 0, 3, 0, false), run(2, 3, 4, 96, true)];
         assert_eq!(classes_of(&sp, &mut ranges, &mut out), Some(3));
         assert_eq!(ranges, [(0, 3), (3, 4)]);
-        assert_eq!(out[0], CandidateClass { mask: 1 << 1 | 1 << 7, penalty: 0, slot: 0, escape: false });
-        assert_eq!(out[1].mask, 1 << 4);
-        assert_eq!(out[2], CandidateClass { mask: 1 << 2, penalty: 96, slot: 1, escape: true });
-        // Ports not increasing, a routing run after the escape, another VC range, a port of 64.
+        assert_eq!(out[0], CandidateClass::new(1 << 1 | 1 << 7, 0, 0, false));
+        assert_eq!(out[1].mask(), 1 << 4);
+        assert_eq!(out[2], CandidateClass::new(1 << 2, 96, 1, true));
+        // A port past the first 64-bit word.
+        let wide = [run(3, 0, 3, 0, false), run(100, 0, 3, 0, false)];
+        assert_eq!(classes_of(&wide, &mut ranges, &mut out), Some(1));
+        assert_eq!(out[0].mask(), 1 << 3 | 1 << 100);
+        // Ports not increasing, a routing run after the escape, another VC range, a port past the
+        // masks.
         for bad in [
             &[run(4, 0, 3, 0, false), run(1, 0, 3, 0, false)][..],
             &[run(2, 3, 4, 96, true), run(1, 0, 3, 0, false)],
             &[run(1, 0, 3, 0, false), run(2, 0, 2, 0, false)],
             &[run(1, 0, 2, 0, false)],
-            &[run(64, 0, 3, 0, false)],
+            &[run(MAX_PORTS as u16, 0, 3, 0, false)],
         ] {
             assert_eq!(classes_of(bad, &mut ranges, &mut out), None, "{bad:?}");
         }

@@ -697,12 +697,18 @@ pub struct NetPartition {
     /// Scratch: the classes a routing writes ([`crate::routing::Routing::candidate_classes`]).
     classes: Vec<crate::routing::PortClass>,
     /// Selection's cost levels ([`levels`]): kept for routings that cache candidates, with
-    /// allocation per port, on switches of at most 64 switch-to-switch ports, where they fit
+    /// allocation per port, on switches of at most [`levels::MAX_PORTS`] switch-to-switch ports,
+    /// where they and a cache of classes (`class_cache`, else `head_cache`) fit
     /// [`RUN_CACHE_BYTES`]; off (empty) otherwise.
     levels: levels::CostLevels,
-    /// Where the per-input cache of runs does not fit [`RUN_CACHE_BYTES`]: a few waiting heads'
-    /// candidates per switch ([`head_cache`]); off (empty) otherwise.
+    /// Where the per-input cache of runs (or of classes, with levels) does not fit
+    /// [`RUN_CACHE_BYTES`]: a few waiting heads' candidates per switch ([`head_cache`]); off
+    /// (empty) otherwise.
     head_cache: head_cache::HeadCache,
+    /// With levels and the `head_cache`: the classes of the head being selected (`head_len` of
+    /// them; 0 where its candidates form none, and selection reads `runs`).
+    head_classes: [levels::CandidateClass; levels::MAX_CLASSES],
+    head_len: u8,
     /// Which candidate cache this partition may use ([`NetPartition::set_candidate_cache`]).
     cache_mode: CandidateCache,
     /// Runs per input port in the cache: 0 when off (a routing without runs, or a network whose
@@ -928,13 +934,15 @@ impl NetPartition {
         let per_vc = p.allocation == Allocation::Vc;
         // Selection's costs kept across cycles (see `run_costs`), where the routing's candidates
         // are worth caching and the cost records fit.
-        // Cost levels, and the class cache they need, each within the cache budget.
-        let class_cache_bytes = n * np * levels::MAX_CLASSES * std::mem::size_of::<levels::CandidateClass>();
+        // Cost levels, and a cache of classes they need (one per input, or a few per switch),
+        // each within the cache budget.
+        let classes_fit = router::class_cache_bytes(n * np) <= RUN_CACHE_BYTES
+            || head_cache::HeadCache::bytes_within(n, RUN_CACHE_BYTES) > 0;
         let use_levels = p.routing.keep_costs()
             && !per_vc
-            && r <= 64
+            && r <= levels::MAX_PORTS
             && levels::CostLevels::bytes(n, r) <= RUN_CACHE_BYTES
-            && class_cache_bytes <= RUN_CACHE_BYTES;
+            && classes_fit;
         let keep_costs = !use_levels && router::keeps_costs(&*p.routing, n, r);
         // A grant frees its input slot at most a packet's (or crossbar's) time later.
         let due_ring = (p.packet_phits.max(p.crossbar_cycles()) as usize + 1).next_power_of_two();
@@ -981,6 +989,8 @@ impl NetPartition {
             levels: if use_levels { levels::CostLevels::new(n, r) } else { Default::default() },
             run_cache_cap: usize::MAX,
             head_cache: head_cache::HeadCache::default(),
+            head_classes: [levels::CandidateClass::default(); levels::MAX_CLASSES],
+            head_len: 0,
             cache_mode: CandidateCache::Auto,
             reqs: Vec::with_capacity(np),
             run_costs: if keep_costs { vec![router::RunCost::default(); n * 2 * r] } else { Vec::new() },

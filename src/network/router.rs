@@ -4,7 +4,9 @@
 //! [`super`]). This is the simulator's hot path: it allocates nothing and reads flat arrays.
 
 use super::head_cache::{CandidateCache, HeadCache};
-use super::levels::{classes_from, classes_of, same_classes, CandidateClass, FULL, MAX_CLASSES};
+use super::levels::{
+    bits, classes_from, classes_of, classes_of_parts, same_classes, CandidateClass, Mask, PortMask, FULL, MAX_CLASSES,
+};
 use super::packet::NIL;
 use super::{
     clear_bit, set_bit, Allocation, Allocator, BitIter, CreditDue, EjectionVcs, Msg, NetPartition, OutPort, OutVc,
@@ -277,6 +279,17 @@ pub(super) fn keeps_costs(routing: &dyn crate::routing::Routing, n: usize, r: us
     routing.keep_costs() && n * 2 * r * std::mem::size_of::<RunCost>() <= RUN_CACHE_BYTES
 }
 
+/// Heads selected from their runs in a partition with cost levels before it decides whether to
+/// keep selection's costs per port too ([`NetPartition::run_head_with_levels`]).
+const RUN_HEADS_SEEN: u64 = 4096;
+
+/// Bytes of the class cache ([`NetPartition::class_cache`]) of a partition with `inputs` input
+/// ports: [`MAX_CLASSES`] classes per input. Where it exceeds [`RUN_CACHE_BYTES`], a partition
+/// with cost levels keeps its heads' classes in the [`HeadCache`] instead.
+pub(super) fn class_cache_bytes(inputs: usize) -> usize {
+    inputs * MAX_CLASSES * std::mem::size_of::<CandidateClass>()
+}
+
 /// Runs per input port in the candidate cache ([`NetPartition::run_cache`]) of a partition whose
 /// switches have at most `r` switch-to-switch ports: one per port and VC class (routes plus
 /// escape), at most what its `u8` lengths count.
@@ -322,13 +335,19 @@ impl NextU32 for Rng {
 
 impl NetPartition {
     /// Which candidate cache this partition may use (call before it steps). `Auto` is what
-    /// [`NetPartition::new`] sets; the others turn the cost levels off (they read the per-input
-    /// cache), keeping selection's costs per port instead where those fit.
+    /// [`NetPartition::new`] sets. `Off` turns the cost levels off, as does `Switch` where the
+    /// per-switch cache (which then holds the classes levels need) does not fit; selection's costs
+    /// are then kept per port instead where those fit.
     pub fn set_candidate_cache(&mut self, mode: CandidateCache) {
         self.cache_mode = mode;
-        if mode != CandidateCache::Auto && self.levels.is_on() {
+        let n = self.switches.len();
+        let no_classes = match mode {
+            CandidateCache::Auto => false,
+            CandidateCache::Switch => HeadCache::bytes_within(n, RUN_CACHE_BYTES) == 0,
+            CandidateCache::Off => true,
+        };
+        if no_classes && self.levels.is_on() {
             self.levels = Default::default();
-            let n = self.switches.len();
             if keeps_costs(&*self.p.routing, n, self.r) {
                 self.run_costs = vec![RunCost::default(); n * 2 * self.r];
             }
@@ -365,6 +384,34 @@ impl NetPartition {
         }
     }
 
+    /// A head selected from its runs in a partition with cost levels (its candidates formed no
+    /// classes). After [`RUN_HEADS_SEEN`] such heads, where they are more than one in eight, the
+    /// partition keeps selection's costs per port too, where those fit; and where they are the
+    /// majority and the classes come from the per-switch cache, it drops the levels, whose upkeep
+    /// at every port change then buys little. The routing's runs may have an order classes cannot
+    /// give back: a HyperZ rule's moves (`surepath-aliod` on `configs/hyperz-1m.toml` took 5% more
+    /// CPU time with levels than without). Neither changes a result, only how it is computed.
+    #[inline]
+    fn run_head_with_levels(&mut self) {
+        if !self.run_costs.is_empty() || self.levels.run_heads == u64::MAX {
+            return;
+        }
+        self.levels.run_heads += 1;
+        let (runs, classes) = (self.levels.run_heads, self.levels.class_heads);
+        if runs >= RUN_HEADS_SEEN && runs * 8 >= classes {
+            if runs >= classes && self.run_cache_cap == 0 {
+                self.levels = Default::default();
+            } else {
+                // Decided: levels stay.
+                self.levels.run_heads = u64::MAX;
+            }
+            let n = self.switches.len();
+            if keeps_costs(&*self.p.routing, n, self.r) {
+                self.run_costs = vec![RunCost::default(); n * 2 * self.r];
+            }
+        }
+    }
+
     /// Sets the cost levels of switch-to-switch output port `port` (router port) of local switch
     /// `li` from its records at `now`: per slot, the lowest cost over the slot's VCs with room
     /// ([`Selection::vc_cost`]) and how many VCs reach it; and whether the port waits for the
@@ -386,12 +433,7 @@ impl NetPartition {
             let low = if count == 0 { FULL } else { low.min(FULL as u32 - 1) as u16 };
             self.levels.set(li, slot, port - t, low, count);
         }
-        let bit = 1u64 << (port - t);
-        if o.freeing != NO_VC && o.link_free > now {
-            self.levels.pending[li] |= bit;
-        } else {
-            self.levels.pending[li] &= !bit;
-        }
+        self.levels.set_pending(li, port - t, o.freeing != NO_VC && o.link_free > now);
     }
 
     /// Re-costs the ports of local switch `li` whose link's packet has freed its slot by `now`
@@ -399,7 +441,7 @@ impl NetPartition {
     #[inline]
     fn recost_freed(&mut self, li: usize, now: Cycle) {
         let t = self.t_of[li] as usize;
-        for p in BitIter(self.levels.pending[li]) {
+        for p in bits(self.levels.pending(li)) {
             if self.outp[li * self.np + t + p].link_free <= now {
                 self.recost(li, t + p, now);
             }
@@ -423,29 +465,50 @@ impl NetPartition {
         }
     }
 
-    /// [`select`] for the head of input `pi` (index `li * np + port`) whose candidates are cached
-    /// as classes, from the cost levels: the same candidate with the same draw (see the module
-    /// docs of [`super::levels`]), and the earliest cycle any of its candidates' crossbar outputs
-    /// is free where that matters (after `now`: when the chosen output is busy).
+    /// [`select`] for a head of local switch `li` whose candidates are `classes`, from the cost
+    /// levels: the same candidate with the same draw (see the module docs of [`super::levels`]),
+    /// and the earliest cycle any of its candidates' crossbar outputs is free where that matters
+    /// (after `now`: when the chosen output is busy).
     #[inline]
-    fn select_classes(&self, li: usize, pi: usize, now: Cycle, key: u64) -> (Option<Candidate>, Cycle) {
-        let classes = &self.class_cache[pi * MAX_CLASSES..pi * MAX_CLASSES + self.run_cache_len[pi] as usize];
+    fn select_classes(
+        &self,
+        li: usize,
+        classes: &[CandidateClass],
+        now: Cycle,
+        key: u64,
+    ) -> (Option<Candidate>, Cycle) {
+        if self.levels.words() == 1 {
+            self.select_classes_in::<u64>(li, classes, now, key)
+        } else {
+            self.select_classes_in::<PortMask>(li, classes, now, key)
+        }
+    }
+
+    /// [`NetPartition::select_classes`] with masks of type `M` (of the levels' width).
+    #[inline(always)]
+    fn select_classes_in<M: Mask>(
+        &self,
+        li: usize,
+        classes: &[CandidateClass],
+        now: Cycle,
+        key: u64,
+    ) -> (Option<Candidate>, Cycle) {
         let pk = self.p.packet_phits as u32;
         let lv = &self.levels;
         // The lowest cost, how many candidates reach it, and the ports that do in each group
         // (routing, escape; a group's classes share a slot, `slots`).
-        let (mut best, mut ties, mut tied, mut slots) = (u32::MAX, 0u64, [0u64; 2], [0usize; 2]);
+        let (mut best, mut ties, mut tied, mut slots) = (u32::MAX, 0u64, [M::EMPTY; 2], [0usize; 2]);
         for c in classes {
             let slot = c.slot as usize;
-            if let Some((k, m)) = lv.lowest(li, slot, c.mask, pk, c.penalty, best) {
+            if let Some((k, m)) = lv.lowest(li, slot, c.mask_as::<M>(), pk, c.penalty, best) {
                 let cost = k * pk + c.penalty;
-                let n: u64 = BitIter(m).map(|p| lv.count(li, slot, p)).sum();
+                let n: u64 = m.ports().map(|p| lv.count(li, slot, p)).sum();
                 if cost < best {
-                    (best, ties, tied) = (cost, n, [0; 2]);
+                    (best, ties, tied) = (cost, n, [M::EMPTY; 2]);
                 } else {
                     ties += n;
                 }
-                tied[c.escape as usize] |= m;
+                tied[c.escape as usize] = tied[c.escape as usize] | m;
                 slots[c.escape as usize] = slot;
             }
         }
@@ -457,7 +520,7 @@ impl NetPartition {
         let out = li * self.np + self.t_of[li] as usize;
         for (g, &m) in tied.iter().enumerate() {
             let slot = slots[g];
-            for p in BitIter(m) {
+            for p in m.ports() {
                 let n = lv.count(li, slot, p);
                 if pick >= n {
                     pick -= n;
@@ -475,13 +538,16 @@ impl NetPartition {
                             pick -= 1;
                             continue;
                         }
-                        let c = classes.iter().find(|c| c.escape == (g == 1) && c.mask & 1 << p != 0).unwrap();
+                        let c = classes
+                            .iter()
+                            .find(|c| c.escape == (g == 1) && c.mask_as::<M>() & M::bit(p) != M::EMPTY)
+                            .unwrap();
                         let chosen = Candidate { port: p as u16, vc, penalty: c.penalty, escape: c.escape };
                         let mut xbar_free = o.xbar_free;
                         if xbar_free > now {
                             // Refused: if every candidate's crossbar is busy, the head records until
                             // when ([`NetPartition::mark_refused`]).
-                            for q in BitIter(classes.iter().fold(0u64, |m, c| m | c.mask)) {
+                            for q in classes.iter().fold(M::EMPTY, |m, c| m | c.mask_as::<M>()).ports() {
                                 xbar_free = xbar_free.min(self.outp[out + q].xbar_free);
                             }
                         }
@@ -634,6 +700,9 @@ impl NetPartition {
     fn cached_runs(&mut self, li: usize, pi: usize, vc: usize, sw: SwitchId, st: &RouteState, now: Cycle) -> bool {
         let cap = self.run_cache_cap;
         if cap == 0 && self.head_cache.is_on() {
+            if self.levels.is_on() {
+                return self.head_cache_classes(li, pi - li * self.np, vc, sw, st, now);
+            }
             self.head_cache_runs(li, pi - li * self.np, vc, sw, st);
             return false;
         }
@@ -669,7 +738,10 @@ impl NetPartition {
         } else if cap == usize::MAX {
             // First evaluation: size the cache, unless that is too big for this partition.
             let (cap, inputs) = (run_cache_cap(self.r), self.inp.len());
-            if self.levels.is_on() {
+            if self.levels.is_on()
+                && self.cache_mode == CandidateCache::Auto
+                && class_cache_bytes(inputs) <= RUN_CACHE_BYTES
+            {
                 self.class_cache = vec![CandidateClass::default(); inputs * MAX_CLASSES];
                 self.run_cache_vc = vec![NO_VC; inputs];
                 self.run_cache_len = vec![0; inputs];
@@ -685,11 +757,18 @@ impl NetPartition {
                 if let Some(c) = (self.cache_mode != CandidateCache::Off).then(fits).flatten() {
                     self.head_cache = c;
                     self.head_cache.store(li, pi - li * self.np, vc, &self.runs);
+                } else if self.levels.is_on() {
+                    // Levels need classes, which only the caches keep: select from runs, with
+                    // neither levels nor kept costs (not the case where `new` turns levels on).
+                    self.levels = Default::default();
                 }
             }
         }
         let cap = self.run_cache_cap;
-        if cap != 0 && self.levels.is_on() {
+        if cap == 0 && self.head_cache.is_on() && self.levels.is_on() {
+            // The cache just made (first evaluation): this head's classes for selection.
+            self.head_len = self.classes_of_runs(now);
+        } else if cap != 0 && self.levels.is_on() {
             let ranges = self.levels.ranges;
             let slots = &mut self.class_cache[pi * MAX_CLASSES..(pi + 1) * MAX_CLASSES];
             match classes_of(&self.runs, &mut self.levels.ranges, slots) {
@@ -736,6 +815,103 @@ impl NetPartition {
         }
         self.fresh_runs(sw, st);
         self.head_cache.store(li, port, vc, &self.runs);
+    }
+
+    /// The candidates of the head of VC `vc` of input `port` of local switch `li`, in state `st` at
+    /// `sw`, for selection from cost levels where the [`HeadCache`] holds candidates: `true` with
+    /// them as classes in `self.head_classes` (`self.head_len` of them) if it holds the head;
+    /// else `false`, with them in `self.runs` (from the routing, then cached), and as classes too
+    /// where they form them (`self.head_len` 0 where not: selection then reads the runs).
+    #[inline]
+    fn head_cache_classes(
+        &mut self,
+        li: usize,
+        port: usize,
+        vc: usize,
+        sw: SwitchId,
+        st: &RouteState,
+        now: Cycle,
+    ) -> bool {
+        self.head_len = 0;
+        if let Some(e) = self.head_cache.find(li, port, vc) {
+            let ranges = self.levels.ranges;
+            let n = classes_of_parts(self.head_cache.classes(e), &mut self.levels.ranges, &mut self.head_classes);
+            if self.levels.ranges != ranges {
+                self.cost_all_ports(now);
+            }
+            if let Some(n) = n.filter(|&n| n > 0) {
+                debug_assert!(
+                    {
+                        let mut fresh = Vec::new();
+                        self.p.routing.candidate_runs(sw, st, &mut fresh);
+                        let (mut classes, mut ranges) = ([CandidateClass::default(); MAX_CLASSES], self.levels.ranges);
+                        classes_of(&fresh, &mut ranges, &mut classes)
+                            .is_some_and(|m| same_classes(&classes[..m], &self.head_classes[..n]))
+                    },
+                    "cached classes of switch {sw} input {port} VC {vc} differ from the routing's"
+                );
+                self.head_len = n as u8;
+                return true;
+            }
+            self.runs.clear();
+            self.head_cache.expand(e, &mut self.runs);
+            return false;
+        }
+        if let Some(n) = self.written_classes(sw, st, now) {
+            if n == 0 {
+                // No candidate at all.
+                self.runs.clear();
+                return false;
+            }
+            let ranges = self.levels.ranges;
+            let parts = self.head_classes[..n].iter().map(|c| (c.mask(), c.penalty, c.escape, ranges[c.slot as usize]));
+            self.head_cache.store_classes(li, port, vc, parts);
+            self.head_len = n as u8;
+            return true;
+        }
+        self.fresh_runs(sw, st);
+        self.head_cache.store(li, port, vc, &self.runs);
+        self.head_len = self.classes_of_runs(now);
+        false
+    }
+
+    /// The candidates of a packet in state `st` at `sw` as the routing writes them as classes
+    /// ([`crate::routing::Routing::candidate_classes`]), into `self.head_classes`: how many, or
+    /// `None` where it writes none or they do not fit (the caller then asks for runs).
+    fn written_classes(&mut self, sw: SwitchId, st: &RouteState, now: Cycle) -> Option<usize> {
+        let mut written = std::mem::take(&mut self.classes);
+        written.clear();
+        let ok = self.p.routing.candidate_classes(sw, st, &mut written);
+        let ranges = self.levels.ranges;
+        let n = if ok { classes_from(&written, &mut self.levels.ranges, &mut self.head_classes) } else { None };
+        self.classes = written;
+        if self.levels.ranges != ranges {
+            // A slot's VC range learnt (once per run): cost it on every port.
+            self.cost_all_ports(now);
+        }
+        debug_assert!(
+            n.is_none_or(|n| {
+                let mut fresh = Vec::new();
+                self.p.routing.candidate_runs(sw, st, &mut fresh);
+                let (mut classes, mut ranges) = ([CandidateClass::default(); MAX_CLASSES], self.levels.ranges);
+                classes_of(&fresh, &mut ranges, &mut classes)
+                    .is_some_and(|m| same_classes(&classes[..m], &self.head_classes[..n]))
+            }),
+            "classes written by the routing at switch {sw} differ from those of its runs"
+        );
+        n
+    }
+
+    /// `self.runs` as classes into `self.head_classes`: how many (0 where they form none, or
+    /// none fit); a slot's VC range seen for the first time is costed on every port.
+    fn classes_of_runs(&mut self, now: Cycle) -> u8 {
+        let ranges = self.levels.ranges;
+        let n = classes_of(&self.runs, &mut self.levels.ranges, &mut self.head_classes);
+        if self.levels.ranges != ranges {
+            // A slot's VC range learnt (once per run): cost it on every port.
+            self.cost_all_ports(now);
+        }
+        n.unwrap_or(0) as u8
     }
 
     /// The candidates of the head of VC `vc` of input `pi`, in state `st` at `sw`, as the routing
@@ -882,7 +1058,8 @@ impl NetPartition {
     }
 
     /// Routing and switch allocation of local switch `li` (stage 2 of the module docs): requests,
-    /// then grants.
+    /// then grants. Not inlined into the switch step: where the compiler inlined it, PolSP took
+    /// 15% more CPU time on `configs/hyperx-3d-8.toml` for 2% more instructions.
     pub(super) fn allocation_stage(&mut self, li: usize, now: Cycle) {
         if self.p.allocation == Allocation::Vc {
             self.request_step_vc(li, now);
@@ -980,10 +1157,22 @@ impl NetPartition {
                         first = false;
                         continue;
                     }
+                    let classes = if !self.levels.is_on() {
+                        None
+                    } else if self.run_cache_cap != 0 {
+                        let n = self.run_cache_len[pi] as usize;
+                        (self.run_cache_vc[pi] == vc as u8).then(|| &self.class_cache[pi * MAX_CLASSES..][..n])
+                    } else if self.head_cache.is_on() {
+                        // The per-switch cache's classes ([`NetPartition::head_cache_classes`]).
+                        (self.head_len > 0).then(|| &self.head_classes[..self.head_len as usize])
+                    } else {
+                        None
+                    };
                     let (best, xbar_free) = if !self.levels.is_on() {
                         self.select_head(li, cached.then_some(pi), now, key)
-                    } else if self.run_cache_vc[pi] == vc as u8 {
-                        let (best, xbar_free) = self.select_classes(li, pi, now, key);
+                    } else if let Some(classes) = classes {
+                        self.levels.class_heads += 1;
+                        let (best, xbar_free) = self.select_classes(li, classes, now, key);
                         debug_assert!(
                             {
                                 // The run-based selection, on the routing's runs, chooses the same.
@@ -996,6 +1185,7 @@ impl NetPartition {
                         (best, xbar_free)
                     } else {
                         // Runs that form no classes: selected from `self.runs`.
+                        self.run_head_with_levels();
                         self.select_head(li, None, now, key)
                     };
                     if let Some(c) = best {

@@ -198,6 +198,8 @@ fn every_field_is_classified(part: &NetPartition) {
         // Saved per switch in `SwitchState` (the tasks of its servers, with their events).
         tasks: _,
         // Scratch of one step or one cycle, empty at a window end.
+        head_classes: _,
+        head_len: _,
         wake: _,
         cands: _,
         runs: _,

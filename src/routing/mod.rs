@@ -139,12 +139,12 @@ impl CandidateRun {
     }
 }
 
-/// Candidates with one penalty on one VC range: every port of `mask` (ports below 64) on every VC
-/// of `lo..hi`, each with `penalty` and `escape` ([`Routing::candidate_classes`]).
+/// Candidates with one penalty on one VC range: every port of `mask` (ports below 128) on every
+/// VC of `lo..hi`, each with `penalty` and `escape` ([`Routing::candidate_classes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PortClass {
     /// The ports, bit `p` for port `p`.
-    pub mask: u64,
+    pub mask: u128,
     /// Penalty in phits of every candidate of the class.
     pub penalty: u32,
     /// First VC.
@@ -166,8 +166,80 @@ pub fn push_classes<const N: usize>(
 ) {
     for (i, &mask) in masks.iter().enumerate() {
         if mask != 0 && vcs.start < vcs.end {
-            out.push(PortClass { mask, penalty: penalty(i), lo: vcs.start, hi: vcs.end, escape });
+            out.push(PortClass { mask: mask as u128, penalty: penalty(i), lo: vcs.start, hi: vcs.end, escape });
         }
+    }
+}
+
+/// Classes of ports gathered hop by hop, for routings whose hop loops have no closed form of
+/// port masks (a faulty network, a HyperZ, a HyperX of more than 64 ports): the classes of the
+/// hops `(port, penalty)` offered in increasing port order. It declines (`push_to` is `false`)
+/// where the hops would not give the runs' order back (a port not above the last), a port is
+/// past the masks, or they form more than [`HopClasses::MAX`] penalties.
+#[derive(Debug, Clone, Copy)]
+pub struct HopClasses {
+    classes: [(u32, u128); HopClasses::MAX],
+    n: usize,
+    last: i32,
+    ok: bool,
+}
+
+impl Default for HopClasses {
+    fn default() -> Self {
+        HopClasses { classes: [(0, 0); HopClasses::MAX], n: 0, last: -1, ok: true }
+    }
+}
+
+impl HopClasses {
+    /// Most penalties (classes) kept.
+    pub const MAX: usize = 8;
+
+    /// The hop through `port` with `penalty`.
+    #[inline]
+    pub fn add(&mut self, port: PortId, penalty: u32) {
+        if port as i32 <= self.last || port >= 128 {
+            self.ok = false;
+            return;
+        }
+        self.last = port as i32;
+        let bit = 1u128 << port;
+        match self.classes[..self.n].iter_mut().find(|c| c.0 == penalty) {
+            Some(c) => c.1 |= bit,
+            None if self.n == Self::MAX => self.ok = false,
+            None => {
+                self.classes[self.n] = (penalty, bit);
+                self.n += 1;
+            }
+        }
+    }
+
+    /// The largest penalty added (0 if none): Polarized's best weight change, before its penalties
+    /// are known.
+    #[inline]
+    pub fn max_penalty(&self) -> u32 {
+        self.classes[..self.n].iter().map(|c| c.0).max().unwrap_or(0)
+    }
+
+    /// Appends the classes on `vcs` to `out` (none if `vcs` is empty, as no run would be
+    /// written), each penalty mapped by `penalty`; `false` (with `out` unchanged) if the hops
+    /// declined.
+    #[inline]
+    pub fn push_to(
+        &self,
+        out: &mut Vec<PortClass>,
+        vcs: std::ops::Range<u8>,
+        escape: bool,
+        penalty: impl Fn(u32) -> u32,
+    ) -> bool {
+        if !self.ok {
+            return false;
+        }
+        if vcs.start < vcs.end {
+            for &(p, mask) in &self.classes[..self.n] {
+                out.push(PortClass { mask, penalty: penalty(p), lo: vcs.start, hi: vcs.end, escape });
+            }
+        }
+        true
     }
 }
 
@@ -225,10 +297,10 @@ pub trait Routing: Send + Sync {
         false
     }
     /// The same candidates as [`Routing::candidate_runs`] (the same set of port, VC, penalty and
-    /// escape flag), appended to `out` as classes of ports, where the routing can write them
-    /// without a per-port loop; a port appears in at most one class of each escape flag. `false`
-    /// (the default, and where the network has 64 ports or more) if it does not, and the caller
-    /// asks for runs.
+    /// escape flag), appended to `out` as classes of ports, where the routing writes them (from
+    /// masks of the topology's closed form, or hop by hop: [`HopClasses`]); a port appears in at
+    /// most one class of each escape flag. `false` (the default, and where a switch has 128 ports
+    /// or more) if it does not, and the caller asks for runs.
     fn candidate_classes(&self, _at: SwitchId, _st: &RouteState, _out: &mut Vec<PortClass>) -> bool {
         false
     }

@@ -35,9 +35,9 @@
 use super::aliod::Aliod;
 use super::hyperz_moves::{self, idle_only_penalty, Rule};
 use super::omnidimensional::Omnidimensional;
-use super::polarized::PolarizedRoutes;
+use super::polarized::{PolarizedRoutes, PENALTIES};
 use super::updown::{LinkKind, UpDown};
-use super::{push_run, Candidate, CandidateRun, PortClass, RouteState, Routing, RoutingParams};
+use super::{push_run, Candidate, CandidateRun, HopClasses, PortClass, RouteState, Routing, RoutingParams};
 use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperZ, PortId, SwitchId};
 use std::sync::Arc;
@@ -80,9 +80,10 @@ impl RouteSet for Omnidimensional {
     fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
         self.hops(at, st, |port, penalty| push_run(out, port, vcs.clone(), penalty, false));
     }
+    /// From the masks of a fault-free HyperX of at most 64 ports, else hop by hop.
     #[inline]
     fn push_classes(&self, at: SwitchId, st: &RouteState, out: &mut Vec<PortClass>, vcs: std::ops::Range<u8>) -> bool {
-        self.hyperx_classes(at, st, out, vcs)
+        self.hyperx_classes(at, st, out, vcs.clone()) || omni_hop_classes(self, at, st, out, vcs)
     }
     #[inline]
     fn advance(&self, st: &mut RouteState, at: SwitchId, port: PortId) {
@@ -102,13 +103,46 @@ impl RouteSet for PolarizedRoutes {
     fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
         self.candidate_runs(at, st, out, |_| vcs.clone());
     }
+    /// From the masks of a fault-free HyperX of at most 64 ports, else hop by hop (the
+    /// penalties relative to the best weight change, as [`PolarizedRoutes::candidate_runs`]).
     #[inline]
     fn push_classes(&self, at: SwitchId, st: &RouteState, out: &mut Vec<PortClass>, vcs: std::ops::Range<u8>) -> bool {
-        self.hyperx_classes(at, st, out, vcs)
+        self.hyperx_classes(at, st, out, vcs.clone()) || polarized_hop_classes(self, at, st, out, vcs)
     }
     fn analysis_state(&self, st: &RouteState) -> RouteState {
         PolarizedRoutes::analysis_state(self, st)
     }
+}
+
+/// Omnidimensional routes' classes gathered hop by hop (not inlined beside the fault-free
+/// HyperX's masks, as [`SurePath::escape_hop_classes`]).
+#[inline(never)]
+fn omni_hop_classes(
+    o: &Omnidimensional,
+    at: SwitchId,
+    st: &RouteState,
+    out: &mut Vec<PortClass>,
+    vcs: std::ops::Range<u8>,
+) -> bool {
+    let mut c = HopClasses::default();
+    o.hops(at, st, |port, penalty| c.add(port, penalty));
+    c.push_to(out, vcs, false, |p| p)
+}
+
+/// Polarized routes' classes gathered hop by hop, the penalties relative to the best weight
+/// change as [`PolarizedRoutes::candidate_runs`] (not inlined, as [`omni_hop_classes`]).
+#[inline(never)]
+fn polarized_hop_classes(
+    p: &PolarizedRoutes,
+    at: SwitchId,
+    st: &RouteState,
+    out: &mut Vec<PortClass>,
+    vcs: std::ops::Range<u8>,
+) -> bool {
+    let mut c = HopClasses::default();
+    p.hops(at, st, |port, dmu| c.add(port, dmu as u32));
+    let best = c.max_penalty();
+    c.push_to(out, vcs, false, |dmu| PENALTIES[(best - dmu) as usize])
 }
 
 /// Minimal routes over the live links: every port of [`super::minimal_ports`], penalty 0.
@@ -128,6 +162,12 @@ impl RouteSet for MinimalRoutes {
     #[inline]
     fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
         super::minimal_ports(&self.net, at, st.dst, |port| push_run(out, port, vcs.clone(), 0, false));
+    }
+    #[inline]
+    fn push_classes(&self, at: SwitchId, st: &RouteState, out: &mut Vec<PortClass>, vcs: std::ops::Range<u8>) -> bool {
+        let mut c = HopClasses::default();
+        super::minimal_ports(&self.net, at, st.dst, |port| c.add(port, 0));
+        c.push_to(out, vcs, false, |p| p)
     }
     /// Minimal routes depend on the destination alone.
     fn analysis_state(&self, st: &RouteState) -> RouteState {
@@ -170,6 +210,9 @@ impl<R: Rule> RouteSet for RuleRoutes<R> {
     fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
         self.hops(at, st, |port, penalty| push_run(out, port, vcs.clone(), penalty, false));
     }
+    // No classes: a rule's moves come in the rule's order, not the ports', which classes cannot
+    // give back, so most heads would be declined after the moves were computed, and computed
+    // again as runs (`surepath-aliod` on `configs/hyperz-1m.toml`: 7% more CPU time).
     /// A HyperZ rule may read any field of the state (its phase, level and deroutes): all are kept.
     fn analysis_state(&self, st: &RouteState) -> RouteState {
         *st
@@ -257,6 +300,24 @@ impl<R: RouteSet> SurePath<R> {
     }
 }
 
+impl<R: RouteSet> SurePath<R> {
+    /// The escape's classes gathered hop by hop ([`HopClasses`]). Not inlined: the fault-free
+    /// HyperX's path ([`UpDown::hyperx_classes`]) is the hot one there, and inlining this beside
+    /// it cost PolSP 1.5% more instructions on `configs/hyperx-3d-8.toml`.
+    #[inline(never)]
+    fn escape_hop_classes(
+        &self,
+        at: SwitchId,
+        t: SwitchId,
+        out: &mut Vec<PortClass>,
+        esc: std::ops::Range<u8>,
+    ) -> bool {
+        let mut c = HopClasses::default();
+        self.escape.hops(at, t, |port, penalty, _| c.add(port, penalty));
+        c.push_to(out, esc, true, |p| p)
+    }
+}
+
 impl<R: RouteSet> Routing for SurePath<R> {
     fn name(&self) -> &'static str {
         self.name
@@ -275,14 +336,17 @@ impl<R: RouteSet> Routing for SurePath<R> {
             }
         });
     }
-    /// Where the route set and the escape write classes (Polarized and the Up/Down escape on a
-    /// fault-free HyperX of at most 64 ports): a few masks per dimension instead of a run per port.
+    /// Where the route set and the escape write classes: a few masks per dimension instead of a
+    /// run per port (Polarized or Omnidimensional routes and the Up/Down escape on a fault-free
+    /// HyperX of at most 64 ports), else gathered hop by hop ([`HopClasses`]: any network whose
+    /// switches have fewer than 128 ports), which spares the runs and grouping them.
     fn candidate_classes(&self, at: SwitchId, st: &RouteState, out: &mut Vec<PortClass>) -> bool {
         out.clear();
         if !st.escape && !self.routes.push_classes(at, st, out, 0..self.routing_vcs) {
             return false;
         }
-        self.escape.hyperx_classes(at, st.dst, out, self.routing_vcs..self.vcs)
+        let esc = self.routing_vcs..self.vcs;
+        self.escape.hyperx_classes(at, st.dst, out, esc.clone()) || self.escape_hop_classes(at, st.dst, out, esc)
     }
     fn candidate_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>) -> bool {
         if !st.escape {

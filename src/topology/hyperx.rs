@@ -203,7 +203,9 @@ impl HyperX {
     /// The ports of `sw` in dimension `d` as bit masks by what their far coordinate `v` is:
     /// `[neither, v == p1 only, v == p2 only, both]` (index `(v == p1) | (v == p2) << 1`, as the
     /// per-dimension hop loops classify ports), or `None` if the switch has 64 ports or more.
-    #[inline]
+    /// Always inlined: the routings' class loops call it once per dimension, and a call costs
+    /// about as much as its body.
+    #[inline(always)]
     pub fn coordinate_class_masks(&self, sw: SwitchId, d: usize, p1: usize, p2: usize) -> Option<[u64; 4]> {
         let (x, k, base) = (self.coord(sw, d), self.trunking[d], self.base[d]);
         let width = (self.sides[d] - 1) * k;
