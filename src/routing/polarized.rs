@@ -290,12 +290,24 @@ pub struct PolarizedRoutes {
     corners: Corners,
     /// Longest route once dead ends are avoided (pruned routes only).
     longest: usize,
+    /// On a faulty HyperX of at most 128 switch ports with sparse distances: per switch, its
+    /// failed ports as a mask ([`PolarizedRoutes::faulty_hyperx_classes`]); else empty.
+    dead_ports: Vec<u128>,
 }
 
 impl PolarizedRoutes {
     /// Polarized routes over `net`, exactly as the paper defines them.
     pub fn new(net: Arc<Fabric>) -> Self {
-        PolarizedRoutes { net, corners: Corners::None, longest: 0 }
+        let dead_ports = if net.is_faulty() && net.sparse_distances().is_some() && net.max_switch_ports() <= 128 {
+            (0..net.num_switches() as SwitchId)
+                .map(|s| {
+                    (0..net.switch_ports(s) as PortId).filter(|&p| !net.alive(s, p)).fold(0, |m, p| m | 1u128 << p)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        PolarizedRoutes { net, corners: Corners::None, longest: 0, dead_ports }
     }
 
     /// Polarized routes that avoid dead ends, with their longest route (or its bound on faulty
@@ -775,6 +787,85 @@ impl PolarizedRoutes {
         true
     }
 
+    /// The allowed hops on a faulty HyperX (sparse distances, at most 128 ports, no dead-end
+    /// filter) as classes on the VCs `vcs`, as [`PolarizedRoutes::hyperx_classes`] writes them on a
+    /// fault-free one: per dimension the four coordinate classes, each a weight change from the
+    /// closed-form distances of the faulty hop loop (`faulty_hyperx_hops`), the neighbours among the
+    /// source's and target's exceptions moved to the class of their exact distances, less the
+    /// failed ports. `false` (with `out` unchanged) where that hop loop does not apply.
+    pub fn faulty_hyperx_classes(
+        &self,
+        at: SwitchId,
+        st: &RouteState,
+        out: &mut Vec<PortClass>,
+        vcs: std::ops::Range<u8>,
+    ) -> bool {
+        if self.dead_ports.is_empty() || !matches!(self.corners, Corners::None) {
+            return false;
+        }
+        let Some(sd) = self.net.sparse_distances() else { return false };
+        let (s, t) = (st.src, st.dst);
+        if !sd.same_component(at, s) || !sd.same_component(at, t) {
+            return false;
+        }
+        let ((ls, ds), (lt, dt)) = (sd.exceptions_to(s), sd.exceptions_to(t));
+        if ls.len() > FAST_EXCEPTIONS || lt.len() > FAST_EXCEPTIONS {
+            return false;
+        }
+        let h = sd.hyperx();
+        let (a, b) = (sd.distance(at, s), sd.distance(at, t));
+        let (ha, hb) = (h.hamming(at, s), h.hamming(at, t));
+        // Ports by weight change 0, 1 or 2, and those with another (possible only through a
+        // failed link, where `at`'s own distance is not the closed form's).
+        let (mut by_dmu, mut other) = ([0u128; 3], 0u128);
+        for d in 0..h.dims() {
+            let (x, xs, xt) = (h.coord(at, d), h.coord(s, d), h.coord(t, d));
+            let (bs, bt) = (ha - (x != xs) as u32, hb - (x != xt) as u32);
+            let Some(masks) = h.coordinate_class_masks_wide(at, d, xs, xt) else { return false };
+            for (i, &m) in masks.iter().enumerate() {
+                let (eq_s, eq_t) = (i & 1 != 0, i & 2 != 0);
+                let (ys, yt) = (bs + !eq_s as u32, bt + !eq_t as u32);
+                if m != 0 {
+                    match allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
+                        Some(dmu @ 0..=2) => by_dmu[dmu as usize] |= m,
+                        Some(_) => other |= m,
+                        None => {}
+                    }
+                }
+            }
+        }
+        // Neighbours whose distance to `s` or `t` is not the closed form's (exceptions next to
+        // `at`): their ports move to the class of their exact distances, as the hop loop's.
+        for &y in ls.iter().chain(lt).filter(|&&y| h.hamming(y, at) == 1) {
+            let exact = |list: &[SwitchId], dist: &[u8], closed: u32| {
+                list.iter().position(|&z| z == y).map_or(closed, |i| dist[i] as u32)
+            };
+            let (ys, yt) = (exact(ls, ds, h.hamming(y, s)), exact(lt, dt, h.hamming(y, t)));
+            let d = (0..h.dims()).find(|&d| h.coord(y, d) != h.coord(at, d)).expect("a neighbour");
+            let ports = (0..h.trunk(d)).fold(0u128, |m, k| m | 1 << h.port_to(at, d, h.coord(y, d), k));
+            by_dmu.iter_mut().for_each(|m| *m &= !ports);
+            other &= !ports;
+            match allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
+                Some(dmu @ 0..=2) => by_dmu[dmu as usize] |= ports,
+                Some(_) => other |= ports,
+                None => {}
+            }
+        }
+        let alive = !self.dead_ports[at as usize];
+        if other & alive != 0 {
+            // The hop loop's penalties for those (relative to the best weight change) decide.
+            return false;
+        }
+        by_dmu.iter_mut().for_each(|m| *m &= alive);
+        let Some(best) = (0..3).rev().find(|&k| by_dmu[k] != 0) else { return true };
+        if vcs.start < vcs.end {
+            for (dmu, &mask) in by_dmu.iter().enumerate().filter(|(_, &m)| m != 0) {
+                out.push(PortClass { mask, penalty: PENALTIES[best - dmu], lo: vcs.start, hi: vcs.end, escape: false });
+            }
+        }
+        true
+    }
+
     /// [`PolarizedRoutes::candidates`] as runs ([`Routing::candidate_runs`]): one run per allowed
     /// hop, on the VCs `vcs(port)` gives.
     #[inline]
@@ -861,6 +952,48 @@ mod tests {
         let mut f = FaultSet::random_links(&*h, links, seed).unwrap();
         f.switches.push(dead);
         Arc::new(Fabric::new(h, &f))
+    }
+
+    /// On a faulty HyperX (with a failed switch, and trunks), the classes of
+    /// `faulty_hyperx_classes`, where it writes them, are exactly the runs of `candidate_runs`
+    /// (ports, penalties), for every (s, c, t); and it writes them for nine in ten at least.
+    #[test]
+    fn faulty_hyperx_classes_match_the_runs() {
+        for (sides, trunks, links, seed) in
+            [(&[4usize, 4, 4][..], &[1usize, 1, 1][..], 30, 3), (&[3, 4, 3], &[2, 1, 1], 24, 5)]
+        {
+            let net = faulty(sides, trunks, links, seed, 5);
+            let routes = PolarizedRoutes::new(net.clone());
+            let n = net.num_switches() as SwitchId;
+            let (mut written, mut asked) = (0, 0);
+            for s in (0..n).filter(|&s| net.switch_alive(s)) {
+                for t in (0..n).filter(|&t| t != s && net.switch_alive(t)) {
+                    let st = RouteState { src: s, dst: t, ..Default::default() };
+                    for c in (0..n).filter(|&c| c != t && net.switch_alive(c)) {
+                        asked += 1;
+                        let mut classes = Vec::new();
+                        if !routes.faulty_hyperx_classes(c, &st, &mut classes, 0..2) {
+                            assert!(classes.is_empty());
+                            continue;
+                        }
+                        written += 1;
+                        let mut runs = Vec::new();
+                        routes.candidate_runs(c, &st, &mut runs, |_| 0..2);
+                        let mut want: Vec<(PortId, u32)> = runs.iter().map(|r| (r.port, r.penalty)).collect();
+                        let mut got: Vec<(PortId, u32)> = classes
+                            .iter()
+                            .flat_map(|k| {
+                                (0..128).filter(move |&p| k.mask >> p & 1 == 1).map(move |p| (p as PortId, k.penalty))
+                            })
+                            .collect();
+                        want.sort_unstable();
+                        got.sort_unstable();
+                        assert_eq!(got, want, "{sides:?} at {c} from {s} to {t}");
+                    }
+                }
+            }
+            assert!(written * 10 > asked * 9, "{sides:?}: classes for {written} of {asked}");
+        }
     }
 
     /// The fast path of the faulty HyperX, where it applies, and the per-neighbour path offer

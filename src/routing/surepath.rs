@@ -103,11 +103,14 @@ impl RouteSet for PolarizedRoutes {
     fn push_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>, vcs: std::ops::Range<u8>) {
         self.candidate_runs(at, st, out, |_| vcs.clone());
     }
-    /// From the masks of a fault-free HyperX of at most 64 ports, else hop by hop (the
-    /// penalties relative to the best weight change, as [`PolarizedRoutes::candidate_runs`]).
+    /// From the masks of a fault-free HyperX of at most 64 ports, or of a faulty one of at most
+    /// 128, else hop by hop (the penalties relative to the best weight change, as
+    /// [`PolarizedRoutes::candidate_runs`]).
     #[inline]
     fn push_classes(&self, at: SwitchId, st: &RouteState, out: &mut Vec<PortClass>, vcs: std::ops::Range<u8>) -> bool {
-        self.hyperx_classes(at, st, out, vcs.clone()) || polarized_hop_classes(self, at, st, out, vcs)
+        self.hyperx_classes(at, st, out, vcs.clone())
+            || self.faulty_hyperx_classes(at, st, out, vcs.clone())
+            || polarized_hop_classes(self, at, st, out, vcs)
     }
     fn analysis_state(&self, st: &RouteState) -> RouteState {
         PolarizedRoutes::analysis_state(self, st)

@@ -225,6 +225,28 @@ impl HyperX {
         let block = ones(width) << base;
         Some(if p1 == p2 { [block & !m1, 0, 0, m1] } else { [block & !m1 & !m2, m1, m2, 0] })
     }
+    /// [`HyperX::coordinate_class_masks`] as 128-bit masks, for switches of up to 128 ports (the
+    /// faulty million-endpoint HyperX's 93): `None` above that.
+    #[inline(always)]
+    pub fn coordinate_class_masks_wide(&self, sw: SwitchId, d: usize, p1: usize, p2: usize) -> Option<[u128; 4]> {
+        let (x, k, base) = (self.coord(sw, d), self.trunking[d], self.base[d]);
+        let width = (self.sides[d] - 1) * k;
+        if self.base[self.dims() - 1] + (self.sides[self.dims() - 1] - 1) * self.trunking[self.dims() - 1] > 128 {
+            return None;
+        }
+        let ones = |n: usize| if n >= 128 { u128::MAX } else { (1u128 << n) - 1 };
+        let of = |v: usize| {
+            let rank = if v < x { v } else { v.wrapping_sub(1) };
+            if v == x {
+                0
+            } else {
+                ones(k) << (base + rank * k)
+            }
+        };
+        let (m1, m2) = (of(p1), of(p2));
+        let block = ones(width) << base;
+        Some(if p1 == p2 { [block & !m1, 0, 0, m1] } else { [block & !m1 & !m2, m1, m2, 0] })
+    }
     /// Port of `sw` towards coordinate value `v` in dimension `d`, trunk `k` (`v != x_d`).
     #[inline]
     pub fn port_to(&self, sw: SwitchId, d: usize, v: usize, k: usize) -> PortId {
@@ -357,6 +379,27 @@ impl Topology for HyperX {
 mod tests {
     use super::*;
 
+    /// The same for the 128-bit masks of a HyperX of more than 64 ports (84: 29 x 2 + 19 + 7),
+    /// which the 64-bit masks decline.
+    #[test]
+    fn wide_coordinate_class_masks_match_port_to() {
+        let h = HyperX::new(&[30, 20, 8], &[2, 1, 1], 1);
+        assert_eq!(h.coordinate_class_masks(0, 0, 0, 0), None);
+        for sw in (0..h.num_switches() as SwitchId).step_by(97) {
+            for d in 0..h.dims() {
+                for (p1, p2) in [(0, 0), (1, 5), (h.side(d) - 1, 2), (h.coord(sw, d), 3)] {
+                    let mut want = [0u128; 4];
+                    for v in (0..h.side(d)).filter(|&v| v != h.coord(sw, d)) {
+                        for k in 0..h.trunk(d) {
+                            want[(v == p1) as usize | ((v == p2) as usize) << 1] |= 1 << h.port_to(sw, d, v, k);
+                        }
+                    }
+                    assert_eq!(h.coordinate_class_masks_wide(sw, d, p1, p2), Some(want), "{sw} {d} {p1} {p2}");
+                }
+            }
+        }
+    }
+
     /// The coordinate-class masks hold exactly the ports `port_to` gives for each far coordinate,
     /// classified by whether it is `p1` and whether it is `p2`, with trunking.
     #[test]
@@ -373,6 +416,8 @@ mod tests {
                             }
                         }
                         assert_eq!(h.coordinate_class_masks(sw, d, p1, p2), Some(want), "{sw} {d} {p1} {p2}");
+                        let wide = want.map(|m| m as u128);
+                        assert_eq!(h.coordinate_class_masks_wide(sw, d, p1, p2), Some(wide), "{sw} {d} {p1} {p2}");
                     }
                 }
             }
