@@ -213,6 +213,20 @@ impl HopClasses {
         }
     }
 
+    /// The ports of `mask` with `penalty`, in any order (classes from masks, where the caller
+    /// knows the ports' order is the runs').
+    #[inline]
+    pub fn add_ports(&mut self, mask: u128, penalty: u32) {
+        match self.classes[..self.n].iter_mut().find(|c| c.0 == penalty) {
+            Some(c) => c.1 |= mask,
+            None if self.n == Self::MAX => self.ok = false,
+            None => {
+                self.classes[self.n] = (penalty, mask);
+                self.n += 1;
+            }
+        }
+    }
+
     /// The largest penalty added (0 if none): Polarized's best weight change, before its penalties
     /// are known.
     #[inline]

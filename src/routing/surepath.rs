@@ -349,7 +349,9 @@ impl<R: RouteSet> Routing for SurePath<R> {
             return false;
         }
         let esc = self.routing_vcs..self.vcs;
-        self.escape.hyperx_classes(at, st.dst, out, esc.clone()) || self.escape_hop_classes(at, st.dst, out, esc)
+        self.escape.hyperx_classes(at, st.dst, out, esc.clone())
+            || self.escape.faulty_hyperx_classes(at, st.dst, out, esc.clone())
+            || self.escape_hop_classes(at, st.dst, out, esc)
     }
     fn candidate_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>) -> bool {
         if !st.escape {

@@ -280,6 +280,9 @@ pub struct UpDown {
     /// Bit `x`: on a faulty HyperX, `x`'s depth is its Hamming distance to the root and its Up set
     /// is the fault-free one (see [`UpDown::ud`]).
     closed: Vec<u64>,
+    /// On a faulty HyperX of at most 128 switch ports: per switch, its ports whose link failed or
+    /// whose neighbour does not keep the closed form ([`UpDown::faulty_hyperx_classes`]).
+    special_ports: Vec<u128>,
     /// A faulty HyperZ's fault-free Z-node table, with `intact` (see [`UpDown::faulty_z_shared`]).
     faulty_z: Option<ZTree>,
     /// Bit `x`: on a faulty HyperZ, `x` is live and keeps its fault-free depth.
@@ -343,6 +346,7 @@ impl UpDown {
             faulty_hx,
             ztree: None,
             closed: Vec::new(),
+            special_ports: Vec::new(),
             faulty_z: None,
             intact: Vec::new(),
             up_bits: Vec::new(),
@@ -358,6 +362,7 @@ impl UpDown {
             if u.ztree.is_none() {
                 u.mark_intact();
             }
+            u.mark_special_ports();
             if (u.ztree.is_some() || u.faulty_z.is_some()) && check {
                 // Debug builds: the closed form is the Up-set merge for every pair.
                 let n = u.net.num_switches() as SwitchId;
@@ -610,6 +615,91 @@ impl UpDown {
         let kinds = [LinkKind::Up, LinkKind::Down, LinkKind::Horizontal, LinkKind::Horizontal, LinkKind::Horizontal];
         push_classes(out, &by_kind, |k| Self::penalty(kinds[k], (k as u32).saturating_sub(1)), vcs, true);
         true
+    }
+
+    /// On a faulty HyperX of at most 128 switch ports whose closed form is marked: per switch, the
+    /// ports whose link failed or whose neighbour does not keep the closed form.
+    fn mark_special_ports(&mut self) {
+        if self.faulty_hx.is_none() || self.closed.is_empty() || self.net.max_switch_ports() > 128 {
+            return;
+        }
+        let n = self.net.num_switches() as SwitchId;
+        let special = (0..n)
+            .map(|x| {
+                (0..self.net.switch_ports(x) as PortId)
+                    .filter(|&p| self.net.neighbour(x, p).is_none_or(|(y, _)| !self.is_closed(y)))
+                    .fold(0u128, |m, p| m | 1 << p)
+            })
+            .collect();
+        self.special_ports = special;
+    }
+
+    /// [`UpDown::hyperx_classes`] on a faulty HyperX of at most 128 ports, for a target that keeps
+    /// the closed form (where [`UpDown::hops`] takes its closed form too): per dimension the four
+    /// coordinate classes, then each port to a neighbour that does not keep the closed form with
+    /// that neighbour's own depth and Up/Down distance, the failed ports left out. `false` (with
+    /// `out` unchanged) elsewhere.
+    pub fn faulty_hyperx_classes(
+        &self,
+        x: SwitchId,
+        t: SwitchId,
+        out: &mut Vec<PortClass>,
+        vcs: std::ops::Range<u8>,
+    ) -> bool {
+        let Some(h) = &self.faulty_hx else { return false };
+        if self.special_ports.is_empty() || self.hyperx().is_some() || !self.is_closed(t) {
+            return false;
+        }
+        let (dx, dt) = (self.depth(x), self.depth(t));
+        let ux = self.ud(x, t);
+        let below = dt >= dx && ux == dt - dx;
+        // As `hops`' `consider`: the penalty of a hop to a neighbour of depth `dy` and Up/Down
+        // distance `uy`, if it is offered.
+        let offer = |dy: u32, uy: u32| {
+            if uy >= ux {
+                return None;
+            }
+            let kind = if dy < dx {
+                LinkKind::Up
+            } else if dy > dx {
+                LinkKind::Down
+            } else {
+                LinkKind::Horizontal
+            };
+            match kind {
+                LinkKind::Down if !below => None,
+                LinkKind::Up if below => None,
+                _ => Some(Self::penalty(kind, ux - uy)),
+            }
+        };
+        let special = self.special_ports[x as usize];
+        let mut c = super::HopClasses::default();
+        // The closed form, as `closed_hops`: `x`'s depth by coordinates, whatever its own bit.
+        let (mx, shared) = (h.hamming(x, self.root), self.closed_shared(h, x, t));
+        for d in 0..h.dims() {
+            let (a, tt, r) = (h.coord(x, d), h.coord(t, d), h.coord(self.root, d));
+            let Some(masks) = h.coordinate_class_masks_wide(x, d, r, tt) else { return false };
+            let classes = Self::dim_classes(a, tt, r, mx, shared, dt);
+            for (&m, &(dy, uy)) in masks.iter().zip(&classes) {
+                let m = m & !special;
+                if m != 0 {
+                    if let Some(penalty) = offer(dy, uy) {
+                        c.add_ports(m, penalty);
+                    }
+                }
+            }
+        }
+        let mut rest = special;
+        while rest != 0 {
+            let p = rest.trailing_zeros();
+            rest &= rest - 1;
+            if let Some((y, _)) = self.net.neighbour(x, p as PortId) {
+                if let Some(penalty) = offer(self.depth(y), self.ud(y, t)) {
+                    c.add_ports(1 << p, penalty);
+                }
+            }
+        }
+        c.push_to(out, vcs, true, |p| p)
     }
 
     /// Calls `f(port, penalty, kind)` for every escape hop of a packet at `x` bound for `t != x`.
@@ -1030,6 +1120,50 @@ mod tests {
                 });
                 assert!(found, "no escape hop from {x} to {t}");
                 assert!(u.ud(x, t) >= nw.distance(x, t));
+            }
+        }
+    }
+
+    /// On a faulty HyperX with a failed switch (and one with trunks), the escape's classes from
+    /// masks, where written, offer exactly the ports and penalties of its hops, for every (x, t)
+    /// and two roots; they are written wherever the target keeps the closed form.
+    #[test]
+    fn faulty_hyperx_escape_classes_match_the_hops() {
+        for (sides, trunks, links, seed) in
+            [(&[4usize, 4, 4][..], &[1usize, 1, 1][..], 30, 3), (&[3, 4, 3], &[2, 1, 1], 24, 5)]
+        {
+            let t: Arc<dyn Topology> = Arc::new(HyperX::new(sides, trunks, 1));
+            let mut f = FaultSet::random_links(&*t, links, seed).unwrap();
+            f.switches.push(5);
+            let nw = Arc::new(Fabric::new(t, &f));
+            let n = nw.num_switches() as SwitchId;
+            for root in [0usize, 7] {
+                let u = UpDown::new(nw.clone(), root).unwrap();
+                let (mut written, mut closed_t) = (0, 0);
+                for t in (0..n).filter(|&t| nw.switch_alive(t)) {
+                    for x in (0..n).filter(|&x| x != t && nw.switch_alive(x)) {
+                        let mut classes = Vec::new();
+                        let wrote = u.faulty_hyperx_classes(x, t, &mut classes, 3..4);
+                        closed_t += u.is_closed(t) as u32;
+                        if !wrote {
+                            assert!(classes.is_empty() && !u.is_closed(t), "{sides:?} r={root} at {x} to {t}");
+                            continue;
+                        }
+                        written += 1;
+                        let mut want = Vec::new();
+                        u.hops(x, t, |p, penalty, _| want.push((p, penalty)));
+                        let mut got: Vec<(PortId, u32)> = classes
+                            .iter()
+                            .flat_map(|c| {
+                                (0..128).filter(move |&p| c.mask >> p & 1 == 1).map(move |p| (p as PortId, c.penalty))
+                            })
+                            .collect();
+                        got.sort_unstable();
+                        assert!(classes.iter().all(|c| c.escape && (c.lo, c.hi) == (3, 4)));
+                        assert_eq!(got, want, "{sides:?} r={root}: escape classes at {x} to {t}");
+                    }
+                }
+                assert!(written > 0 && written == closed_t, "{sides:?} r={root}: {written} of {closed_t}");
             }
         }
     }
