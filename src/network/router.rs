@@ -709,14 +709,12 @@ impl NetPartition {
         if cap != 0 && cap != usize::MAX && self.run_cache_vc[pi] == vc as u8 {
             debug_assert!(
                 {
-                    let mut fresh = Vec::new();
-                    self.p.routing.candidate_runs(sw, st, &mut fresh);
                     let n = self.run_cache_len[pi] as usize;
                     if self.levels.is_on() {
-                        let (mut classes, mut ranges) = ([CandidateClass::default(); MAX_CLASSES], self.levels.ranges);
-                        classes_of(&fresh, &mut ranges, &mut classes) == Some(n)
-                            && same_classes(&classes[..n], &self.class_cache[pi * MAX_CLASSES..pi * MAX_CLASSES + n])
+                        self.classes_of_routing(sw, st, &self.class_cache[pi * MAX_CLASSES..][..n])
                     } else {
+                        let mut fresh = Vec::new();
+                        self.p.routing.candidate_runs(sw, st, &mut fresh);
                         fresh[..] == self.run_cache[pi * cap..pi * cap + n]
                     }
                 },
@@ -841,13 +839,7 @@ impl NetPartition {
             }
             if let Some(n) = n.filter(|&n| n > 0) {
                 debug_assert!(
-                    {
-                        let mut fresh = Vec::new();
-                        self.p.routing.candidate_runs(sw, st, &mut fresh);
-                        let (mut classes, mut ranges) = ([CandidateClass::default(); MAX_CLASSES], self.levels.ranges);
-                        classes_of(&fresh, &mut ranges, &mut classes)
-                            .is_some_and(|m| same_classes(&classes[..m], &self.head_classes[..n]))
-                    },
+                    self.classes_of_routing(sw, st, &self.head_classes[..n]),
                     "cached classes of switch {sw} input {port} VC {vc} differ from the routing's"
                 );
                 self.head_len = n as u8;
@@ -890,13 +882,7 @@ impl NetPartition {
             self.cost_all_ports(now);
         }
         debug_assert!(
-            n.is_none_or(|n| {
-                let mut fresh = Vec::new();
-                self.p.routing.candidate_runs(sw, st, &mut fresh);
-                let (mut classes, mut ranges) = ([CandidateClass::default(); MAX_CLASSES], self.levels.ranges);
-                classes_of(&fresh, &mut ranges, &mut classes)
-                    .is_some_and(|m| same_classes(&classes[..m], &self.head_classes[..n]))
-            }),
+            n.is_none_or(|n| self.classes_of_routing(sw, st, &self.head_classes[..n])),
             "classes written by the routing at switch {sw} differ from those of its runs"
         );
         n
@@ -939,14 +925,7 @@ impl NetPartition {
             }
             Some(n) => {
                 debug_assert!(
-                    {
-                        let mut fresh = Vec::new();
-                        self.p.routing.candidate_runs(sw, st, &mut fresh);
-                        let (mut classes, mut ranges) = ([CandidateClass::default(); MAX_CLASSES], self.levels.ranges);
-                        classes_of(&fresh, &mut ranges, &mut classes).is_some_and(|m| {
-                            same_classes(&classes[..m], &self.class_cache[pi * MAX_CLASSES..pi * MAX_CLASSES + n])
-                        })
-                    },
+                    self.classes_of_routing(sw, st, &self.class_cache[pi * MAX_CLASSES..][..n]),
                     "classes written by the routing at switch {sw} differ from those of its runs"
                 );
                 self.run_cache_len[pi] = n as u8;
@@ -954,6 +933,15 @@ impl NetPartition {
                 true
             }
         }
+    }
+
+    /// Debug check of cached or written classes: whether `classes` are those the routing's runs
+    /// form for a packet in state `st` at `sw` (the same classes, in any order).
+    fn classes_of_routing(&self, sw: SwitchId, st: &RouteState, classes: &[CandidateClass]) -> bool {
+        let mut fresh = Vec::new();
+        self.p.routing.candidate_runs(sw, st, &mut fresh);
+        let (mut formed, mut ranges) = ([CandidateClass::default(); MAX_CLASSES], self.levels.ranges);
+        classes_of(&fresh, &mut ranges, &mut formed).is_some_and(|m| same_classes(&formed[..m], classes))
     }
 
     /// Debug check of [`Routing::candidate_runs`]: whether `self.runs` expands to exactly the

@@ -202,15 +202,7 @@ impl HopClasses {
             return;
         }
         self.last = port as i32;
-        let bit = 1u128 << port;
-        match self.classes[..self.n].iter_mut().find(|c| c.0 == penalty) {
-            Some(c) => c.1 |= bit,
-            None if self.n == Self::MAX => self.ok = false,
-            None => {
-                self.classes[self.n] = (penalty, bit);
-                self.n += 1;
-            }
-        }
+        self.add_ports(1 << port, penalty);
     }
 
     /// The ports of `mask` with `penalty`, in any order (classes from masks, where the caller

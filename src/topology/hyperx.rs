@@ -207,45 +207,34 @@ impl HyperX {
     /// about as much as its body.
     #[inline(always)]
     pub fn coordinate_class_masks(&self, sw: SwitchId, d: usize, p1: usize, p2: usize) -> Option<[u64; 4]> {
-        let (x, k, base) = (self.coord(sw, d), self.trunking[d], self.base[d]);
-        let width = (self.sides[d] - 1) * k;
-        if self.base[self.dims() - 1] + (self.sides[self.dims() - 1] - 1) * self.trunking[self.dims() - 1] > 64 {
-            return None;
-        }
-        let ones = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
-        let of = |v: usize| {
-            let rank = if v < x { v } else { v.wrapping_sub(1) };
-            if v == x {
-                0
-            } else {
-                ones(k) << (base + rank * k)
-            }
-        };
-        let (m1, m2) = (of(p1), of(p2));
-        let block = ones(width) << base;
-        Some(if p1 == p2 { [block & !m1, 0, 0, m1] } else { [block & !m1 & !m2, m1, m2, 0] })
+        self.class_masks(sw, d, p1, p2)
     }
     /// [`HyperX::coordinate_class_masks`] as 128-bit masks, for switches of up to 128 ports (the
     /// faulty million-endpoint HyperX's 93): `None` above that.
     #[inline(always)]
     pub fn coordinate_class_masks_wide(&self, sw: SwitchId, d: usize, p1: usize, p2: usize) -> Option<[u128; 4]> {
+        self.class_masks(sw, d, p1, p2)
+    }
+    /// [`HyperX::coordinate_class_masks`] in masks of type `W`.
+    #[inline(always)]
+    fn class_masks<W: MaskWord>(&self, sw: SwitchId, d: usize, p1: usize, p2: usize) -> Option<[W; 4]> {
         let (x, k, base) = (self.coord(sw, d), self.trunking[d], self.base[d]);
         let width = (self.sides[d] - 1) * k;
-        if self.base[self.dims() - 1] + (self.sides[self.dims() - 1] - 1) * self.trunking[self.dims() - 1] > 128 {
+        if self.base[self.dims() - 1] + (self.sides[self.dims() - 1] - 1) * self.trunking[self.dims() - 1] > W::BITS {
             return None;
         }
-        let ones = |n: usize| if n >= 128 { u128::MAX } else { (1u128 << n) - 1 };
+        let ones = |n: usize| if n >= W::BITS { !W::ZERO } else { (W::ONE << n) - W::ONE };
         let of = |v: usize| {
             let rank = if v < x { v } else { v.wrapping_sub(1) };
             if v == x {
-                0
+                W::ZERO
             } else {
                 ones(k) << (base + rank * k)
             }
         };
         let (m1, m2) = (of(p1), of(p2));
         let block = ones(width) << base;
-        Some(if p1 == p2 { [block & !m1, 0, 0, m1] } else { [block & !m1 & !m2, m1, m2, 0] })
+        Some(if p1 == p2 { [block & !m1, W::ZERO, W::ZERO, m1] } else { [block & !m1 & !m2, m1, m2, W::ZERO] })
     }
     /// Port of `sw` towards coordinate value `v` in dimension `d`, trunk `k` (`v != x_d`).
     #[inline]
@@ -373,6 +362,31 @@ impl Topology for HyperX {
     fn view(&self) -> View<'_> {
         View::HyperX(self)
     }
+}
+
+/// A word of port bits ([`HyperX::coordinate_class_masks`] and its 128-bit twin share one body).
+trait MaskWord:
+    Copy
+    + std::ops::Shl<usize, Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::BitAnd<Output = Self>
+    + std::ops::Not<Output = Self>
+{
+    const BITS: usize;
+    const ZERO: Self;
+    const ONE: Self;
+}
+
+impl MaskWord for u64 {
+    const BITS: usize = 64;
+    const ZERO: Self = 0;
+    const ONE: Self = 1;
+}
+
+impl MaskWord for u128 {
+    const BITS: usize = 128;
+    const ZERO: Self = 0;
+    const ONE: Self = 1;
 }
 
 #[cfg(test)]
