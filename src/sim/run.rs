@@ -193,8 +193,7 @@ pub(crate) fn run_once(
         }
     }
     let failed = matches!(outcome, Outcome::Deadlock { .. } | Outcome::Failed { .. });
-    let local = RankResult::of(&parts, &outcome, failed);
-    drop(parts);
+    let local = RankResult::of(parts, &outcome, failed);
     // Every rank takes part in the gather, whatever the outcome (it is collective).
     let results = if ranks == 1 {
         vec![local]
