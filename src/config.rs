@@ -1093,7 +1093,8 @@ impl Config {
         let (switches, servers) = self.topology.size();
         let ports = self.topology.router_ports();
         let vcs = vcs.map_or_else(|| self.vcs_estimate(), |v| v as u128);
-        let state = crate::network::state_bytes(switches, ports, servers, vcs) / ranks.max(1) as u128;
+        let server_in_vcs = if self.router.injection_vcs == InjectionVcs::Any { vcs } else { 1 };
+        let state = crate::network::state_bytes(switches, ports, servers, vcs, server_in_vcs) / ranks.max(1) as u128;
         let table = if self.faults.any() && self.topology.faulty_distance_table() { switches * switches } else { 0 };
         // Without a table, faulty distances keep a component label and an exception offset per
         // switch (`topology::exceptions`, `topology::distances`), and the exceptions, whose number

@@ -237,11 +237,11 @@ impl NetPartition {
     /// Drop every packet in the input buffers of router port `port` of local switch `li` (a
     /// failed switch) into `gone`, crediting their slots back from `now` on; returns how many.
     fn clear_input(&mut self, li: usize, port: usize, now: Cycle, gone: &mut Vec<Packet>) -> u64 {
-        let (np, v, w) = (self.np, self.v, self.words);
+        let (np, w) = (self.np, self.words);
         let pi = li * np + port;
         let mut n = 0;
-        for vc in 0..v {
-            let qi = pi * v + vc;
+        for vc in 0..self.in_vcs(li, port) {
+            let qi = self.in_vc(li, port, vc);
             let k = self.inbuf[qi].q.take_all(&mut self.slab, gone);
             for _ in 0..k {
                 self.credit_at(li, port as u16, vc as u8, now);
@@ -367,11 +367,11 @@ impl NetPartition {
     /// buffer slot upstream when its tail has arrived, as a grant would.
     #[cold]
     pub(super) fn drop_stranded(&mut self, li: usize, pi: usize, vc: usize, now: Cycle) {
-        let (np, v, w) = (self.np, self.v, self.words);
-        let qi = pi * v + vc;
+        let (np, w) = (self.np, self.words);
+        let qi = self.in_vc(li, pi - li * np, vc);
         let idx = self.inbuf[qi].q.pop(&mut self.slab);
         let pkt = self.slab.remove(idx);
-        self.head_left(li, pi - li * np, vc);
+        self.head_left(li, pi - li * np, qi, vc);
         if self.inbuf[qi].q.is_empty() {
             self.inp[pi].vc_mask &= !(1 << vc);
             if self.inp[pi].vc_mask == 0 {
@@ -553,7 +553,7 @@ mod tests {
                     let (up, down) = (t + p as usize, topo.servers_at(o) + q as usize);
                     for vc in 0..part.v {
                         let cred = part.outvc[(s as usize * part.np + up) * part.v + vc].cred as usize;
-                        let held = part.inbuf[(o as usize * part.np + down) * part.v + vc].q.len(&part.slab) as usize;
+                        let held = part.inbuf[part.in_vc(o as usize, down, vc)].q.len(&part.slab) as usize;
                         let due = part
                             .credits_due
                             .iter()

@@ -575,17 +575,19 @@ fn port_record_bytes(vcs: usize) -> usize {
 
 /// Bytes of router and server state a run allocates up front, from the sizes of the records
 /// [`NetPartition::new`] allocates: per router port (servers' and switch-to-switch) its input and
-/// output records and `vcs` input and output VC records; per switch-to-switch port its neighbour
+/// output records and `vcs` input and output VC records, of which a server's port keeps
+/// `server_in_vcs` input VC records (1, or `vcs` with `router.injection_vcs = "any"`); per switch-to-switch port its neighbour
 /// entry and link counter; per server its record, generation times and counters; per switch its
 /// random streams and bookkeeping. Packets come on top, [`PACKET_BYTES`] each.
-pub fn state_bytes(switches: u128, router_ports: u128, servers: u128, vcs: u128) -> u128 {
+pub fn state_bytes(switches: u128, router_ports: u128, servers: u128, vcs: u128, server_in_vcs: u128) -> u128 {
     use std::mem::size_of;
     let per_port = port_record_bytes(vcs as usize) as u128;
+    let unused = servers * vcs.saturating_sub(server_in_vcs) * size_of::<InVc>() as u128;
     let links = router_ports.saturating_sub(servers);
     let per_link = (size_of::<(SwitchId, u16)>() + size_of::<u64>()) as u128;
     let per_server = size_of::<Server>() as u128 + 4 * size_of::<u64>() as u128;
     let per_switch = 2 * size_of::<crate::rng::Rng>() as u128 + 6 * size_of::<u64>() as u128;
-    router_ports * per_port + links * per_link + servers * per_server + switches * per_switch
+    router_ports * per_port - unused + links * per_link + servers * per_server + switches * per_switch
 }
 
 /// Bytes a packet takes in the packet store (its 64-byte slot: the packet and its queue links).
@@ -632,8 +634,15 @@ pub struct NetPartition {
     srcq: SourcePool,
     /// Input ports, `li * np + port`.
     inp: Vec<InPort>,
-    /// Input VCs, `(li * np + port) * v + vc`.
+    /// Input VCs, at [`NetPartition::in_vc`]: per switch its server ports' [`NetPartition::in_sv`]
+    /// records each, then its other ports' `v`.
     inbuf: Vec<InVc>,
+    /// Input VC records of a server's port: 1, as servers inject on VC 0, or `v` with
+    /// `router.injection_vcs = "any"`. The other VCs of those ports were never used, and on
+    /// `configs/hyperx-3d-32.toml` their records took 40 bytes per endpoint.
+    in_sv: usize,
+    /// Where each local switch's input VCs start in `inbuf` (`n + 1` entries).
+    in_base: Vec<usize>,
     in_mask: Vec<u64>,
     /// Output ports, `li * np + port`.
     outp: Vec<OutPort>,
@@ -667,7 +676,7 @@ pub struct NetPartition {
     /// of [`crate::traffic::Pattern::destination_nth`]; empty otherwise.
     srv_generated: Vec<u64>,
     /// With `router.allocation = "vc"`: the cycle from which the crossbar input of each input VC
-    /// is free (indexed as `inbuf`); empty otherwise.
+    /// is free, `(li * np + port) * v + vc`; empty otherwise.
     vc_in_free: Vec<Cycle>,
     /// With `router.allocation = "vc"`: the cycle from which the crossbar output of each output VC
     /// is free (indexed as `outvc`); empty otherwise.
@@ -793,7 +802,9 @@ pub struct NetPartition {
 pub(crate) struct LateDelivery {
     tail: Cycle,
     latency: Cycle,
-    hops: u64,
+    /// Switch-to-switch hops plus one (a route's hop count is a `u16`); 24 bytes an entry, as at
+    /// 1-cycle windows every delivery of the last packet time is one.
+    hops: u32,
     /// Local index of the destination server.
     server: u32,
 }
@@ -925,6 +936,13 @@ impl NetPartition {
         }
         let undrained_servers = if remaining > 0 { senders } else { 0 };
         let any_vc = p.injection_vcs == InjectionVcs::Any;
+        let in_sv = if any_vc { v } else { 1 };
+        let in_base: Vec<usize> = std::iter::once(0)
+            .chain(t_of.iter().scan(0usize, |b, &t| {
+                *b += t as usize * in_sv + (np - t as usize) * v;
+                Some(*b)
+            }))
+            .collect();
         if any_vc {
             // `credits` counts the VCs with a credit: all of them.
             for srv in servers.iter_mut() {
@@ -959,7 +977,9 @@ impl NetPartition {
             slab: Slab::default(),
             srcq: SourcePool::default(),
             inp,
-            inbuf: vec![InVc::default(); n * np * v],
+            inbuf: vec![InVc::default(); in_base[n]],
+            in_sv,
+            in_base,
             in_mask: vec![0; n * words],
             outp: vec![OutPort { freeing: NO_VC, ..OutPort::default() }; n * np],
             outvc,
@@ -1101,6 +1121,31 @@ impl NetPartition {
         crate::routing::RouteState { src: self.switches[li], dst: dst_sw, dst_port, ..Default::default() }
     }
 
+    /// Index in `inbuf` of VC `vc` of input port `port` of local switch `li`: its server ports
+    /// (`0..t`) keep [`NetPartition::in_sv`] VC records each, its other ports `v`.
+    #[inline(always)]
+    fn in_vc(&self, li: usize, port: usize, vc: usize) -> usize {
+        debug_assert!(vc < self.in_vcs(li, port), "switch {li} input {port} has no VC {vc} record");
+        self.in_port_vcs(self.in_base[li], self.t_of[li] as usize, port) + vc
+    }
+
+    /// [`NetPartition::in_vc`] of VC 0 of input `port` of a switch whose input VCs start at
+    /// `base` and which has `t` servers (for loops over a switch's ports, which read those once).
+    #[inline(always)]
+    fn in_port_vcs(&self, base: usize, t: usize, port: usize) -> usize {
+        base + port * self.in_sv + port.saturating_sub(t) * (self.v - self.in_sv)
+    }
+
+    /// How many input VC records port `port` of local switch `li` has (see [`NetPartition::in_vc`]).
+    #[inline]
+    fn in_vcs(&self, li: usize, port: usize) -> usize {
+        if port < self.t_of[li] as usize {
+            self.in_sv
+        } else {
+            self.v
+        }
+    }
+
     /// Global ids of the switches of this partition.
     pub fn switches(&self) -> &[SwitchId] {
         &self.switches
@@ -1127,8 +1172,8 @@ impl NetPartition {
         for (li, &sw) in self.switches.iter().enumerate() {
             let t = self.t_of[li] as usize;
             for port in 0..self.np {
-                for vc in 0..self.v {
-                    let q = (li * self.np + port) * self.v + vc;
+                for vc in 0..self.in_vcs(li, port) {
+                    let q = self.in_vc(li, port, vc);
                     let len = self.inbuf[q].q.len(&self.slab);
                     if len == 0 || out.len() >= max {
                         continue;
@@ -1237,7 +1282,8 @@ impl NetPartition {
                 pkt.ready_at = now;
                 let idx = self.slab.insert(pkt);
                 let pi = li * np + port as usize;
-                self.inbuf[pi * v + vc as usize].q.push(&mut self.slab, idx);
+                let qi = self.in_vc(li, port as usize, vc as usize);
+                self.inbuf[qi].q.push(&mut self.slab, idx);
                 self.inp[pi].vc_mask |= 1 << vc;
                 // A new head may come before the refused one in the scan order.
                 self.inp[pi].refused_until = 0;
@@ -1380,6 +1426,49 @@ impl Partition for NetPartition {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `in_vc` numbers every input VC record of a partition once, with a server's port keeping
+    /// one record (servers inject on VC 0) or `v` (`router.injection_vcs = "any"`) and every other
+    /// port `v`, on a fat tree whose upper switches have no servers (so `t` varies by switch).
+    #[test]
+    fn input_vc_records_are_numbered_once() {
+        for (topology, injection) in [
+            ("kind = \"hyperx\"\nsides = [3, 3]\nservers_per_switch = 2", "zero"),
+            ("kind = \"hyperx\"\nsides = [3, 3]\nservers_per_switch = 2", "any"),
+            ("kind = \"fattree\"\nzones = [2, 2, 2]\nroots = [1, 2, 4]\ninternal_links = [1, 1, 1]", "zero"),
+        ] {
+            let cfg = crate::config::parse_str(
+                &format!("[topology]\n{topology}\n[router]\ninjection_vcs = \"{injection}\"\n"),
+                "test",
+                &[],
+            )
+            .unwrap();
+            let net = crate::sim::build_network(&cfg).unwrap();
+            let params = Arc::new(crate::sim::build_params(&cfg, net.clone(), &cfg.schedule()).unwrap());
+            let n = net.num_switches() as u32;
+            let part = NetPartition::new(params, (0..n).collect(), Arc::new((0..n).collect()));
+            let (v, sv) = (part.v, if injection == "any" { part.v } else { 1 });
+            let mut seen = vec![0u32; part.inbuf.len()];
+            let mut servers_seen = false;
+            for li in 0..n as usize {
+                let t = net.servers_at(li as u32);
+                servers_seen |= t == 0;
+                for port in 0..part.np {
+                    let want = if port < t { sv } else { v };
+                    assert_eq!(part.in_vcs(li, port), want, "{topology}: switch {li} port {port}");
+                    for vc in 0..want {
+                        seen[part.in_vc(li, port, vc)] += 1;
+                    }
+                }
+            }
+            assert!(seen.iter().all(|&k| k == 1), "{topology}, injection {injection}: {seen:?}");
+            // Every router port's `v` records less the unused ones of the servers' ports.
+            let servers = (0..n).map(|s| net.servers_at(s)).sum::<usize>();
+            assert_eq!(part.inbuf.len(), n as usize * part.np * v - servers * (v - sv), "{topology}");
+            assert!(v > 1, "{topology}: the routing has one VC, which tests nothing");
+            assert_eq!(servers_seen, topology.contains("fattree"), "{topology}: switches without servers");
+        }
+    }
 
     /// The counting sort groups like a stable sort by key (std's `sort_by_key` is stable), for
     /// keys with no, one and many items, in any delivery order.

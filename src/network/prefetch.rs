@@ -114,7 +114,9 @@ impl NetPartition {
             CandidateCache::Auto => run_cache_bytes(ports, self.r).unwrap_or_else(per_switch),
         };
         let levels = if self.levels.is_on() { CostLevels::bytes(self.switches.len(), self.r) } else { 0 };
-        (ports * port_record_bytes(self.v) + cache + self.run_costs.len() * size_of::<RunCost>() + levels) as u64
+        let unused_in = (self.inp.len() * self.v - self.inbuf.len()) * size_of::<super::InVc>();
+        (ports * port_record_bytes(self.v) - unused_in + cache + self.run_costs.len() * size_of::<RunCost>() + levels)
+            as u64
     }
 }
 
@@ -139,10 +141,10 @@ impl NetPartition {
     pub(super) fn prefetch_ports(&self, l: usize) {
         let (np, v, w) = (self.np, self.v, self.words);
         for_each_set_bit(&self.in_mask[l * w..(l + 1) * w], |port| {
-            let pi = l * np + port;
+            let (pi, qi) = (l * np + port, self.in_vc(l, port, 0));
             prefetch(&self.inp[pi]);
-            prefetch(&self.inbuf[pi * v]);
-            prefetch(&self.inbuf[pi * v + v - 1]);
+            prefetch(&self.inbuf[qi]);
+            prefetch(&self.inbuf[qi + self.in_vcs(l, port) - 1]);
         });
         for_each_set_bit(&self.out_mask[l * w..(l + 1) * w], |port| {
             let pi = l * np + port;
@@ -183,9 +185,9 @@ impl NetPartition {
     pub(super) fn prefetch_heads(&self, l: usize) {
         let (np, v, w, t) = (self.np, self.v, self.words, self.t_of[l]);
         for_each_set_bit(&self.in_mask[l * w..(l + 1) * w], |port| {
-            let pi = l * np + port;
+            let (pi, qi) = (l * np + port, self.in_vc(l, port, 0));
             for vc in BitIter(self.inp[pi].vc_mask) {
-                prefetch(self.slab.get(self.inbuf[pi * v + vc].q.front()));
+                prefetch(self.slab.get(self.inbuf[qi + vc].q.front()));
             }
         });
         for_each_set_bit(&self.out_mask[l * w..(l + 1) * w], |port| {
@@ -200,10 +202,9 @@ impl NetPartition {
                 Msg::Arrival { port, vc, .. } => {
                     let pi = l * np + port as usize;
                     prefetch(&self.inp[pi]);
-                    // `get`: a packet sent back to its source (`RESEND_VC`) names no buffer; the
-                    // bounds check indexing makes anyway.
-                    if let Some(b) = self.inbuf.get(pi * v + vc as usize) {
-                        prefetch(b);
+                    // A packet sent back to its source (`RESEND_VC`) names no buffer.
+                    if vc != super::RESEND_VC {
+                        prefetch(&self.inbuf[self.in_vc(l, port as usize, vc as usize)]);
                     }
                 }
                 Msg::Credit { port, vc } if port >= t => {

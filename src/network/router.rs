@@ -354,12 +354,12 @@ impl NetPartition {
         }
     }
 
-    /// The head of VC `vc` of input `port` of local switch `li` left (granted, or dropped): the
+    /// The head of VC `vc` of input `port` of local switch `li` (`inbuf` index `qi`) left (granted, or dropped): the
     /// next head (if any) is new, so nothing is known about its requests yet, nor its candidates.
     #[inline]
-    pub(super) fn head_left(&mut self, li: usize, port: usize, vc: usize) {
+    pub(super) fn head_left(&mut self, li: usize, port: usize, qi: usize, vc: usize) {
         let pi = li * self.np + port;
-        self.inbuf[pi * self.v + vc].refused_until = 0;
+        self.inbuf[qi].refused_until = 0;
         self.inp[pi].refused_until = 0;
         if self.run_cache_vc.get(pi) == Some(&(vc as u8)) {
             self.run_cache_vc[pi] = NO_VC;
@@ -590,22 +590,22 @@ impl NetPartition {
         }
     }
 
-    /// After the head of VC `vc` of input `pi` (index `li * np + port`) requested, with `busy` the
+    /// After the head of input VC `qi` (index in `inbuf`) of input `pi` (index `li * np + port`) requested, with `busy` the
     /// earliest cycle any output it may request has a free crossbar: if that is after `now`, the
     /// request will be refused until then, which the VC (and, if it was the first VC in scan
     /// order, the input) records.
     #[inline]
-    fn mark_refused(&mut self, pi: usize, vc: usize, first: bool, busy: Cycle, now: Cycle) {
+    fn mark_refused(&mut self, pi: usize, qi: usize, first: bool, busy: Cycle, now: Cycle) {
         if busy > now {
-            self.inbuf[pi * self.v + vc].refused_until = busy as u32;
+            self.inbuf[qi].refused_until = busy as u32;
             if first {
                 self.inp[pi].refused_until = busy as u32;
             }
         }
     }
 
-    /// Debug check of the refused-request shortcut: whether the head of input VC `qi` (global
-    /// index) of switch `li` would make a request at `now` that is certain to be refused (some
+    /// Debug check of the refused-request shortcut: whether the head of input VC `qi` (index in
+    /// `inbuf`) of switch `li` would make a request at `now` that is certain to be refused (some
     /// candidate has room, and every candidate's crossbar output is busy).
     fn head_refused(&self, li: usize, qi: usize, now: Cycle) -> bool {
         let (np, t) = (self.np, self.t_of[li] as usize);
@@ -960,7 +960,9 @@ impl NetPartition {
     fn first_head_refused(&self, li: usize, port: usize, now: Cycle) -> bool {
         let pi = li * self.np + port;
         let ip = &self.inp[pi];
-        rotated(ip.vc_mask, ip.rr as usize).next().is_some_and(|vc| self.head_refused(li, pi * self.v + vc, now))
+        rotated(ip.vc_mask, ip.rr as usize)
+            .next()
+            .is_some_and(|vc| self.head_refused(li, self.in_vc(li, port, vc), now))
     }
 
     /// Link stage of local switch `li`.
@@ -1064,7 +1066,7 @@ impl NetPartition {
     /// refused-request shortcut of the module docs.
     fn request_step(&mut self, li: usize, now: Cycle) {
         let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
-        let sw = self.switches[li];
+        let (sw, in_base) = (self.switches[li], self.in_base[li]);
         let random = self.p.allocator == Allocator::Random;
         self.reqs.clear();
         if self.levels.is_on() {
@@ -1095,13 +1097,14 @@ impl NetPartition {
                 // with a grant, and an arrival (which resets this) is the only way an empty VC
                 // before it gets a head.
                 let mut first = !random;
+                let ib = self.in_port_vcs(in_base, t, port);
                 for vc in rotated(ip.vc_mask, start) {
-                    let iv = self.inbuf[pi * v + vc];
+                    let iv = self.inbuf[ib + vc];
                     if after(iv.refused_until, now) {
                         // This head would request an output whose crossbar is busy and be refused,
                         // which ends this input's turn as the request would have.
                         debug_assert!(
-                            self.head_refused(li, pi * v + vc, now),
+                            self.head_refused(li, ib + vc, now),
                             "head of switch {} input {port} VC {vc} skipped but it would not be refused",
                             self.switches[li]
                         );
@@ -1131,7 +1134,7 @@ impl NetPartition {
                                 prio: arrived,
                             });
                             let busy = self.outp[li * np + op].xbar_free;
-                            self.mark_refused(pi, vc, first, busy, now);
+                            self.mark_refused(pi, ib + vc, first, busy, now);
                             break;
                         }
                         first = false;
@@ -1185,7 +1188,7 @@ impl NetPartition {
                             escape: c.escape,
                             prio: arrived,
                         });
-                        self.mark_refused(pi, vc, first, xbar_free, now);
+                        self.mark_refused(pi, ib + vc, first, xbar_free, now);
                         break;
                     }
                     first = false;
@@ -1208,11 +1211,10 @@ impl NetPartition {
                 let port = w * 64 + b;
                 let pi = li * np + port;
                 for vc in BitIter(self.inp[pi].vc_mask) {
-                    let qi = pi * v + vc;
-                    if self.vc_in_free[qi] > now {
+                    if self.vc_in_free[pi * v + vc] > now {
                         continue;
                     }
-                    let pkt = self.slab.get(self.inbuf[qi].q.front());
+                    let pkt = self.slab.get(self.inbuf[self.in_vc(li, port, vc)].q.front());
                     if pkt.ready_at > now {
                         continue;
                     }
@@ -1261,7 +1263,7 @@ impl NetPartition {
     /// granted packets cross the crossbar into their output VCs.
     fn grant_step(&mut self, li: usize, now: Cycle) {
         let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
-        let sw = self.switches[li];
+        let (sw, in_base) = (self.switches[li], self.in_base[li]);
         let alloc = self.p.allocator;
         let per_vc = self.p.allocation == Allocation::Vc;
         // Output arbitration: one grant per output port (per output VC with per-VC allocation)
@@ -1317,10 +1319,10 @@ impl NetPartition {
             let op = rq.out_port as usize;
             let ip = rq.in_port as usize;
             let pi = li * np + ip;
-            let qi = pi * v + rq.in_vc as usize;
+            let qi = self.in_port_vcs(in_base, t, ip) + rq.in_vc as usize;
             let idx = self.inbuf[qi].q.pop(&mut self.slab);
             let emptied = self.inbuf[qi].q.is_empty();
-            self.head_left(li, ip, rq.in_vc as usize);
+            self.head_left(li, ip, qi, rq.in_vc as usize);
             let inport = &mut self.inp[pi];
             if emptied {
                 inport.vc_mask &= !(1 << rq.in_vc);
@@ -1336,7 +1338,7 @@ impl NetPartition {
             let o = &mut self.outp[li * np + op];
             if per_vc {
                 // Only this input VC and this output VC are busy; the port records stay free.
-                self.vc_in_free[qi] = done;
+                self.vc_in_free[pi * v + rq.in_vc as usize] = done;
                 self.vc_out_free[(li * np + op) * v + rq.out_vc as usize] = done;
             } else {
                 inport.free = done;

@@ -98,9 +98,9 @@ impl NetPartition {
                     continue;
                 }
                 let c = self.port_class[li * r + port] as usize;
-                let pi = li * np + t + port;
+                let (pi, qi) = (li * np + t + port, self.in_vc(li, t + port, 0));
                 let held: u32 = (0..v)
-                    .map(|vc| self.inbuf[pi * v + vc].q.len(&self.slab) + self.outvc[pi * v + vc].q.len(&self.slab))
+                    .map(|vc| self.inbuf[qi + vc].q.len(&self.slab) + self.outvc[pi * v + vc].q.len(&self.slab))
                     .sum();
                 buffered[c] += held as u64;
                 ports[c] += 1;

@@ -30,7 +30,7 @@ impl NetPartition {
         }
         if tail >= self.window_end {
             let server = self.srv_base[li] + port as u32;
-            self.late.push(super::LateDelivery { tail, latency: lat, hops, server });
+            self.late.push(super::LateDelivery { tail, latency: lat, hops: hops as u32, server });
         }
     }
 
@@ -48,7 +48,7 @@ impl NetPartition {
                 self.stats.delivered_packets -= 1;
                 self.stats.delivered_phits -= plen;
                 self.stats.latency_sum -= d.latency;
-                self.stats.hops_sum -= d.hops;
+                self.stats.hops_sum -= d.hops as u64;
                 let b = (d.latency as usize).min(crate::metrics::LATENCY_HIST_MAX - 1);
                 self.stats.latency_hist[b] -= 1;
                 self.server_accepted[d.server as usize] -= plen;

@@ -125,6 +125,8 @@ fn every_field_is_classified(part: &NetPartition) {
         uniform_lat: _,
         uniform_t: _,
         v: _,
+        in_sv: _,
+        in_base: _,
         words: _,
         nbr: _,
         due_mask: _,
@@ -293,9 +295,16 @@ impl NetPartition {
             let st = SwitchState {
                 id,
                 inp: self.inp[li * np..(li + 1) * np].to_vec(),
-                inbuf: self.inbuf[li * np * v..(li + 1) * np * v]
-                    .iter()
-                    .map(|b| (b.refused_until, packets(&self.slab, &b.q)))
+                // Every port with `v` VCs, as the checkpoint format has them: a server port's VCs
+                // past its records (`NetPartition::in_vcs`) are empty.
+                inbuf: (0..np * v)
+                    .map(|k| match k % v < self.in_vcs(li, k / v) {
+                        true => {
+                            let b = &self.inbuf[self.in_vc(li, k / v, k % v)];
+                            (b.refused_until, packets(&self.slab, &b.q))
+                        }
+                        false => (0, Vec::new()),
+                    })
                     .collect(),
                 in_mask: self.in_mask[li * w..(li + 1) * w].to_vec(),
                 outp: self.outp[li * np..(li + 1) * np].to_vec(),
@@ -399,9 +408,15 @@ impl NetPartition {
             || (self.srv_resend.is_empty() && st.srv_resend.iter().any(|&n| n > 0))
             || st.vc_in_free.len() != if self.vc_in_free.is_empty() { 0 } else { np * v }
             || st.vc_out_free.len() != if self.vc_out_free.is_empty() { 0 } else { np * v }
+            || st.inbuf.iter().enumerate().any(|(k, (until, pkts))| {
+                k % v >= self.in_vcs(li, k / v) && (*until != 0 || !pkts.is_empty())
+            })
         {
             return Err(format!("switch {}: the checkpoint's network differs from this run's", st.id));
         }
+        // Where each of the checkpoint's input VCs goes (`None`: a server port's VC past its records).
+        let ins: Vec<Option<usize>> =
+            (0..np * v).map(|k| (k % v < self.in_vcs(li, k / v)).then(|| self.in_vc(li, k / v, k % v))).collect();
         let slab = &mut self.slab;
         let mut queue = |pkts: Vec<Packet>| {
             let mut q = super::packet::Queue::default();
@@ -412,8 +427,10 @@ impl NetPartition {
             q
         };
         self.inp[li * np..(li + 1) * np].copy_from_slice(&st.inp);
-        for (k, (refused_until, pkts)) in st.inbuf.into_iter().enumerate() {
-            self.inbuf[li * np * v + k] = InVc { q: queue(pkts), refused_until };
+        for ((refused_until, pkts), at) in st.inbuf.into_iter().zip(ins) {
+            if let Some(i) = at {
+                self.inbuf[i] = InVc { q: queue(pkts), refused_until };
+            }
         }
         self.in_mask[li * w..(li + 1) * w].copy_from_slice(&st.in_mask);
         self.outp[li * np..(li + 1) * np].copy_from_slice(&st.outp);
