@@ -1107,7 +1107,8 @@ impl Config {
         let series = self.timeseries_bytes();
         let total = (state + table + sparse + routes + series).min(u64::MAX as u128) as u64;
         let why = format!(
-            "{switches} switches with {ports} router ports x {vcs} VCs of router state{}{}{}",
+            "{switches} switches with {ports} router ports x {vcs} VCs of router state{}{}{}{}",
+            if server_in_vcs < vcs { " (a server's port: one input VC)" } else { "" },
             if table > 0 {
                 format!(", plus a {switches} x {switches} distance table because [faults] has faults")
             } else if exceptions > 0 {
