@@ -714,8 +714,9 @@ pub struct NetPartition {
     /// [`RUN_CACHE_BYTES`]: a few waiting heads' candidates per switch ([`head_cache`]); off
     /// (empty) otherwise.
     head_cache: head_cache::HeadCache,
-    /// With levels and the `head_cache`: the classes of the head being selected (`head_len` of
-    /// them; 0 where its candidates form none, and selection reads `runs`).
+    /// With levels: the classes of the head being selected, as the routing wrote them or as the
+    /// `head_cache` holds them (with the `head_cache`, `head_len` of them; 0 where its candidates
+    /// form none, and selection reads `runs`).
     head_classes: [levels::CandidateClass; levels::MAX_CLASSES],
     head_len: u8,
     /// Which candidate cache this partition may use ([`NetPartition::set_candidate_cache`]).
@@ -1449,10 +1450,10 @@ mod tests {
             let part = NetPartition::new(params, (0..n).collect(), Arc::new((0..n).collect()));
             let (v, sv) = (part.v, if injection == "any" { part.v } else { 1 });
             let mut seen = vec![0u32; part.inbuf.len()];
-            let mut servers_seen = false;
+            let mut serverless_seen = false;
             for li in 0..n as usize {
                 let t = net.servers_at(li as u32);
-                servers_seen |= t == 0;
+                serverless_seen |= t == 0;
                 for port in 0..part.np {
                     let want = if port < t { sv } else { v };
                     assert_eq!(part.in_vcs(li, port), want, "{topology}: switch {li} port {port}");
@@ -1466,7 +1467,7 @@ mod tests {
             let servers = (0..n).map(|s| net.servers_at(s)).sum::<usize>();
             assert_eq!(part.inbuf.len(), n as usize * part.np * v - servers * (v - sv), "{topology}");
             assert!(v > 1, "{topology}: the routing has one VC, which tests nothing");
-            assert_eq!(servers_seen, topology.contains("fattree"), "{topology}: switches without servers");
+            assert_eq!(serverless_seen, topology.contains("fattree"), "{topology}: switches without servers");
         }
     }
 

@@ -767,18 +767,16 @@ impl NetPartition {
             // The cache just made (first evaluation): this head's classes for selection.
             self.head_len = self.classes_of_runs(now);
         } else if cap != 0 && self.levels.is_on() {
-            let ranges = self.levels.ranges;
-            let slots = &mut self.class_cache[pi * MAX_CLASSES..(pi + 1) * MAX_CLASSES];
-            match classes_of(&self.runs, &mut self.levels.ranges, slots) {
+            let formed = self.learning_ranges(now, |p| {
+                let slots = &mut p.class_cache[pi * MAX_CLASSES..(pi + 1) * MAX_CLASSES];
+                classes_of(&p.runs, &mut p.levels.ranges, slots)
+            });
+            match formed {
                 Some(n) if n > 0 => {
                     self.run_cache_len[pi] = n as u8;
                     self.run_cache_vc[pi] = vc as u8;
                 }
                 _ => self.run_cache_vc[pi] = NO_VC,
-            }
-            if self.levels.ranges != ranges {
-                // A slot's VC range learnt (once per run): cost it on every port.
-                self.cost_all_ports(now);
             }
         } else if cap != 0 {
             let n = self.runs.len();
@@ -832,11 +830,9 @@ impl NetPartition {
     ) -> bool {
         self.head_len = 0;
         if let Some(e) = self.head_cache.find(li, port, vc) {
-            let ranges = self.levels.ranges;
-            let n = classes_of_parts(self.head_cache.classes(e), &mut self.levels.ranges, &mut self.head_classes);
-            if self.levels.ranges != ranges {
-                self.cost_all_ports(now);
-            }
+            let n = self.learning_ranges(now, |p| {
+                classes_of_parts(p.head_cache.classes(e), &mut p.levels.ranges, &mut p.head_classes)
+            });
             if let Some(n) = n.filter(|&n| n > 0) {
                 debug_assert!(
                     self.classes_of_routing(sw, st, &self.head_classes[..n]),
@@ -874,13 +870,11 @@ impl NetPartition {
         let mut written = std::mem::take(&mut self.classes);
         written.clear();
         let ok = self.p.routing.candidate_classes(sw, st, &mut written);
-        let ranges = self.levels.ranges;
-        let n = if ok { classes_from(&written, &mut self.levels.ranges, &mut self.head_classes) } else { None };
+        let n = match ok {
+            true => self.learning_ranges(now, |p| classes_from(&written, &mut p.levels.ranges, &mut p.head_classes)),
+            false => None,
+        };
         self.classes = written;
-        if self.levels.ranges != ranges {
-            // A slot's VC range learnt (once per run): cost it on every port.
-            self.cost_all_ports(now);
-        }
         debug_assert!(
             n.is_none_or(|n| self.classes_of_routing(sw, st, &self.head_classes[..n])),
             "classes written by the routing at switch {sw} differ from those of its runs"
@@ -891,32 +885,27 @@ impl NetPartition {
     /// `self.runs` as classes into `self.head_classes`: how many (0 where they form none, or
     /// none fit); a slot's VC range seen for the first time is costed on every port.
     fn classes_of_runs(&mut self, now: Cycle) -> u8 {
-        let ranges = self.levels.ranges;
-        let n = classes_of(&self.runs, &mut self.levels.ranges, &mut self.head_classes);
-        if self.levels.ranges != ranges {
-            // A slot's VC range learnt (once per run): cost it on every port.
-            self.cost_all_ports(now);
-        }
+        let n = self.learning_ranges(now, |p| classes_of(&p.runs, &mut p.levels.ranges, &mut p.head_classes));
         n.unwrap_or(0) as u8
     }
 
-    /// The candidates of the head of VC `vc` of input `pi`, in state `st` at `sw`, as the routing
-    /// writes them as classes ([`crate::routing::Routing::candidate_classes`]), stored in the class
-    /// cache: `true` if the routing wrote classes that fit (the head is cached, or, with no
-    /// candidate at all, `self.runs` is empty); `false` if it did not, and the caller asks for runs.
-    fn class_candidates(&mut self, pi: usize, vc: usize, sw: SwitchId, st: &RouteState, now: Cycle) -> bool {
-        let mut written = std::mem::take(&mut self.classes);
-        written.clear();
-        let ok = self.p.routing.candidate_classes(sw, st, &mut written);
-        let ranges = self.levels.ranges;
-        let slots = &mut self.class_cache[pi * MAX_CLASSES..(pi + 1) * MAX_CLASSES];
-        let stored = if ok { classes_from(&written, &mut self.levels.ranges, slots) } else { None };
-        self.classes = written;
-        if self.levels.ranges != ranges {
-            // A slot's VC range learnt (once per run): cost it on every port.
+    /// `f(self)`, which may learn a slot's VC range (`self.levels.ranges`, each once per run from
+    /// the first head that uses it); a range learnt is then costed on every port.
+    #[inline]
+    fn learning_ranges<R>(&mut self, now: Cycle, f: impl FnOnce(&mut Self) -> R) -> R {
+        let before = self.levels.ranges;
+        let r = f(self);
+        if self.levels.ranges != before {
             self.cost_all_ports(now);
         }
-        match stored {
+        r
+    }
+
+    /// The candidates of the head of VC `vc` of input `pi`, in state `st` at `sw`, as the routing
+    /// writes them as classes ([`NetPartition::written_classes`]), stored in the class cache: `true` if the routing wrote classes that fit (the head is cached, or, with no
+    /// candidate at all, `self.runs` is empty); `false` if it did not, and the caller asks for runs.
+    fn class_candidates(&mut self, pi: usize, vc: usize, sw: SwitchId, st: &RouteState, now: Cycle) -> bool {
+        match self.written_classes(sw, st, now) {
             None => false,
             Some(0) => {
                 self.runs.clear();
@@ -924,10 +913,7 @@ impl NetPartition {
                 true
             }
             Some(n) => {
-                debug_assert!(
-                    self.classes_of_routing(sw, st, &self.class_cache[pi * MAX_CLASSES..][..n]),
-                    "classes written by the routing at switch {sw} differ from those of its runs"
-                );
+                self.class_cache[pi * MAX_CLASSES..][..n].copy_from_slice(&self.head_classes[..n]);
                 self.run_cache_len[pi] = n as u8;
                 self.run_cache_vc[pi] = vc as u8;
                 true

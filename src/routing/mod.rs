@@ -60,6 +60,39 @@ mod nue_tests;
 #[cfg(test)]
 mod tests;
 
+/// Fixtures shared by the routings' unit tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::PortClass;
+    use crate::topology::{Fabric, FaultSet, HyperX, PortId, Topology};
+    use std::sync::Arc;
+
+    /// The faulty HyperX networks on which the classes from masks are compared with the hop
+    /// loops, each with its sides: a 4x4x4 with 30 random link faults (seed 3) and a 3x4x3 with
+    /// trunks (2, 1, 1) and 24 (seed 5), each with switch 5 failed too.
+    pub fn faulty_hyperx_cases() -> Vec<(&'static [usize], Arc<Fabric>)> {
+        [(&[4usize, 4, 4][..], &[1usize, 1, 1][..], 30, 3), (&[3, 4, 3], &[2, 1, 1], 24, 5)]
+            .into_iter()
+            .map(|(sides, trunks, links, seed)| {
+                let h: Arc<dyn Topology> = Arc::new(HyperX::new(sides, trunks, 1));
+                let mut f = FaultSet::random_links(&*h, links, seed).unwrap();
+                f.switches.push(5);
+                (sides, Arc::new(Fabric::new(h, &f)))
+            })
+            .collect()
+    }
+
+    /// Every (port, penalty) that `classes` offer, sorted.
+    pub fn class_ports(classes: &[PortClass]) -> Vec<(PortId, u32)> {
+        let mut ports: Vec<(PortId, u32)> = classes
+            .iter()
+            .flat_map(|c| (0..128).filter(move |&p| c.mask >> p & 1 == 1).map(move |p| (p as PortId, c.penalty)))
+            .collect();
+        ports.sort_unstable();
+        ports
+    }
+}
+
 use crate::error::ConfigError;
 use crate::rng::Rng;
 use crate::topology::{Fabric, PortId, SwitchId};
@@ -155,18 +188,20 @@ pub struct PortClass {
     pub escape: bool,
 }
 
-/// Appends the classes of `masks[i]` with penalty `penalty(i)` on `vcs` (nothing for empty masks).
+/// Appends the classes of `masks[i]` with penalty `penalty(i)` on `vcs` (nothing for empty masks),
+/// from 64-bit masks (a HyperX of at most 64 ports) or 128-bit ones.
 #[inline]
-pub fn push_classes<const N: usize>(
+pub fn push_classes<M: Copy + Into<u128>, const N: usize>(
     out: &mut Vec<PortClass>,
-    masks: &[u64; N],
+    masks: &[M; N],
     penalty: impl Fn(usize) -> u32,
     vcs: std::ops::Range<u8>,
     escape: bool,
 ) {
     for (i, &mask) in masks.iter().enumerate() {
+        let mask: u128 = mask.into();
         if mask != 0 && vcs.start < vcs.end {
-            out.push(PortClass { mask: mask as u128, penalty: penalty(i), lo: vcs.start, hi: vcs.end, escape });
+            out.push(PortClass { mask, penalty: penalty(i), lo: vcs.start, hi: vcs.end, escape });
         }
     }
 }

@@ -89,6 +89,23 @@ pub const CORNER_TABLE_SWITCHES: usize = 1024;
 /// fault shape) take the per-neighbour path.
 const FAST_EXCEPTIONS: usize = 32;
 
+/// The exceptions to a route's source and target: for each, the switches whose distance to it is
+/// not the closed form's, and their exact distances ([`SparseDistances::exceptions_to`]).
+type SourceTargetExceptions<'a> = [(&'a [SwitchId], &'a [u8]); 2];
+
+/// The exceptions to `st`'s source and target where the closed-form hop loops of a faulty HyperX
+/// (`faulty_hyperx_hops`, `faulty_hyperx_classes`) apply at `at`: `at`, the source and the
+/// target in one component, and at most [`FAST_EXCEPTIONS`] exceptions each. `None` elsewhere.
+#[inline]
+fn few_exceptions<'a>(sd: &'a SparseDistances, at: SwitchId, st: &RouteState) -> Option<SourceTargetExceptions<'a>> {
+    let (s, t) = (st.src, st.dst);
+    if !sd.same_component(at, s) || !sd.same_component(at, t) {
+        return None;
+    }
+    let lists = [sd.exceptions_to(s), sd.exceptions_to(t)];
+    lists.iter().all(|l| l.0.len() <= FAST_EXCEPTIONS).then_some(lists)
+}
+
 /// Table 1: the weight change of a move `(ds, dt)` for a packet with `a = d(c,s)` and `b = d(c,t)`,
 /// or `None` if Polarized does not allow it.
 #[inline]
@@ -666,13 +683,7 @@ impl PolarizedRoutes {
     ) -> bool {
         let net = &*self.net;
         let (s, t) = (st.src, st.dst);
-        if !sd.same_component(at, s) || !sd.same_component(at, t) {
-            return false;
-        }
-        let ((ls, ds), (lt, dt)) = (sd.exceptions_to(s), sd.exceptions_to(t));
-        if ls.len() > FAST_EXCEPTIONS || lt.len() > FAST_EXCEPTIONS {
-            return false;
-        }
+        let Some([(ls, ds), (lt, dt)]) = few_exceptions(sd, at, st) else { return false };
         let h = sd.hyperx();
         // Neighbours of `at` among the exceptions: (switch, its exact distance to `s` or `t`).
         let mut near_s = [(0 as SwitchId, 0u32); FAST_EXCEPTIONS];
@@ -805,32 +816,32 @@ impl PolarizedRoutes {
         }
         let Some(sd) = self.net.sparse_distances() else { return false };
         let (s, t) = (st.src, st.dst);
-        if !sd.same_component(at, s) || !sd.same_component(at, t) {
-            return false;
-        }
-        let ((ls, ds), (lt, dt)) = (sd.exceptions_to(s), sd.exceptions_to(t));
-        if ls.len() > FAST_EXCEPTIONS || lt.len() > FAST_EXCEPTIONS {
-            return false;
-        }
+        let Some([(ls, ds), (lt, dt)]) = few_exceptions(sd, at, st) else { return false };
         let h = sd.hyperx();
         let (a, b) = (sd.distance(at, s), sd.distance(at, t));
         let (ha, hb) = (h.hamming(at, s), h.hamming(at, t));
         // Ports by weight change 0, 1 or 2, and those with another (possible only through a
-        // failed link, where `at`'s own distance is not the closed form's).
+        // failed link, where `at`'s own distance is not the closed form's), for neighbours at
+        // distances `ys` and `yt` from `s` and `t`.
         let (mut by_dmu, mut other) = ([0u128; 3], 0u128);
+        let put = |by_dmu: &mut [u128; 3], other: &mut u128, mask: u128, ys: u32, yt: u32| match allowed(
+            a,
+            b,
+            ys as i32 - a as i32,
+            yt as i32 - b as i32,
+        ) {
+            Some(dmu @ 0..=2) => by_dmu[dmu as usize] |= mask,
+            Some(_) => *other |= mask,
+            None => {}
+        };
         for d in 0..h.dims() {
             let (x, xs, xt) = (h.coord(at, d), h.coord(s, d), h.coord(t, d));
             let (bs, bt) = (ha - (x != xs) as u32, hb - (x != xt) as u32);
             let Some(masks) = h.coordinate_class_masks_wide(at, d, xs, xt) else { return false };
             for (i, &m) in masks.iter().enumerate() {
                 let (eq_s, eq_t) = (i & 1 != 0, i & 2 != 0);
-                let (ys, yt) = (bs + !eq_s as u32, bt + !eq_t as u32);
                 if m != 0 {
-                    match allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
-                        Some(dmu @ 0..=2) => by_dmu[dmu as usize] |= m,
-                        Some(_) => other |= m,
-                        None => {}
-                    }
+                    put(&mut by_dmu, &mut other, m, bs + !eq_s as u32, bt + !eq_t as u32);
                 }
             }
         }
@@ -845,11 +856,7 @@ impl PolarizedRoutes {
             let ports = (0..h.trunk(d)).fold(0u128, |m, k| m | 1 << h.port_to(at, d, h.coord(y, d), k));
             by_dmu.iter_mut().for_each(|m| *m &= !ports);
             other &= !ports;
-            match allowed(a, b, ys as i32 - a as i32, yt as i32 - b as i32) {
-                Some(dmu @ 0..=2) => by_dmu[dmu as usize] |= ports,
-                Some(_) => other |= ports,
-                None => {}
-            }
+            put(&mut by_dmu, &mut other, ports, ys, yt);
         }
         let alive = !self.dead_ports[at as usize];
         if other & alive != 0 {
@@ -858,11 +865,7 @@ impl PolarizedRoutes {
         }
         by_dmu.iter_mut().for_each(|m| *m &= alive);
         let Some(best) = (0..3).rev().find(|&k| by_dmu[k] != 0) else { return true };
-        if vcs.start < vcs.end {
-            for (dmu, &mask) in by_dmu.iter().enumerate().filter(|(_, &m)| m != 0) {
-                out.push(PortClass { mask, penalty: PENALTIES[best - dmu], lo: vcs.start, hi: vcs.end, escape: false });
-            }
-        }
+        push_classes(out, &by_dmu, |dmu| PENALTIES[best - dmu], vcs, false);
         true
     }
 
@@ -944,25 +947,15 @@ impl Routing for Polarized {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::routing::fixtures::{class_ports, faulty_hyperx_cases};
     use crate::topology::{FaultSet, HyperX, Topology};
-
-    /// A faulty HyperX: `links` random link faults under `seed` and switch `dead` failed.
-    fn faulty(sides: &[usize], trunks: &[usize], links: usize, seed: u64, dead: SwitchId) -> Arc<Fabric> {
-        let h: Arc<dyn Topology> = Arc::new(HyperX::new(sides, trunks, 1));
-        let mut f = FaultSet::random_links(&*h, links, seed).unwrap();
-        f.switches.push(dead);
-        Arc::new(Fabric::new(h, &f))
-    }
 
     /// On a faulty HyperX (with a failed switch, and trunks), the classes of
     /// `faulty_hyperx_classes`, where it writes them, are exactly the runs of `candidate_runs`
     /// (ports, penalties), for every (s, c, t); and it writes them for nine in ten at least.
     #[test]
     fn faulty_hyperx_classes_match_the_runs() {
-        for (sides, trunks, links, seed) in
-            [(&[4usize, 4, 4][..], &[1usize, 1, 1][..], 30, 3), (&[3, 4, 3], &[2, 1, 1], 24, 5)]
-        {
-            let net = faulty(sides, trunks, links, seed, 5);
+        for (sides, net) in faulty_hyperx_cases() {
             let routes = PolarizedRoutes::new(net.clone());
             let n = net.num_switches() as SwitchId;
             let (mut written, mut asked) = (0, 0);
@@ -980,15 +973,8 @@ mod tests {
                         let mut runs = Vec::new();
                         routes.candidate_runs(c, &st, &mut runs, |_| 0..2);
                         let mut want: Vec<(PortId, u32)> = runs.iter().map(|r| (r.port, r.penalty)).collect();
-                        let mut got: Vec<(PortId, u32)> = classes
-                            .iter()
-                            .flat_map(|k| {
-                                (0..128).filter(move |&p| k.mask >> p & 1 == 1).map(move |p| (p as PortId, k.penalty))
-                            })
-                            .collect();
                         want.sort_unstable();
-                        got.sort_unstable();
-                        assert_eq!(got, want, "{sides:?} at {c} from {s} to {t}");
+                        assert_eq!(class_ports(&classes), want, "{sides:?} at {c} from {s} to {t}");
                     }
                 }
             }
@@ -1000,10 +986,7 @@ mod tests {
     /// exactly Table 1's hops under BFS distances over the live links, for every (s, c, t).
     #[test]
     fn faulty_hyperx_hops_match_bfs_reference() {
-        for (sides, trunks, links, seed) in
-            [(&[4usize, 4, 4][..], &[1usize, 1, 1][..], 30, 3), (&[3, 4, 3], &[2, 1, 1], 24, 5)]
-        {
-            let net = faulty(sides, trunks, links, seed, 5);
+        for (sides, net) in faulty_hyperx_cases() {
             let sd = net.sparse_distances().unwrap();
             let h = sd.hyperx();
             let routes = PolarizedRoutes::new(net.clone());

@@ -653,25 +653,7 @@ impl UpDown {
         let (dx, dt) = (self.depth(x), self.depth(t));
         let ux = self.ud(x, t);
         let below = dt >= dx && ux == dt - dx;
-        // As `hops`' `consider`: the penalty of a hop to a neighbour of depth `dy` and Up/Down
-        // distance `uy`, if it is offered.
-        let offer = |dy: u32, uy: u32| {
-            if uy >= ux {
-                return None;
-            }
-            let kind = if dy < dx {
-                LinkKind::Up
-            } else if dy > dx {
-                LinkKind::Down
-            } else {
-                LinkKind::Horizontal
-            };
-            match kind {
-                LinkKind::Down if !below => None,
-                LinkKind::Up if below => None,
-                _ => Some(Self::penalty(kind, ux - uy)),
-            }
-        };
+        let offer = |dy: u32, uy: u32| Self::offered(dx, ux, below, dy, uy).map(|(penalty, _)| penalty);
         let special = self.special_ports[x as usize];
         let mut c = super::HopClasses::default();
         // The closed form, as `closed_hops`: `x`'s depth by coordinates, whatever its own bit.
@@ -702,6 +684,30 @@ impl UpDown {
         c.push_to(out, vcs, true, |p| p)
     }
 
+    /// The escape's rule for one hop, from a switch of depth `dx` whose Up/Down distance to the
+    /// target is `ux` (`below`: the target is below it, `ux` being their depth difference) to a
+    /// neighbour of depth `dy` and Up/Down distance `uy`: its penalty and kind where offered, as
+    /// the hop must reduce the Up/Down distance and neither go Up towards a target below nor Down
+    /// towards one that is not.
+    #[inline(always)]
+    fn offered(dx: u32, ux: u32, below: bool, dy: u32, uy: u32) -> Option<(u32, LinkKind)> {
+        if uy >= ux {
+            return None;
+        }
+        let kind = if dy < dx {
+            LinkKind::Up
+        } else if dy > dx {
+            LinkKind::Down
+        } else {
+            LinkKind::Horizontal
+        };
+        match kind {
+            LinkKind::Down if !below => None,
+            LinkKind::Up if below => None,
+            _ => Some((Self::penalty(kind, ux - uy), kind)),
+        }
+    }
+
     /// Calls `f(port, penalty, kind)` for every escape hop of a packet at `x` bound for `t != x`.
     #[inline]
     pub fn hops(&self, x: SwitchId, t: SwitchId, mut f: impl FnMut(PortId, u32, LinkKind)) {
@@ -709,20 +715,8 @@ impl UpDown {
         let ux = self.ud(x, t);
         let below = dt >= dx && ux == dt - dx;
         let mut consider = |port: PortId, dy: u32, uy: u32| {
-            if uy >= ux {
-                return;
-            }
-            let kind = if dy < dx {
-                LinkKind::Up
-            } else if dy > dx {
-                LinkKind::Down
-            } else {
-                LinkKind::Horizontal
-            };
-            match kind {
-                LinkKind::Down if !below => {}
-                LinkKind::Up if below => {}
-                _ => f(port, Self::penalty(kind, ux - uy), kind),
+            if let Some((penalty, kind)) = Self::offered(dx, ux, below, dy, uy) {
+                f(port, penalty, kind);
             }
         };
         if let Some(h) = self.hyperx() {
@@ -968,6 +962,7 @@ impl UpDown {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::routing::fixtures::{class_ports, faulty_hyperx_cases};
     use crate::topology::{FaultSet, Topology};
 
     fn net(sides: &[usize], faults: usize) -> Arc<Fabric> {
@@ -1129,13 +1124,7 @@ mod tests {
     /// and two roots; they are written wherever the target keeps the closed form.
     #[test]
     fn faulty_hyperx_escape_classes_match_the_hops() {
-        for (sides, trunks, links, seed) in
-            [(&[4usize, 4, 4][..], &[1usize, 1, 1][..], 30, 3), (&[3, 4, 3], &[2, 1, 1], 24, 5)]
-        {
-            let t: Arc<dyn Topology> = Arc::new(HyperX::new(sides, trunks, 1));
-            let mut f = FaultSet::random_links(&*t, links, seed).unwrap();
-            f.switches.push(5);
-            let nw = Arc::new(Fabric::new(t, &f));
+        for (sides, nw) in faulty_hyperx_cases() {
             let n = nw.num_switches() as SwitchId;
             for root in [0usize, 7] {
                 let u = UpDown::new(nw.clone(), root).unwrap();
@@ -1152,15 +1141,8 @@ mod tests {
                         written += 1;
                         let mut want = Vec::new();
                         u.hops(x, t, |p, penalty, _| want.push((p, penalty)));
-                        let mut got: Vec<(PortId, u32)> = classes
-                            .iter()
-                            .flat_map(|c| {
-                                (0..128).filter(move |&p| c.mask >> p & 1 == 1).map(move |p| (p as PortId, c.penalty))
-                            })
-                            .collect();
-                        got.sort_unstable();
                         assert!(classes.iter().all(|c| c.escape && (c.lo, c.hi) == (3, 4)));
-                        assert_eq!(got, want, "{sides:?} r={root}: escape classes at {x} to {t}");
+                        assert_eq!(class_ports(&classes), want, "{sides:?} r={root}: escape classes at {x} to {t}");
                     }
                 }
                 assert!(written > 0 && written == closed_t, "{sides:?} r={root}: {written} of {closed_t}");
@@ -1173,13 +1155,7 @@ mod tests {
     /// and the table pass's Up/Down distance, for every (x, t) and two roots.
     #[test]
     fn faulty_hyperx_escape_hops_match_table_pass() {
-        for (sides, trunks, links, seed) in
-            [(&[4usize, 4, 4][..], &[1usize, 1, 1][..], 30, 3), (&[3, 4, 3], &[2, 1, 1], 24, 5)]
-        {
-            let t: Arc<dyn Topology> = Arc::new(HyperX::new(sides, trunks, 1));
-            let mut f = FaultSet::random_links(&*t, links, seed).unwrap();
-            f.switches.push(5);
-            let nw = Arc::new(Fabric::new(t, &f));
+        for (sides, nw) in faulty_hyperx_cases() {
             let h = nw.sparse_distances().unwrap().hyperx().clone();
             let n = nw.num_switches() as SwitchId;
             for root in [0usize, 7] {
