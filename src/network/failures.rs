@@ -99,13 +99,13 @@ impl NetPartition {
                 // Its own ports: servers first, then its switch-to-switch ports (a switch with fewer
                 // servers or ports than the largest has fewer than `np`).
                 for port in 0..t + net.switch_ports(sw) {
-                    lost_in_network += self.clear_output(li, port, now, &mut gone);
+                    lost_in_network += self.clear_output(li, port, &mut gone);
                     lost_in_network += self.clear_input(li, port, now, &mut gone);
                 }
             }
             for port in 0..net.switch_ports(sw) {
                 if net.switch_alive(sw) && !net.alive(sw, port as u16) && old.net.alive(sw, port as u16) {
-                    lost_in_network += self.clear_output(li, t + port, now, &mut gone);
+                    lost_in_network += self.clear_output(li, t + port, &mut gone);
                 }
             }
             // Servers that stop (their switch failed, or their destination under a permutation)
@@ -216,7 +216,7 @@ impl NetPartition {
 
     /// Drop every packet in the output buffers of router port `port` of local switch `li` into
     /// `gone`, as if each had left (occupancy and load fall); returns how many.
-    fn clear_output(&mut self, li: usize, port: usize, now: Cycle, gone: &mut Vec<Packet>) -> u64 {
+    fn clear_output(&mut self, li: usize, port: usize, gone: &mut Vec<Packet>) -> u64 {
         let (np, v, w) = (self.np, self.v, self.words);
         let oi = li * np + port;
         let mut n = 0;
@@ -230,7 +230,7 @@ impl NetPartition {
         }
         self.outp[oi].vc_mask = 0;
         clear_bit(&mut self.out_mask[li * w..(li + 1) * w], port);
-        self.port_changed(li, port, now);
+        self.port_changed(li, port);
         n
     }
 

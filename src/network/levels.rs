@@ -14,9 +14,10 @@
 //! each slot's range fixed when first seen), per port the lowest cost over the slot's VCs with room
 //! (`occupancy + input capacity + port load - credits`, as [`super::router`]'s `RunCost::low`) and
 //! how many VCs reach it, and per cost level below [`LEVELS`] the ports at that level as a mask.
-//! A port is re-costed whenever its records change ([`super::NetPartition::port_changed`]) and when
-//! the packet on its link frees its output slot (a known cycle: such ports wait in
-//! [`CostLevels::pending`] until their switch's next step at or after it).
+//! A port whose records change ([`super::NetPartition::port_changed`]) is marked stale and
+//! re-costed at its switch's next step, once however often it changed; a port whose link's packet
+//! frees its output slot at a known cycle waits in [`CostLevels::pending`] until its switch's next
+//! step at or after it.
 //!
 //! **Where the classes come from.** From the routing where it writes them
 //! ([`crate::routing::Routing::candidate_classes`]), else grouped from its runs; kept per input
@@ -316,6 +317,9 @@ pub(super) struct CostLevels {
     /// Per switch (`words` each): ports whose link carries a packet whose slot frees later than
     /// the port was last costed.
     pending: Vec<u64>,
+    /// Per switch (`words` each): ports whose records changed since they were last costed
+    /// ([`CostLevels::mark_stale`]).
+    stale: Vec<u64>,
     /// Heads selected from classes, and from runs (`u64::MAX` once the partition has decided
     /// whether to keep selection's costs per port too: `NetPartition::run_head_with_levels`).
     pub class_heads: u64,
@@ -335,7 +339,7 @@ impl CostLevels {
     /// Bytes of the levels of `n` switches of `r` switch-to-switch ports.
     pub fn bytes(n: usize, r: usize) -> usize {
         let m = 8 * words_of(r);
-        n * 2 * (LEVELS + 1) * m + n * 2 * 8 + n * 2 * r * 3 + n * m
+        n * 2 * (LEVELS + 1) * m + n * 2 * 8 + n * 2 * r * 3 + 2 * n * m
     }
 
     /// Levels for `n` switches of `r` switch-to-switch ports (at most [`MAX_PORTS`]), every port
@@ -353,6 +357,7 @@ impl CostLevels {
             low: vec![FULL; n * 2 * r],
             count: vec![0; n * 2 * r],
             pending: vec![0; n * w],
+            stale: vec![0; n * w],
             class_heads: 0,
             run_heads: 0,
         }
@@ -382,6 +387,26 @@ impl CostLevels {
             self.pending[i] |= b;
         } else {
             self.pending[i] &= !b;
+        }
+    }
+
+    /// Marks port `port` of switch `li` as changed since it was last costed: it is re-costed at
+    /// its switch's next step, once however often it changed before that.
+    #[inline]
+    pub fn mark_stale(&mut self, li: usize, port: usize) {
+        self.stale[li * self.words + port / 64] |= 1u64 << (port % 64);
+    }
+
+    /// The ports of switch `li` marked by [`CostLevels::mark_stale`] since the last call, which
+    /// clears them.
+    #[inline]
+    pub fn take_stale(&mut self, li: usize) -> PortMask {
+        if self.words == 1 {
+            std::mem::take(&mut self.stale[li]) as PortMask
+        } else {
+            let m = PortMask::load(&self.stale, li * 2);
+            self.stale[li * 2..li * 2 + 2].fill(0);
+            m
         }
     }
 
@@ -556,6 +581,12 @@ mod tests {
         assert_eq!(lv.pending(1), 1 | 1 << (r - 1));
         lv.set_pending(1, 0, false);
         assert_eq!((lv.pending(0), lv.pending(1), lv.pending(2)), (0, 1 << (r - 1), 0));
+        // The stale marks, taken once.
+        lv.mark_stale(2, r - 1);
+        lv.mark_stale(2, 1);
+        lv.mark_stale(2, 1);
+        assert_eq!((lv.take_stale(1), lv.take_stale(2)), (0, 1 << 1 | 1 << (r - 1)));
+        assert_eq!(lv.take_stale(2), 0);
     }
 
     fn run(port: u16, lo: u8, hi: u8, penalty: u32, escape: bool) -> CandidateRun {

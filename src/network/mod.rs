@@ -1313,7 +1313,7 @@ impl NetPartition {
                     let pi = li * np + port as usize;
                     self.outvc[pi * v + vc as usize].cred += 1;
                     self.outp[pi].load -= 1;
-                    self.port_changed(li, port as usize, now);
+                    self.port_changed(li, port as usize);
                 }
             }
         }

@@ -372,7 +372,7 @@ impl NetPartition {
     /// Output port `port` of local switch `li` changed what selection reads of it (occupancy,
     /// credits, load, the packet on its link): its kept [`RunCost`]s no longer hold.
     #[inline]
-    pub(super) fn port_changed(&mut self, li: usize, port: usize, now: Cycle) {
+    pub(super) fn port_changed(&mut self, li: usize, port: usize) {
         let t = self.t_of[li] as usize;
         if !self.run_costs.is_empty() && port >= t {
             let slot = li * 2 * self.r + 2 * (port - t);
@@ -380,7 +380,9 @@ impl NetPartition {
             self.run_costs[slot + 1].hi = 0;
         }
         if self.levels.is_on() && port >= t {
-            self.recost(li, port, now);
+            // Re-costed at the switch's next step, from the records then: a port changes up to
+            // four times a hop (grant, send, credit, slot freed), often several before it is read.
+            self.levels.mark_stale(li, port - t);
         }
     }
 
@@ -436,11 +438,17 @@ impl NetPartition {
         self.levels.set_pending(li, port - t, o.freeing != NO_VC && o.link_free > now);
     }
 
-    /// Re-costs the ports of local switch `li` whose link's packet has freed its slot by `now`
-    /// (before the switch's first selection at `now`).
+    /// Re-costs the ports of local switch `li` whose records changed since they were last costed,
+    /// and those whose link's packet has freed its slot by `now` (before the switch's first
+    /// selection at `now`). A port's cost is a function of its records and `now`, so costing it
+    /// once here gives what costing it at each change, and again as its slot frees, gives.
     #[inline]
-    fn recost_freed(&mut self, li: usize, now: Cycle) {
+    fn recost_stale(&mut self, li: usize, now: Cycle) {
         let t = self.t_of[li] as usize;
+        for p in bits(self.levels.take_stale(li)) {
+            self.recost(li, t + p, now);
+        }
+        // Ports just re-costed are pending only where their slot frees after `now`.
         for p in bits(self.levels.pending(li)) {
             if self.outp[li * self.np + t + p].link_free <= now {
                 self.recost(li, t + p, now);
@@ -450,7 +458,7 @@ impl NetPartition {
 
     /// Costs every switch-to-switch port from its records at `now` (a new partition or restored
     /// state, with `now` 0: a packet on a link is then accounted for when its slot frees, by
-    /// [`NetPartition::recost_freed`] at its switch's first step; or a slot's VC range just
+    /// [`NetPartition::recost_stale`] at its switch's first step; or a slot's VC range just
     /// learnt, at the cycle being simulated).
     pub(super) fn cost_all_ports(&mut self, now: Cycle) {
         if self.levels.is_on() {
@@ -1018,7 +1026,7 @@ impl NetPartition {
                 } else {
                     self.outvc[qi].cred -= 1;
                     self.outp[pi].load += 1;
-                    self.port_changed(li, port, now);
+                    self.port_changed(li, port);
                     let (nsw, nport) = self.nbr[li * self.r + port - t];
                     if series {
                         self.count_link_phits(li, port - t, now);
@@ -1056,7 +1064,7 @@ impl NetPartition {
         let random = self.p.allocator == Allocator::Random;
         self.reqs.clear();
         if self.levels.is_on() {
-            self.recost_freed(li, now);
+            self.recost_stale(li, now);
         }
         for w in 0..self.words {
             // First the inputs that may request, tested without branches so that the loads of the
@@ -1345,7 +1353,7 @@ impl NetPartition {
             let oi = (li * np + op) * v + rq.out_vc as usize;
             self.outvc[oi].q.push(&mut self.slab, idx);
             self.outvc[oi].occ += 1;
-            self.port_changed(li, op, now);
+            self.port_changed(li, op);
             set_bit(&mut self.out_mask[li * self.words..(li + 1) * self.words], op);
             self.stats.traversals += 1;
             self.last_progress = now;
