@@ -283,6 +283,9 @@ pub struct UpDown {
     /// On a faulty HyperX of at most 128 switch ports: per switch, its ports whose link failed or
     /// whose neighbour does not keep the closed form ([`UpDown::faulty_hyperx_classes`]).
     special_ports: Vec<u128>,
+    /// On a faulty HyperX of at most 8 dimensions of at most 256 switches a side: each switch's
+    /// coordinates, a byte per dimension ([`UpDown::shared_with_closed`]).
+    packed: Vec<u64>,
     /// A faulty HyperZ's fault-free Z-node table, with `intact` (see [`UpDown::faulty_z_shared`]).
     faulty_z: Option<ZTree>,
     /// Bit `x`: on a faulty HyperZ, `x` is live and keeps its fault-free depth.
@@ -347,6 +350,7 @@ impl UpDown {
             ztree: None,
             closed: Vec::new(),
             special_ports: Vec::new(),
+            packed: Vec::new(),
             faulty_z: None,
             intact: Vec::new(),
             up_bits: Vec::new(),
@@ -358,6 +362,7 @@ impl UpDown {
             if u.ztree.is_none() || check {
                 u.build_up_sets()?;
                 u.mark_closed();
+                u.pack_coordinates();
             }
             if u.ztree.is_none() {
                 u.mark_intact();
@@ -417,6 +422,15 @@ impl UpDown {
                     );
                     self.depth(x) + self.depth(t) - 2 * shared
                 }
+                Some(_) if !self.packed.is_empty() && (self.is_closed(x) || self.is_closed(t)) => {
+                    let shared =
+                        if self.is_closed(t) { self.shared_with_closed(x, t) } else { self.shared_with_closed(t, x) };
+                    debug_assert!(
+                        self.net.num_switches() > DEBUG_CHECK_SWITCHES || shared == self.shared_depth(x, t),
+                        "b({x}, {t}) with one closed switch differs from the Up-set merge"
+                    );
+                    self.depth(x) + self.depth(t) - 2 * shared
+                }
                 _ => {
                     let shared = match self.faulty_z.as_ref().and_then(|z| self.faulty_z_shared(z, x, t)) {
                         Some(b) => {
@@ -444,6 +458,42 @@ impl UpDown {
     #[inline]
     fn is_closed(&self, x: SwitchId) -> bool {
         bit_set(&self.closed, x)
+    }
+
+    /// On a faulty HyperX whose closed form is marked, with at most 8 dimensions of at most 256
+    /// switches a side: packs each switch's coordinates into a word for
+    /// [`UpDown::shared_with_closed`].
+    fn pack_coordinates(&mut self) {
+        let Some(h) = &self.faulty_hx else { return };
+        if self.closed.is_empty() || h.dims() > 8 || h.sides().iter().any(|&s| s > 256) {
+            return;
+        }
+        let n = self.depth.len() as SwitchId;
+        self.packed = (0..n).map(|x| (0..h.dims()).fold(0u64, |m, d| m | (h.coord(x, d) as u64) << (8 * d))).collect();
+    }
+
+    /// `b(o, c)` (as [`UpDown::shared_depth`]) where `c` keeps the closed form
+    /// ([`UpDown::is_closed`]): `A(c)` is then every switch whose coordinates are each the root's
+    /// or `c`'s, each at its Hamming distance to the root as depth, so one pass over `A(o)` with a
+    /// test of coordinates finds the deepest shared switch, where the merge also reads `A(c)`
+    /// and branches on every comparison (PolSP's escape on the faulty million-endpoint HyperX
+    /// asks this for every neighbour when the target does not keep the closed form).
+    #[inline]
+    fn shared_with_closed(&self, o: SwitchId, c: SwitchId) -> u32 {
+        // The high bit of each byte of `w` that is not zero.
+        let nonzero = |w: u64| {
+            const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+            (((w & LOW7) + LOW7) | w) & !LOW7
+        };
+        let (pr, pc) = (self.packed[self.root as usize], self.packed[c as usize]);
+        let mut best = 0;
+        for &z in self.up_set(o) {
+            let pz = self.packed[z as usize];
+            let off_root = nonzero(pz ^ pr);
+            let inside = off_root & nonzero(pz ^ pc) == 0;
+            best = best.max(off_root.count_ones() * inside as u32);
+        }
+        best
     }
 
     /// `#{d: x_d = t_d != r_d}`: `b(x,t)` on a fault-free HyperX.
@@ -675,7 +725,8 @@ impl UpDown {
         while rest != 0 {
             let p = rest.trailing_zeros();
             rest &= rest - 1;
-            if let Some((y, _)) = self.net.neighbour(x, p as PortId) {
+            if self.net.alive(x, p as PortId) {
+                let y = h.neighbour_switch(x, p as PortId);
                 if let Some(penalty) = offer(self.depth(y), self.ud(y, t)) {
                     c.add_ports(1 << p, penalty);
                 }
@@ -744,8 +795,17 @@ impl UpDown {
             self.hyperz_hops(z, x, t, ux, &mut consider);
         } else if let Some(sd) = self.net.sparse_distances() {
             let h = sd.hyperx();
-            if !self.is_closed(t) {
-                self.sparse_hops(h, x, t, &mut consider);
+            if !self.is_closed(t) && cfg!(debug_assertions) && self.net.num_switches() <= DEBUG_CHECK_SWITCHES {
+                // Debug builds: one pass over `A(t)` gives what the merges give.
+                let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                let wrote = self.open_target_hops(h, x, t, &mut |p, dy, uy| fast.push((p, dy, uy)));
+                self.sparse_hops(h, x, t, &mut |p, dy, uy| slow.push((p, dy, uy)));
+                assert!(!wrote || fast == slow, "open-target escape hops at {x} to {t}");
+                slow.into_iter().for_each(|(p, dy, uy)| consider(p, dy, uy));
+            } else if !self.is_closed(t) {
+                if !self.open_target_hops(h, x, t, &mut consider) {
+                    self.sparse_hops(h, x, t, &mut consider);
+                }
             } else if cfg!(debug_assertions) && self.net.num_switches() <= DEBUG_CHECK_SWITCHES {
                 // Debug builds: the closed form gives every neighbour the depth and Up/Down
                 // distance of the Up-set merges.
@@ -825,6 +885,85 @@ impl UpDown {
                 g(p, self.depth(y), *uy.get_or_insert_with(|| self.ud(y, t)));
             }
         });
+    }
+
+    /// [`UpDown::sparse_hops`] when `t` does not keep the closed form ([`UpDown::is_closed`]) but
+    /// coordinates are packed ([`UpDown::shared_with_closed`]): `false` (nothing called) where it
+    /// declines. A neighbour `y` across dimension `d` that keeps the closed form shares with `t`
+    /// the members `z` of `A(t)` whose every coordinate is the root's or `y`'s, which are `x`'s
+    /// in every dimension but `d`. So one pass over `A(t)` sorts them: a `z` whose coordinates
+    /// are each the root's or `x`'s counts for every neighbour across each dimension where it has
+    /// the root's; a `z` with one other coordinate, value `w` in dimension `d`, counts only for
+    /// the neighbour with coordinate `w` there; the others count for none. The deepest that counts
+    /// gives `b(y, t)` without a merge per neighbour (on the faulty million-endpoint HyperX, one
+    /// target in nine does not keep the closed form, and the merge was read for each of its 93
+    /// neighbours).
+    fn open_target_hops(&self, h: &HyperX, x: SwitchId, t: SwitchId, g: &mut impl FnMut(PortId, u32, u32)) -> bool {
+        /// Most members of `A(t)` with one coordinate off both the root's and `x`'s.
+        const ONE_OFF: usize = 32;
+        if self.packed.is_empty() {
+            return false;
+        }
+        let nonzero = |w: u64| {
+            const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+            (((w & LOW7) + LOW7) | w) & !LOW7
+        };
+        let (pr, px) = (self.packed[self.root as usize], self.packed[x as usize]);
+        // Per dimension, the deepest `z` that counts for every neighbour across it; and the `z`
+        // that count for one neighbour: (dimension, coordinate, depth).
+        let mut all = [0u32; 8];
+        let (mut one, mut n_one) = ([(0u8, 0u8, 0u8); ONE_OFF], 0);
+        for &z in self.up_set(t) {
+            let pz = self.packed[z as usize];
+            let off_root = nonzero(pz ^ pr);
+            let off_both = off_root & nonzero(pz ^ px);
+            let depth = off_root.count_ones();
+            if off_both == 0 {
+                for (d, best) in all.iter_mut().enumerate().take(h.dims()) {
+                    if off_root >> (8 * d + 7) & 1 == 0 {
+                        *best = (*best).max(depth);
+                    }
+                }
+            } else if off_both & (off_both - 1) == 0 {
+                if n_one == ONE_OFF {
+                    return false;
+                }
+                let d = off_both.trailing_zeros() as usize / 8;
+                one[n_one] = (d as u8, (pz >> (8 * d)) as u8, depth as u8);
+                n_one += 1;
+            }
+        }
+        let (dt, mx) = (self.depth(t), h.hamming(x, self.root));
+        for (d, &all_d) in all.iter().enumerate().take(h.dims()) {
+            let (a, r) = (h.coord(x, d), h.coord(self.root, d));
+            let k = h.trunk(d) as PortId;
+            let mut port = h.dim_base(d) as PortId;
+            for v in 0..h.side(d) {
+                if v == a {
+                    continue;
+                }
+                let first = port;
+                port += k;
+                let y = h.with_coord(x, d, v);
+                let mut dy_uy = None;
+                for p in (first..first + k).filter(|&p| self.net.alive(x, p)) {
+                    let (dy, uy) = *dy_uy.get_or_insert_with(|| {
+                        if self.is_closed(y) {
+                            let dy = mx - (a != r) as u32 + (v != r) as u32;
+                            let shared = one[..n_one]
+                                .iter()
+                                .filter(|&&(dd, w, _)| dd as usize == d && w as usize == v)
+                                .fold(all_d, |b, &(_, _, depth)| b.max(depth as u32));
+                            (dy, dy + dt - 2 * shared)
+                        } else {
+                            (self.depth(y), self.ud(y, t))
+                        }
+                    });
+                    g(p, dy, uy);
+                }
+            }
+        }
+        true
     }
 
     /// [`UpDown::sparse_hops`] when `t` [`UpDown::is_closed`]: neighbours that are closed too get
@@ -1082,6 +1221,7 @@ mod tests {
                 };
                 u.build_up_sets().unwrap();
                 let n = nw.num_switches();
+                let mut one_closed = 0;
                 for t in 0..n as SwitchId {
                     let row = ud_row(&u, t);
                     for x in 0..n as SwitchId {
@@ -1089,8 +1229,16 @@ mod tests {
                         assert_eq!(got, row[x as usize], "{sides:?} {faults} faults r={root} x={x} t={t}");
                         if faults == 0 {
                             assert_eq!(got, closed[t as usize * n + x as usize], "{sides:?} r={root}");
+                        } else if nw.switch_alive(x) && nw.switch_alive(t) {
+                            // `ud` itself: the closed form, the pass over one Up set where one
+                            // switch keeps the closed form, or the merge.
+                            assert_eq!(u.ud(x, t), row[x as usize], "{sides:?} {faults} faults r={root} ud({x}, {t})");
+                            one_closed += (u.is_closed(x) != u.is_closed(t)) as usize;
                         }
                     }
+                }
+                if faults > 0 {
+                    assert!(!u.packed.is_empty() && one_closed > n, "{sides:?} r={root}: {one_closed} pairs");
                 }
             }
         }
@@ -1161,7 +1309,7 @@ mod tests {
             for root in [0usize, 7] {
                 let u = UpDown::new(nw.clone(), root).unwrap();
                 let bfs = nw.bfs(root as SwitchId);
-                let (mut closed_t, mut open_y) = (0, 0);
+                let (mut closed_t, mut open_y, mut open_t) = (0, 0, 0);
                 for t in (0..n).filter(|&t| nw.switch_alive(t)) {
                     let row = ud_row(&u, t);
                     for x in (0..n).filter(|&x| x != t && nw.switch_alive(x)) {
@@ -1174,6 +1322,13 @@ mod tests {
                         let mut slow = Vec::new();
                         u.sparse_hops(&h, x, t, &mut |p, dy, uy| slow.push((p, dy, uy)));
                         assert_eq!(slow, want, "{sides:?} r={root}: Up-set hops at {x} to {t}");
+                        if !u.is_closed(t) {
+                            let mut open = Vec::new();
+                            if u.open_target_hops(&h, x, t, &mut |p, dy, uy| open.push((p, dy, uy))) {
+                                open_t += 1;
+                                assert_eq!(open, want, "{sides:?} r={root}: open-target hops at {x} to {t}");
+                            }
+                        }
                         if u.is_closed(t) {
                             closed_t += 1;
                             let mut fast = Vec::new();
@@ -1189,6 +1344,8 @@ mod tests {
                 }
                 // Both kinds occur: destinations with the closed form, neighbours without it.
                 assert!(closed_t > 0 && open_y > 0, "{sides:?} r={root}: {closed_t} closed, {open_y} open");
+                // And destinations without it, from one pass over their Up set.
+                assert!(open_t > 0, "{sides:?} r={root}: no open target");
             }
         }
     }

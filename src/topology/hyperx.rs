@@ -303,6 +303,13 @@ impl HyperX {
         let v = if rank < x { rank } else { rank + 1 };
         (d, v, off % k)
     }
+    /// The switch at the far end of port `p` of `sw` (as [`Topology::neighbour`], without the
+    /// far end's port or the trait's dispatch: the faulty HyperX's escape asks this per hop).
+    #[inline]
+    pub fn neighbour_switch(&self, sw: SwitchId, p: PortId) -> SwitchId {
+        let (d, v, _) = self.port_target(sw, p);
+        self.with_coord(sw, d, v)
+    }
     /// Number of coordinates in which two switches differ (the Hamming distance).
     #[inline]
     pub fn hamming(&self, a: SwitchId, b: SwitchId) -> u32 {
@@ -447,6 +454,7 @@ mod tests {
                 assert_ne!(o, sw);
                 assert_eq!(h.hamming(sw, o), 1);
                 assert_eq!(h.neighbour(o, q), Some((sw, p)), "link ({sw},{p}) -> ({o},{q}) not symmetric");
+                assert_eq!(h.neighbour_switch(sw, p), o);
             }
         }
     }
