@@ -193,6 +193,16 @@ impl CandidateClass {
 
 const _: () = assert!(std::mem::size_of::<CandidateClass>() == 24);
 
+/// What [`CostLevels`] keeps of one port, per slot: the lowest cost over the slot's VCs with room
+/// ([`FULL`]: none), and how many of them reach it.
+#[derive(Debug, Clone, Copy)]
+struct PortCost {
+    low: [u16; 2],
+    count: [u8; 2],
+}
+
+const _: () = assert!(std::mem::size_of::<PortCost>() == 6);
+
 /// The VC range of each slot of a partition's levels (`(0, 0)`: not seen yet).
 pub(super) type SlotRanges = [(u8, u8); 2];
 
@@ -309,11 +319,10 @@ pub(super) struct CostLevels {
     nonempty: Vec<u64>,
     /// Per switch and slot: the ports whose lowest cost is [`LEVELS`] or more (`words` each).
     over: Vec<u64>,
-    /// Per switch, slot and port (`(li * 2 + slot) * r + port`): the lowest cost over the slot's VCs
-    /// with room, or [`FULL`].
-    low: Vec<u16>,
-    /// How many of the slot's VCs reach `low`, indexed as `low`.
-    count: Vec<u8>,
+    /// Per switch and port (`li * r + port`), both slots: the lowest cost over the slot's VCs
+    /// with room, or [`FULL`], and how many VCs reach it. One record per port, so that re-costing
+    /// a port (both slots) reads and writes one cache line, not four.
+    cost: Vec<PortCost>,
     /// Per switch (`words` each): ports whose link carries a packet whose slot frees later than
     /// the port was last costed.
     pending: Vec<u64>,
@@ -354,8 +363,7 @@ impl CostLevels {
             lvl: vec![0; n * 2 * LEVELS * w],
             nonempty: vec![0; n * 2],
             over: vec![0; n * 2 * w],
-            low: vec![FULL; n * 2 * r],
-            count: vec![0; n * 2 * r],
+            cost: vec![PortCost { low: [FULL; 2], count: [0; 2] }; n * r],
             pending: vec![0; n * w],
             stale: vec![0; n * w],
             class_heads: 0,
@@ -415,13 +423,13 @@ impl CostLevels {
     #[inline]
     pub fn set(&mut self, li: usize, slot: usize, port: usize, new: u16, count: u8) {
         let s = li * 2 + slot;
-        let i = s * self.r + port;
-        self.count[i] = count;
-        let old = self.low[i];
+        let c = &mut self.cost[li * self.r + port];
+        c.count[slot] = count;
+        let old = c.low[slot];
         if old == new {
             return;
         }
-        self.low[i] = new;
+        c.low[slot] = new;
         if self.words == 1 {
             self.move_port::<u64>(s, port, old, new);
         } else {
@@ -501,7 +509,7 @@ impl CostLevels {
     fn lowest_over<M: Mask>(&self, s: usize, ports: M, below: impl Fn(u32) -> bool) -> Option<(u32, M)> {
         let (mut low, mut at) = (u32::MAX, M::EMPTY);
         for p in ports.ports() {
-            let c = self.low[s * self.r + p] as u32;
+            let c = self.cost[(s / 2) * self.r + p].low[s % 2] as u32;
             if c < low {
                 (low, at) = (c, M::bit(p));
             } else if c == low {
@@ -514,12 +522,12 @@ impl CostLevels {
     /// How many VCs of slot `slot` of port `port` of switch `li` reach its lowest cost.
     #[inline]
     pub fn count(&self, li: usize, slot: usize, port: usize) -> u64 {
-        self.count[(li * 2 + slot) * self.r + port] as u64
+        self.cost[li * self.r + port].count[slot] as u64
     }
 
     /// The lowest cost of slot `slot` of port `port` of switch `li` ([`FULL`]: no room).
     pub fn low(&self, li: usize, slot: usize, port: usize) -> u16 {
-        self.low[(li * 2 + slot) * self.r + port]
+        self.cost[li * self.r + port].low[slot]
     }
 }
 
