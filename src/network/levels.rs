@@ -377,20 +377,32 @@ impl CostLevels {
         !self.pending.is_empty()
     }
 
+    /// The word of `port` in a per-switch mask of switch `li` (`pending`, `stale`), and its bit.
+    #[inline]
+    fn port_bit(&self, li: usize, port: usize) -> (usize, u64) {
+        (li * self.words + port / 64, 1u64 << (port % 64))
+    }
+
+    /// Switch `li`'s mask in `masks` (`pending` or `stale`, `words` per switch).
+    #[inline]
+    fn switch_mask(&self, masks: &[u64], li: usize) -> PortMask {
+        if self.words == 1 {
+            masks[li] as PortMask
+        } else {
+            PortMask::load(masks, li * 2)
+        }
+    }
+
     /// Ports of switch `li` waiting for their link's packet to free its slot.
     #[inline]
     pub fn pending(&self, li: usize) -> PortMask {
-        if self.words == 1 {
-            self.pending[li] as PortMask
-        } else {
-            PortMask::load(&self.pending, li * 2)
-        }
+        self.switch_mask(&self.pending, li)
     }
 
     /// Marks port `port` of switch `li` as waiting for its link's packet to free its slot, or not.
     #[inline]
     pub fn set_pending(&mut self, li: usize, port: usize, waiting: bool) {
-        let (i, b) = (li * self.words + port / 64, 1u64 << (port % 64));
+        let (i, b) = self.port_bit(li, port);
         if waiting {
             self.pending[i] |= b;
         } else {
@@ -402,20 +414,21 @@ impl CostLevels {
     /// its switch's next step, once however often it changed before that.
     #[inline]
     pub fn mark_stale(&mut self, li: usize, port: usize) {
-        self.stale[li * self.words + port / 64] |= 1u64 << (port % 64);
+        let (i, b) = self.port_bit(li, port);
+        self.stale[i] |= b;
     }
 
     /// The ports of switch `li` marked by [`CostLevels::mark_stale`] since the last call, which
     /// clears them.
     #[inline]
     pub fn take_stale(&mut self, li: usize) -> PortMask {
+        let m = self.switch_mask(&self.stale, li);
         if self.words == 1 {
-            std::mem::take(&mut self.stale[li]) as PortMask
+            self.stale[li] = 0;
         } else {
-            let m = PortMask::load(&self.stale, li * 2);
             self.stale[li * 2..li * 2 + 2].fill(0);
-            m
         }
+        m
     }
 
     /// Port `port` (topology port) of switch `li` now has lowest cost `new` ([`FULL`]: no room) on
@@ -501,15 +514,15 @@ impl CostLevels {
         if o == M::EMPTY {
             return None;
         }
-        self.lowest_over(s, o, below)
+        self.lowest_over(li, slot, o, below)
     }
 
     /// [`CostLevels::lowest`] among ports whose cost is [`LEVELS`] or more.
     #[cold]
-    fn lowest_over<M: Mask>(&self, s: usize, ports: M, below: impl Fn(u32) -> bool) -> Option<(u32, M)> {
+    fn lowest_over<M: Mask>(&self, li: usize, slot: usize, ports: M, below: impl Fn(u32) -> bool) -> Option<(u32, M)> {
         let (mut low, mut at) = (u32::MAX, M::EMPTY);
         for p in ports.ports() {
-            let c = self.cost[(s / 2) * self.r + p].low[s % 2] as u32;
+            let c = self.low(li, slot, p) as u32;
             if c < low {
                 (low, at) = (c, M::bit(p));
             } else if c == low {
@@ -526,6 +539,7 @@ impl CostLevels {
     }
 
     /// The lowest cost of slot `slot` of port `port` of switch `li` ([`FULL`]: no room).
+    #[inline]
     pub fn low(&self, li: usize, slot: usize, port: usize) -> u16 {
         self.cost[li * self.r + port].low[slot]
     }

@@ -63,23 +63,13 @@ impl Omnidimensional {
             if x == t {
                 continue;
             }
-            // Ports of dimension `d` are consecutive: every other coordinate in increasing order,
-            // each with its trunks (`HyperX::port_to`).
-            let k = h.trunk(d) as PortId;
-            let mut first = h.dim_base(d) as PortId;
-            for v in 0..h.side(d) {
-                if v == x {
-                    continue;
-                }
+            for (v, ports) in h.dim_ports(at, d) {
                 let minimal = v == t;
                 if minimal || budget {
-                    for port in first..first + k {
-                        if self.net.alive(at, port) {
-                            f(port, if minimal { 0 } else { DEROUTE_PENALTY });
-                        }
+                    for port in ports.filter(|&p| self.net.alive(at, p)) {
+                        f(port, if minimal { 0 } else { DEROUTE_PENALTY });
                     }
                 }
-                first += k;
             }
         }
     }

@@ -507,20 +507,10 @@ impl PolarizedRoutes {
                     allowed(a, b, !eq_s as i32 - (x != xs) as i32, !eq_t as i32 - (x != xt) as i32)
                 };
                 let moves = [class(false, false), class(true, false), class(false, true), class(true, true)];
-                // Ports of dimension `d` are consecutive: every other coordinate in increasing
-                // order, each with its trunks (`HyperX::port_to`).
-                let k = h.trunk(d) as PortId;
-                let mut port = h.dim_base(d) as PortId;
-                for v in 0..h.side(d) {
-                    if v == x {
-                        continue;
-                    }
+                for (v, ports) in h.dim_ports(at, d) {
                     if let Some(dmu) = moves[(v == xs) as usize | ((v == xt) as usize) << 1] {
-                        for p in port..port + k {
-                            f(p, dmu);
-                        }
+                        ports.for_each(|p| f(p, dmu));
                     }
-                    port += k;
                 }
             }
             return;
@@ -709,16 +699,7 @@ impl PolarizedRoutes {
             let (x, xs, xt) = (h.coord(at, d), h.coord(s, d), h.coord(t, d));
             // Hamming distances of the neighbours in dimension `d` without their coordinate there.
             let (bs, bt) = (ha - (x != xs) as u32, hb - (x != xt) as u32);
-            // Ports of dimension `d` are consecutive: every other coordinate in increasing order,
-            // each with its trunks (`HyperX::port_to`).
-            let k = h.trunk(d) as PortId;
-            let mut port = h.dim_base(d) as PortId;
-            for v in 0..h.side(d) {
-                if v == x {
-                    continue;
-                }
-                let first = port;
-                port += k;
+            for (v, ports) in h.dim_ports(at, d) {
                 let (mut ys, mut yt) = (bs + (v != xs) as u32, bt + (v != xt) as u32);
                 if ns + nt > 0 {
                     let y = h.with_coord(at, d, v);
@@ -732,10 +713,8 @@ impl PolarizedRoutes {
                 let Some(dmu) = filter.offered(filtered, (a, b), (ys, yt), || h.with_coord(at, d, v)) else {
                     continue;
                 };
-                for p in first..first + k {
-                    if net.alive(at, p) {
-                        f(p, dmu);
-                    }
+                for p in ports.filter(|&p| net.alive(at, p)) {
+                    f(p, dmu);
                 }
             }
         }

@@ -299,6 +299,14 @@ pub struct UpDown {
     up_words: usize,
 }
 
+/// The high bit of each byte of `w` that is not zero: where two packed coordinate words (a byte
+/// per dimension, [`UpDown::pack_coordinates`]) differ, given their xor.
+#[inline(always)]
+fn nonzero_bytes(w: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    (((w & LOW7) + LOW7) | w) & !LOW7
+}
+
 /// Most bits per switch of [`UpDown`]'s `up_bits` (a Z-node's switches times `2^dims`).
 const UP_BITS_MAX: usize = 512;
 
@@ -480,17 +488,12 @@ impl UpDown {
     /// asks this for every neighbour when the target does not keep the closed form).
     #[inline]
     fn shared_with_closed(&self, o: SwitchId, c: SwitchId) -> u32 {
-        // The high bit of each byte of `w` that is not zero.
-        let nonzero = |w: u64| {
-            const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-            (((w & LOW7) + LOW7) | w) & !LOW7
-        };
         let (pr, pc) = (self.packed[self.root as usize], self.packed[c as usize]);
         let mut best = 0;
         for &z in self.up_set(o) {
             let pz = self.packed[z as usize];
-            let off_root = nonzero(pz ^ pr);
-            let inside = off_root & nonzero(pz ^ pc) == 0;
+            let off_root = nonzero_bytes(pz ^ pr);
+            let inside = off_root & nonzero_bytes(pz ^ pc) == 0;
             best = best.max(off_root.count_ones() * inside as u32);
         }
         best
@@ -778,17 +781,9 @@ impl UpDown {
                 // Ports of dimension `d` are consecutive (every other coordinate in increasing
                 // order, each with its trunks: `HyperX::port_to`).
                 let classes = Self::dim_classes(a, tt, r, dx, shared, dt);
-                let k = h.trunk(d) as PortId;
-                let mut port = h.dim_base(d) as PortId;
-                for v in 0..h.side(d) {
-                    if v == a {
-                        continue;
-                    }
+                for (v, ports) in h.dim_ports(x, d) {
                     let (dy, uy) = classes[(v == r) as usize | ((v == tt) as usize) << 1];
-                    for p in port..port + k {
-                        consider(p, dy, uy);
-                    }
-                    port += k;
+                    ports.for_each(|p| consider(p, dy, uy));
                 }
             }
         } else if let Some(z) = &self.ztree {
@@ -904,10 +899,6 @@ impl UpDown {
         if self.packed.is_empty() {
             return false;
         }
-        let nonzero = |w: u64| {
-            const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-            (((w & LOW7) + LOW7) | w) & !LOW7
-        };
         let (pr, px) = (self.packed[self.root as usize], self.packed[x as usize]);
         // Per dimension, the deepest `z` that counts for every neighbour across it; and the `z`
         // that count for one neighbour: (dimension, coordinate, depth).
@@ -915,8 +906,8 @@ impl UpDown {
         let (mut one, mut n_one) = ([(0u8, 0u8, 0u8); ONE_OFF], 0);
         for &z in self.up_set(t) {
             let pz = self.packed[z as usize];
-            let off_root = nonzero(pz ^ pr);
-            let off_both = off_root & nonzero(pz ^ px);
+            let off_root = nonzero_bytes(pz ^ pr);
+            let off_both = off_root & nonzero_bytes(pz ^ px);
             let depth = off_root.count_ones();
             if off_both == 0 {
                 for (d, best) in all.iter_mut().enumerate().take(h.dims()) {
@@ -936,17 +927,10 @@ impl UpDown {
         let (dt, mx) = (self.depth(t), h.hamming(x, self.root));
         for (d, &all_d) in all.iter().enumerate().take(h.dims()) {
             let (a, r) = (h.coord(x, d), h.coord(self.root, d));
-            let k = h.trunk(d) as PortId;
-            let mut port = h.dim_base(d) as PortId;
-            for v in 0..h.side(d) {
-                if v == a {
-                    continue;
-                }
-                let first = port;
-                port += k;
+            for (v, ports) in h.dim_ports(x, d) {
                 let y = h.with_coord(x, d, v);
                 let mut dy_uy = None;
-                for p in (first..first + k).filter(|&p| self.net.alive(x, p)) {
+                for p in ports.filter(|&p| self.net.alive(x, p)) {
                     let (dy, uy) = *dy_uy.get_or_insert_with(|| {
                         if self.is_closed(y) {
                             let dy = mx - (a != r) as u32 + (v != r) as u32;
@@ -977,24 +961,15 @@ impl UpDown {
         for d in 0..h.dims() {
             let (a, tt, r) = (h.coord(x, d), h.coord(t, d), h.coord(self.root, d));
             let classes = Self::dim_classes(a, tt, r, mx, shared, dt);
-            let k = h.trunk(d) as PortId;
-            let mut port = h.dim_base(d) as PortId;
-            for v in 0..h.side(d) {
-                if v == a {
-                    continue;
-                }
-                let first = port;
-                port += k;
+            for (v, ports) in h.dim_ports(x, d) {
                 let y = h.with_coord(x, d, v);
                 let (dy, uy) = if self.is_closed(y) {
                     classes[(v == r) as usize | ((v == tt) as usize) << 1]
                 } else {
                     (self.depth(y), self.ud(y, t))
                 };
-                for p in first..first + k {
-                    if self.net.alive(x, p) {
-                        g(p, dy, uy);
-                    }
+                for p in ports.filter(|&p| self.net.alive(x, p)) {
+                    g(p, dy, uy);
                 }
             }
         }
@@ -1347,6 +1322,16 @@ mod tests {
                 // And destinations without it, from one pass over their Up set.
                 assert!(open_t > 0, "{sides:?} r={root}: no open target");
             }
+        }
+    }
+
+    /// The bytes flagged are exactly those not zero, whatever their value (0x80 and 0x7f
+    /// included), in a word with every byte set and in one with none.
+    #[test]
+    fn nonzero_bytes_flags_each_byte_not_zero() {
+        for w in [0u64, 0x0102_0304_0506_0708, 0x8000_007f_0000_ff01, u64::MAX, 1 << 63, 0x0000_0100_0000_0000] {
+            let want = (0..8).filter(|&i| w >> (8 * i) & 0xff != 0).fold(0u64, |m, i| m | 1 << (8 * i + 7));
+            assert_eq!(nonzero_bytes(w), want, "{w:#x}");
         }
     }
 

@@ -195,11 +195,6 @@ impl HyperX {
     pub fn port_dim(&self, p: PortId) -> usize {
         self.port_dim[p as usize] as usize
     }
-    /// First port of dimension `d`.
-    #[inline]
-    pub fn dim_base(&self, d: usize) -> usize {
-        self.base[d]
-    }
     /// The ports of `sw` in dimension `d` as bit masks by what their far coordinate `v` is:
     /// `[neither, v == p1 only, v == p2 only, both]` (index `(v == p1) | (v == p2) << 1`, as the
     /// per-dimension hop loops classify ports), or `None` if the switch has 64 ports or more.
@@ -244,6 +239,18 @@ impl HyperX {
         let rank = if v < x { v } else { v - 1 };
         (self.base[d] + rank * self.trunking[d] + k) as PortId
     }
+    /// The neighbours of `sw` across dimension `d`, in port order: each other coordinate `v`
+    /// there, increasing, with the range of `sw`'s ports to it (its trunks). Ports of a dimension
+    /// are consecutive (`HyperX::port_to`), so the per-dimension hop loops classify a coordinate
+    /// once and walk its ports from here.
+    #[inline]
+    pub fn dim_ports(&self, sw: SwitchId, d: usize) -> impl Iterator<Item = (usize, std::ops::Range<PortId>)> {
+        let (x, k, base) = (self.coord(sw, d), self.trunking[d] as PortId, self.base[d] as PortId);
+        (0..self.sides[d] - 1).map(move |rank| {
+            let first = base + rank as PortId * k;
+            (rank + (rank >= x) as usize, first..first + k)
+        })
+    }
     /// Calls `f(y, ports)` for every neighbour switch `y` of `sw` with the range of `sw`'s ports to
     /// it (its trunks), in port order: dimension by dimension, the other coordinates increasing.
     /// The hop loops of faulty networks walk neighbours this way, reading a neighbour's distances
@@ -251,15 +258,9 @@ impl HyperX {
     #[inline]
     pub fn for_each_neighbour(&self, sw: SwitchId, mut f: impl FnMut(SwitchId, std::ops::Range<PortId>)) {
         for d in 0..self.dims() {
-            let (x, k) = (self.coord(sw, d), self.trunking[d] as PortId);
-            let mut port = self.base[d] as PortId;
-            for v in 0..self.sides[d] {
-                if v == x {
-                    continue;
-                }
-                debug_assert_eq!(port, self.port_to(sw, d, v, 0));
-                f(self.with_coord(sw, d, v), port..port + k);
-                port += k;
+            for (v, ports) in self.dim_ports(sw, d) {
+                debug_assert_eq!(ports.start, self.port_to(sw, d, v, 0));
+                f(self.with_coord(sw, d, v), ports);
             }
         }
     }
@@ -455,6 +456,14 @@ mod tests {
                 assert_eq!(h.hamming(sw, o), 1);
                 assert_eq!(h.neighbour(o, q), Some((sw, p)), "link ({sw},{p}) -> ({o},{q}) not symmetric");
                 assert_eq!(h.neighbour_switch(sw, p), o);
+            }
+            // A dimension's neighbours in port order, each with its trunks.
+            for d in 0..h.dims() {
+                let want: Vec<_> = (0..h.side(d))
+                    .filter(|&v| v != h.coord(sw, d))
+                    .map(|v| (v, h.port_to(sw, d, v, 0)..h.port_to(sw, d, v, h.trunk(d) - 1) + 1))
+                    .collect();
+                assert_eq!(h.dim_ports(sw, d).collect::<Vec<_>>(), want, "switch {sw}, dimension {d}");
             }
         }
     }
