@@ -14,10 +14,15 @@
 # - with --cachegrind, instructions per traversal of the simulation loop: valgrind's cachegrind
 #   (--cache-sim=no) on one run of CG_WARMUP + CG_MEASURE cycles, less the instructions and
 #   traversals of a setup-only run (1 + 1 cycles).
-# Then, with `caminos` on PATH, CAMINOS beside hxsim on the matching network
-# (/work/shared/caminos/sp_uniform_l1.0.cfg: PolSP on a 4x4x4 HyperX, 4 servers/switch, uniform,
-# offered 1.0, 3000 + 3000 link cycles; hxsim with the router matched to it, see that README):
-# CPU seconds of each and their ratio. Otherwise one line says CAMINOS is not installed.
+# Then, with `caminos` (CAMINOS 0.6.3, the SurePath paper's simulator: `cargo install caminos
+# --locked`) on PATH, CAMINOS beside hxsim for Minimal and PolSP on this network
+# (benches/caminos/*.cfg: the same HyperX, traffic, load and cycles, 1000 + 1000 link cycles; hxsim
+# with the router matched to CAMINOS's: random allocator, a 21-packet source queue), three hxsim
+# runs each: traversals per CPU-second of each simulator, setup-only runs subtracted, and their
+# ratio. CAMINOS's traversals come from its temporal statistics (packets delivered per window
+# times average hops plus one); the line also prints that count over the measured cycles and the
+# one its per-hop histogram gives, which must agree. Otherwise one line says CAMINOS is not
+# installed.
 #
 # Usage:
 #   benches/cpu.sh                     # the table: traversals/CPU-s and ratio to minimal
@@ -31,8 +36,7 @@
 # is the reference of the ratios), CG_WARMUP and CG_MEASURE (cycles under cachegrind, default 500
 # and 1500), PREFETCH (`hxsim run --prefetch` of every run: auto, the default, on or off; `auto`
 # decides by the core's L2 size, printed in the first line, so instruction counts of `auto` differ
-# between machines: fetching ahead adds about 900-1,000 instructions per traversal), CAMINOS_CFG
-# (default /work/shared/caminos/sp_uniform_l1.0.cfg).
+# between machines: fetching ahead adds about 900-1,000 instructions per traversal).
 # Run time here (shared 2-core machine, 2026-11-28): about 37 s per round for the four routings
 # (minimal 3.5 s, PolSP and OmniSP 10 s each, DAL 13 s), so 3 minutes with the defaults;
 # --cachegrind adds about 3.5 minutes.
@@ -156,25 +160,93 @@ if instr:
     print(f"(instructions per traversal: {cg_warm} + {cg_meas} cycles under cachegrind, less a 1 + 1-cycle setup run)")
 print("issue 34's targets: ratio to minimal at least 0.6 and at most 3,000 instructions per traversal")
 
-caminos = shutil.which("caminos")
-caminos_cfg = os.environ.get("CAMINOS_CFG", "/work/shared/caminos/sp_uniform_l1.0.cfg")
-if not caminos:
-    print("CAMINOS is not installed (no `caminos` on PATH): no side-by-side run")
-elif smoke:
-    print("CAMINOS skipped (HXSIM_SMOKE)")
-else:
-    # The matching hxsim run (/work/shared/caminos/README.md): the same network, traffic and
-    # cycles (CAMINOS's 6000 + 6000 base cycles at crossbar speedup 2 are 3000 + 3000 link cycles),
-    # with the router matched to CAMINOS's (random allocator, a 21-packet source queue).
-    match = hxsim("surepath-polarized", 3000, 3000, cfg,
-                  ["--set", "topology.kind=hyperx", "--set", "topology.sides=[4, 4, 4]",
-                   "--set", "topology.servers_per_switch=4", "--set", "traffic.pattern=uniform",
-                   "--set", "traffic.load=1.0", "--set", "router.allocator=random",
-                   "--set", "traffic.source_queue_packets=21"])
+def caminos_traversals(text, servers, packet_phits, step):
+    """Switch traversals of a CAMINOS run from its results file: per temporal window (every
+    `step` base cycles, its `statistics_temporal_step`, over the whole run), packets delivered (accepted load is
+    phits per server per base cycle of a full step) times (average hops + 1), as CAMINOS counts
+    links and hxsim switches. Also the same count over the measured window from its per-hop
+    histogram (`total_packet_per_hop_count`), for the windows that make up the measured cycles."""
+    import re
+    def floats(key, after=0):
+        m = re.compile(key + r":\s*\[([^\]]*)\]").search(text, after)
+        return [float(x) for x in m.group(1).replace(",", " ").split()]
+    temporal = text.index("temporal_statistics")
+    accepted = floats("accepted_load", temporal)
+    hops = floats("average_packet_hops", temporal)
+    per_window = [a * step * servers / packet_phits * (h + 1) for a, h in zip(accepted, hops)]
+    histogram = floats("total_packet_per_hop_count")
+    measured = sum(n * (h + 1) for h, n in enumerate(histogram))
+    return per_window, measured
+
+def caminos_side_by_side(label, cam_cfg, routing, extra):
+    """CAMINOS on `cam_cfg` beside hxsim's `routing` on the same network, traffic and cycles (the
+    README of /work/shared/caminos: CAMINOS's base cycles at crossbar speedup 2 are half as many
+    link cycles), the router matched (random allocator, a 21-packet source queue): traversals per
+    CPU-second of each, setup-only runs (1 + 1 cycles) subtracted, and their ratio."""
+    import re
+    text = open(cam_cfg).read()
+    get = lambda key: int(re.search(key + r":\s*(\d+)", text).group(1))
+    warm, meas, step = get("warmup"), get("measured"), get("statistics_temporal_step")
+    servers = get("tasks")
+    load = float(re.search(r"load:\s*([0-9.]+)", text).group(1))
+    if warm % step or meas % step:
+        sys.exit(f"{cam_cfg}: warmup and measured must be multiples of statistics_temporal_step")
     with tempfile.TemporaryDirectory() as tmp:
-        _, cpu_c, _ = run([caminos, caminos_cfg, f"--results={tmp}/results"])
-    out, cpu_h, _ = run(match)
-    d, t = traversals(out.stdout)
-    print(f"CAMINOS ({caminos_cfg}): {cpu_c:.2f} CPU-s; hxsim on the same network: {cpu_h:.2f} CPU-s "
-          f"({t:,} traversals, accepted {d['accepted_load']:.4f}); hxsim is {cpu_c / cpu_h:.1f}x faster")
+        setup_cfg = f"{tmp}/setup.cfg"
+        open(setup_cfg, "w").write(re.sub(r"measured:\s*\d+", "measured: 2",
+                                          re.sub(r"warmup:\s*\d+", "warmup: 2", text)))
+        _, cam0, _ = run([caminos, setup_cfg, f"--results={tmp}/setup"])
+        _, cam1, _ = run([caminos, cam_cfg, f"--results={tmp}/results"])
+        result = open(f"{tmp}/results").read()
+    if servers != 4096:
+        sys.exit(f"{cam_cfg}: {servers} tasks, not the 4096 servers of {cfg}")
+    cam_trav, check, measured = caminos_count_check(result, step, warm, meas)
+    cam_rate = cam_trav / max(cam1 - cam0, 1e-6)
+    cmd = lambda w, m: hxsim(routing, w, m, cfg, ["--set", f"traffic.load={2 * load}",
+                                                   "--set", "router.allocator=random",
+                                                   "--set", "traffic.source_queue_packets=21", *extra])
+    rates, acc = [], None
+    for _ in range(3):
+        _, hx0, _ = run(cmd(1, 1))
+        out, hx1, _ = run(cmd(warm // 2, meas // 2))
+        d, t = traversals(out.stdout)
+        rates.append(t / max(hx1 - hx0, 1e-6))
+        acc = d["accepted_load"]
+    hx_rate = statistics.median(rates)
+    cam_acc = 2 * float(re.search(r"accepted_load:\s*([0-9.]+)", result).group(1))
+    print(f"{label}: CAMINOS {cam_cfg} {cam1:.1f} CPU-s (setup {cam0:.2f}), {cam_trav:,.0f} traversals "
+          f"(measured cycles: {check:,.0f} by its temporal statistics, {measured:,.0f} by its per-hop counts), "
+          f"{cam_rate:,.0f} traversals/CPU-s; hxsim {routing} (random allocator, 21-packet source queue, "
+          f"{warm // 2} + {meas // 2} cycles, median of 3): {hx_rate:,.0f} traversals/CPU-s, accepted {acc:.4f} "
+          f"(CAMINOS {cam_acc:.4f}); "
+          f"hxsim/CAMINOS {hx_rate / cam_rate:.0f}x")
+
+def caminos_count_check(result, step, warm, meas):
+    """CAMINOS's traversals over the measured cycles by its temporal statistics and by its per-hop
+    histogram, which must agree (within 0.1%: the statistics are rounded averages)."""
+    per_window, measured = caminos_traversals(result, 4096, 16, step)
+    check = sum(per_window[warm // step:(warm + meas) // step])
+    if abs(check - measured) > 1e-3 * measured:
+        sys.exit(f"CAMINOS's traversals over the measured cycles: {check:,.0f} by its temporal statistics, "
+                 f"{measured:,.0f} by its per-hop counts")
+    return sum(per_window), check, measured
+
+caminos = shutil.which("caminos")
+if smoke:
+    # The count of CAMINOS's traversals, on a results file CAMINOS 0.6.3 wrote for
+    # benches/caminos/minimal-uniform-8x8x8.cfg (2000 + 2000 base cycles, windows of 1000).
+    total, check, measured = caminos_count_check(open("benches/caminos/minimal-uniform-8x8x8.result").read(),
+                                                 1000, 2000, 2000)
+    print(f"CAMINOS skipped (HXSIM_SMOKE); its stored results count {total:,.0f} traversals, the measured "
+          f"cycles' {check:,.0f} by the temporal statistics and {measured:,.0f} by the per-hop counts")
+elif not caminos:
+    print("CAMINOS is not installed (no `caminos` on PATH): no side-by-side run")
+else:
+    # CAMINOS configs of this network (benches/caminos/, from the SurePath paper's composition in
+    # /work/shared/caminos/ with 8x8x8 sides, 8 servers per switch, offered 0.3 per base cycle,
+    # i.e. the config's 0.6 per link cycle, 2000 + 2000 base cycles).
+    for label, cam_cfg, routing in [("Minimal", "benches/caminos/minimal-uniform-8x8x8.cfg", "minimal"),
+                                    ("PolSP", "benches/caminos/polsp-uniform-8x8x8.cfg", "surepath-polarized")]:
+        if routing in routings:
+            caminos_side_by_side(label, cam_cfg, routing, [])
 PY

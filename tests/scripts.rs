@@ -44,7 +44,8 @@ fn every_experiment_script_runs_at_reduced_size() {
 
 /// `benches/cpu.sh` (issue 34's instrument) runs at reduced size with this build's binary and
 /// prints, for each of its four routings, a row whose traversal count, rate and ratio to `minimal`
-/// are numbers: positive, and the reference's ratio exactly 1.
+/// are numbers: positive, and the reference's ratio exactly 1; and CAMINOS's traversals, counted
+/// from its stored results by its temporal statistics and by its per-hop histogram, agree.
 #[test]
 fn cpu_bench_prints_a_row_per_routing() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -76,5 +77,7 @@ fn cpu_bench_prints_a_row_per_routing() {
             assert_eq!(ratio, 1.0, "{row}");
         }
     }
-    assert!(stdout.contains("CAMINOS"), "no CAMINOS line in:\n{stdout}");
+    // Smoke runs skip CAMINOS but count the traversals of its stored results two ways, which the
+    // script requires to agree (it fails otherwise).
+    assert!(stdout.contains("its stored results count"), "no CAMINOS line in:\n{stdout}");
 }
