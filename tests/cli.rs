@@ -171,21 +171,36 @@ fn prefetch_modes_give_identical_json_apart_from_timing() {
 /// million-endpoint networks, where one per input port does not fit) or none, the results are
 /// those of the default's per-input cache and cost levels, for the routings that cache (SurePath
 /// over Polarized and Omnidimensional routes, DAL, Polarized), on a fault-free and a faulty
-/// network, near saturation (so that heads wait), on one and two partitions. Debug builds also
-/// compare every cached list with the routing's.
+/// network, near saturation (so that heads wait), on one and two partitions. For SurePath also
+/// on Dimension Complement Reverse traffic at full load, where the escape carries hops even
+/// without faults: both caches ask for a head's escape classes only when selection needs them,
+/// which `off` never defers. Debug builds also compare every cached list with the routing's, and
+/// every selection from classes with the one from the routing's runs.
 #[test]
 fn candidate_cache_modes_give_identical_json_apart_from_timing() {
     let (_d, cfg) = write_config("c.toml", SMALL);
     let c = cfg.to_str().unwrap();
-    for routing in ["surepath-polarized", "surepath-omni", "dal", "polarized"] {
+    let uniform: &[&str] = &["--set", "traffic.load=0.9"];
+    let dcr: &[&str] = &["--set", "traffic.load=1.0", "--set", "traffic.pattern=dimension-complement-reverse"];
+    for (routing, traffic) in [
+        ("surepath-polarized", uniform),
+        ("surepath-polarized", dcr),
+        ("surepath-omni", uniform),
+        ("surepath-omni", dcr),
+        ("dal", uniform),
+        ("polarized", uniform),
+    ] {
         for faults in ["faults.random_links=0", "faults.random_links=3"] {
             let set = format!("routing.algorithm={routing}");
-            let args = ["run", c, "--json", "-q", "--set", &set, "--set", faults, "--set", "traffic.load=0.9"];
+            let args = [&["run", c, "--json", "-q", "--set", &set, "--set", faults][..], traffic].concat();
             let base = without_timing(json(&hxsim(&args)));
             for (mode, threads) in [("switch", "1"), ("off", "1"), ("switch", "2")] {
                 let more = ["--candidate-cache", mode, "--threads", threads];
                 let other = without_timing(json(&hxsim(&[&args[..], &more].concat())));
-                assert_eq!(base, other, "{routing}, {faults}, --candidate-cache {mode}, --threads {threads}");
+                assert_eq!(
+                    base, other,
+                    "{routing}, {traffic:?}, {faults}, --candidate-cache {mode}, --threads {threads}"
+                );
             }
         }
     }

@@ -90,6 +90,9 @@ struct Entry {
     escape: u8,
     /// The VC range of each group (routing, escape).
     ranges: [(u8, u8); 2],
+    /// Whether the classes are the routing group's only, the escape group's to come when
+    /// selection needs them ([`crate::routing::Routing::escape_penalty_floor`]).
+    escape_later: bool,
 }
 
 impl Entry {
@@ -247,6 +250,13 @@ impl HeadCache {
         self.entries[e].expand(out);
     }
 
+    /// Whether entry `e` (from [`HeadCache::find`]) holds its head's routing group only
+    /// ([`HeadCache::store_classes`]).
+    #[inline]
+    pub fn escape_later(&self, e: usize) -> bool {
+        self.entries[e].escape_later
+    }
+
     /// The classes of entry `e` (from [`HeadCache::find`]), in the order stored: each as its ports
     /// (bit `p` for port `p`), penalty, group (escape or not) and the group's VC range. Selection
     /// from cost levels reads these instead of the runs [`HeadCache::expand`] writes.
@@ -270,23 +280,28 @@ impl HeadCache {
 
     /// Caches the classes `parts` (as [`HeadCache::classes`] gives them back: no port in two
     /// classes of a group) as the candidates of the head of input `port`, VC `vc` of local switch
-    /// `li` (not cached where they do not form an entry).
+    /// `li`, all of them or (`escape_later`) the routing group's only: whether they formed an
+    /// entry (where not, nothing is stored or replaced).
     pub fn store_classes(
         &mut self,
         li: usize,
         port: usize,
         vc: usize,
         parts: impl Iterator<Item = (u128, u32, bool, (u8, u8))>,
-    ) {
-        if let Some(entry) = Entry::of_parts(parts) {
-            self.put(li, port, vc, entry);
-        }
+        escape_later: bool,
+    ) -> bool {
+        let Some(entry) = Entry::of_parts(parts) else { return false };
+        self.put(li, port, vc, Entry { escape_later, ..entry });
+        true
     }
 
+    /// Stores `entry` for the head of input `port`, VC `vc` of local switch `li`: in its own way
+    /// where it has one (its classes completed), else in an empty way, else round robin.
     fn put(&mut self, li: usize, port: usize, vc: usize, entry: Entry) {
         let n = self.ways;
+        let tag = Self::tag(port, vc);
         let ways = &mut self.tags[li * n..(li + 1) * n];
-        let w = match ways.iter().position(|&t| t == EMPTY) {
+        let w = match ways.iter().position(|&t| t == tag).or_else(|| ways.iter().position(|&t| t == EMPTY)) {
             Some(w) => w,
             None => {
                 let w = self.next[li] as usize;
@@ -294,7 +309,7 @@ impl HeadCache {
                 w
             }
         };
-        ways[w] = Self::tag(port, vc);
+        ways[w] = tag;
         self.entries[li * n + w] = entry;
     }
 

@@ -697,7 +697,8 @@ pub struct NetPartition {
     /// The input VC whose head's runs [`NetPartition::run_cache`] holds, per input port ([`NO_VC`]:
     /// none). Reset when that head leaves (a grant from its VC).
     run_cache_vc: Vec<u8>,
-    /// Number of runs cached per input port.
+    /// Number of runs (or classes) cached per input port; for classes, with
+    /// `router::ESCAPE_LATER` set where they are the head's routing group's only.
     run_cache_len: Vec<u8>,
     /// Where [`NetPartition::levels`] are kept, the run cache holds each head's candidates as
     /// classes instead ([`levels::CandidateClass`]), [`levels::MAX_CLASSES`] slots per input port
@@ -716,7 +717,8 @@ pub struct NetPartition {
     head_cache: head_cache::HeadCache,
     /// With levels: the classes of the head being selected, as the routing wrote them or as the
     /// `head_cache` holds them (with the `head_cache`, `head_len` of them; 0 where its candidates
-    /// form none, and selection reads `runs`).
+    /// form none, and selection reads `runs`; with `router::ESCAPE_LATER` set where they are the
+    /// routing group's only, as for `run_cache_len`).
     head_classes: [levels::CandidateClass; levels::MAX_CLASSES],
     head_len: u8,
     /// Which candidate cache this partition may use ([`NetPartition::set_candidate_cache`]).
@@ -1007,7 +1009,11 @@ impl NetPartition {
             run_cache_len: Vec::new(),
             class_cache: Vec::new(),
             classes: Vec::with_capacity(levels::MAX_CLASSES),
-            levels: if use_levels { levels::CostLevels::new(n, r) } else { Default::default() },
+            levels: if use_levels {
+                levels::CostLevels::new(n, r, p.routing.escape_penalty_floor())
+            } else {
+                Default::default()
+            },
             run_cache_cap: usize::MAX,
             head_cache: head_cache::HeadCache::default(),
             head_classes: [levels::CandidateClass::default(); levels::MAX_CLASSES],

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::{below, tie_pick, Rng};
-use crate::routing::{runs_of, step, Candidate, CandidateRun, RouteState};
+use crate::routing::{runs_of, step, Candidate, CandidateRun, ClassGroups, RouteState};
 use crate::topology::SwitchId;
 
 /// What selection learnt of one run's port and VC range: the lowest cost over its VCs with room
@@ -283,6 +283,24 @@ pub(super) fn keeps_costs(routing: &dyn crate::routing::Routing, n: usize, r: us
 /// keep selection's costs per port too ([`NetPartition::run_head_with_levels`]).
 const RUN_HEADS_SEEN: u64 = 4096;
 
+/// Set in an input's `run_cache_len` (and in `head_len`) where the head's classes are the routing
+/// group's only: the routing writes the escape group apart
+/// ([`crate::routing::Routing::escape_penalty_floor`]) and selection has not needed it yet
+/// ([`NetPartition::select_classes`]).
+const ESCAPE_LATER: u8 = 0x80;
+
+/// A count of `n` classes, with [`ESCAPE_LATER`] where `later`.
+#[inline]
+fn with_later(n: usize, later: bool) -> u8 {
+    n as u8 | if later { ESCAPE_LATER } else { 0 }
+}
+
+/// A count of classes with [`ESCAPE_LATER`]: how many, and whether it was set.
+#[inline]
+fn without_later(len: u8) -> (usize, bool) {
+    ((len & !ESCAPE_LATER) as usize, len & ESCAPE_LATER != 0)
+}
+
 /// Bytes of the class cache ([`NetPartition::class_cache`]) of a partition with `inputs` input
 /// ports: [`MAX_CLASSES`] classes per input. Where it exceeds [`RUN_CACHE_BYTES`], a partition
 /// with cost levels keeps its heads' classes in the [`HeadCache`] instead.
@@ -477,6 +495,15 @@ impl NetPartition {
     /// levels: the same candidate with the same draw (see the module docs of [`super::levels`]),
     /// and the earliest cycle any of its candidates' crossbar outputs is free where that matters
     /// (after `now`: when the chosen output is busy).
+    ///
+    /// With `escape_floor` (the least penalty of an escape candidate), `classes` are the routing
+    /// group's only, and the escape group's are not known yet. The answer is then the one all
+    /// classes give where no escape candidate could win or tie: where the routing group's best
+    /// cost is below the escape slot's lowest level times the packet length plus the floor, and,
+    /// where the chosen output's crossbar is busy, some routing candidate's is free (so that the
+    /// earliest free cycle over all candidates is not after `now` either). Elsewhere `None`: the
+    /// caller asks for the escape group and selects again. On `configs/hyperx-3d-8.toml`, PolSP at
+    /// load 0.6, 91% of evaluations need no escape classes.
     #[inline]
     fn select_classes(
         &self,
@@ -484,11 +511,12 @@ impl NetPartition {
         classes: &[CandidateClass],
         now: Cycle,
         key: u64,
-    ) -> (Option<Candidate>, Cycle) {
+        escape_floor: Option<u32>,
+    ) -> Option<(Option<Candidate>, Cycle)> {
         if self.levels.words() == 1 {
-            self.select_classes_in::<u64>(li, classes, now, key)
+            self.select_classes_in::<u64>(li, classes, now, key, escape_floor)
         } else {
-            self.select_classes_in::<PortMask>(li, classes, now, key)
+            self.select_classes_in::<PortMask>(li, classes, now, key, escape_floor)
         }
     }
 
@@ -500,7 +528,8 @@ impl NetPartition {
         classes: &[CandidateClass],
         now: Cycle,
         key: u64,
-    ) -> (Option<Candidate>, Cycle) {
+        escape_floor: Option<u32>,
+    ) -> Option<(Option<Candidate>, Cycle)> {
         let pk = self.p.packet_phits as u32;
         let lv = &self.levels;
         // The lowest cost, how many candidates reach it, and the ports that do in each group
@@ -520,8 +549,14 @@ impl NetPartition {
                 slots[c.escape as usize] = slot;
             }
         }
+        if let Some(floor) = escape_floor {
+            // The escape group is on slot 1 (its VCs do not start at 0).
+            if best == u32::MAX || best >= lv.least_level(li, 1) * pk + floor {
+                return None;
+            }
+        }
         if best == u32::MAX {
-            return (None, Cycle::MAX);
+            return Some((None, Cycle::MAX));
         }
         // Selection's order is group, port, VC.
         let mut pick = if ties > 1 { tie_pick(key, ties) } else { 0 };
@@ -558,8 +593,12 @@ impl NetPartition {
                             for q in classes.iter().fold(M::EMPTY, |m, c| m | c.mask_as::<M>()).ports() {
                                 xbar_free = xbar_free.min(self.outp[out + q].xbar_free);
                             }
+                            if xbar_free > now && escape_floor.is_some() {
+                                // Every routing candidate's crossbar is busy; an escape one's may not be.
+                                return None;
+                            }
                         }
-                        return (Some(chosen), xbar_free);
+                        return Some((Some(chosen), xbar_free));
                     }
                 }
                 unreachable!("port {p} of switch {} has fewer VCs at its lowest cost than counted", self.switches[li]);
@@ -717,9 +756,9 @@ impl NetPartition {
         if cap != 0 && cap != usize::MAX && self.run_cache_vc[pi] == vc as u8 {
             debug_assert!(
                 {
-                    let n = self.run_cache_len[pi] as usize;
+                    let (n, later) = self.cached_class_count(pi);
                     if self.levels.is_on() {
-                        self.classes_of_routing(sw, st, &self.class_cache[pi * MAX_CLASSES..][..n])
+                        self.classes_of_routing(sw, st, Self::groups(later), &self.class_cache[pi * MAX_CLASSES..][..n])
                     } else {
                         let mut fresh = Vec::new();
                         self.p.routing.candidate_runs(sw, st, &mut fresh);
@@ -823,9 +862,11 @@ impl NetPartition {
 
     /// The candidates of the head of VC `vc` of input `port` of local switch `li`, in state `st` at
     /// `sw`, for selection from cost levels where the [`HeadCache`] holds candidates: `true` with
-    /// them as classes in `self.head_classes` (`self.head_len` of them) if it holds the head;
-    /// else `false`, with them in `self.runs` (from the routing, then cached), and as classes too
-    /// where they form them (`self.head_len` 0 where not: selection then reads the runs).
+    /// them as classes in `self.head_classes` (`self.head_len` of them, with [`ESCAPE_LATER`]
+    /// where they are the routing group's only, as [`NetPartition::class_candidates`] caches them)
+    /// if it holds the head; else `false`, with them in `self.runs` (from the routing, then
+    /// cached), and as classes too where they form them (`self.head_len` 0 where not: selection
+    /// then reads the runs).
     #[inline]
     fn head_cache_classes(
         &mut self,
@@ -838,22 +879,28 @@ impl NetPartition {
     ) -> bool {
         self.head_len = 0;
         if let Some(e) = self.head_cache.find(li, port, vc) {
+            let later = self.head_cache.escape_later(e);
             let n = self.learning_ranges(now, |p| {
                 classes_of_parts(p.head_cache.classes(e), &mut p.levels.ranges, &mut p.head_classes)
             });
             if let Some(n) = n.filter(|&n| n > 0) {
                 debug_assert!(
-                    self.classes_of_routing(sw, st, &self.head_classes[..n]),
+                    self.classes_of_routing(sw, st, Self::groups(later), &self.head_classes[..n]),
                     "cached classes of switch {sw} input {port} VC {vc} differ from the routing's"
                 );
-                self.head_len = n as u8;
+                self.head_len = with_later(n, later);
                 return true;
             }
-            self.runs.clear();
-            self.head_cache.expand(e, &mut self.runs);
-            return false;
+            if !later {
+                self.runs.clear();
+                self.head_cache.expand(e, &mut self.runs);
+                return false;
+            }
+            // Part of the head's runs only: asked for again, below.
+            self.head_cache.forget(li, port, vc);
         }
-        if let Some(n) = self.written_classes(sw, st, now) {
+        let (written, later) = self.written_head_classes(sw, st, now);
+        if let Some(n) = written {
             if n == 0 {
                 // No candidate at all.
                 self.runs.clear();
@@ -861,8 +908,8 @@ impl NetPartition {
             }
             let ranges = self.levels.ranges;
             let parts = self.head_classes[..n].iter().map(|c| (c.mask(), c.penalty, c.escape, ranges[c.slot as usize]));
-            self.head_cache.store_classes(li, port, vc, parts);
-            self.head_len = n as u8;
+            self.head_cache.store_classes(li, port, vc, parts, later);
+            self.head_len = with_later(n, later);
             return true;
         }
         self.fresh_runs(sw, st);
@@ -871,20 +918,30 @@ impl NetPartition {
         false
     }
 
-    /// The candidates of a packet in state `st` at `sw` as the routing writes them as classes
-    /// ([`crate::routing::Routing::candidate_classes`]), into `self.head_classes`: how many, or
-    /// `None` where it writes none or they do not fit (the caller then asks for runs).
-    fn written_classes(&mut self, sw: SwitchId, st: &RouteState, now: Cycle) -> Option<usize> {
+    /// The candidates of a packet in state `st` at `sw` (those of `groups`) as the routing
+    /// writes them as classes ([`crate::routing::Routing::candidate_classes`]), into
+    /// `self.head_classes` from index `at`: how many, or `None` where it writes none or they do
+    /// not fit (the caller then asks for runs).
+    fn written_classes(
+        &mut self,
+        sw: SwitchId,
+        st: &RouteState,
+        now: Cycle,
+        groups: ClassGroups,
+        at: usize,
+    ) -> Option<usize> {
         let mut written = std::mem::take(&mut self.classes);
         written.clear();
-        let ok = self.p.routing.candidate_classes(sw, st, &mut written);
+        let ok = self.p.routing.candidate_classes(sw, st, groups, &mut written);
         let n = match ok {
-            true => self.learning_ranges(now, |p| classes_from(&written, &mut p.levels.ranges, &mut p.head_classes)),
+            true => {
+                self.learning_ranges(now, |p| classes_from(&written, &mut p.levels.ranges, &mut p.head_classes[at..]))
+            }
             false => None,
         };
         self.classes = written;
         debug_assert!(
-            n.is_none_or(|n| self.classes_of_routing(sw, st, &self.head_classes[..n])),
+            n.is_none_or(|n| self.classes_of_routing(sw, st, groups, &self.head_classes[at..at + n])),
             "classes written by the routing at switch {sw} differ from those of its runs"
         );
         n
@@ -912,8 +969,11 @@ impl NetPartition {
     /// The candidates of the head of VC `vc` of input `pi`, in state `st` at `sw`, as the routing
     /// writes them as classes ([`NetPartition::written_classes`]), stored in the class cache: `true` if the routing wrote classes that fit (the head is cached, or, with no
     /// candidate at all, `self.runs` is empty); `false` if it did not, and the caller asks for runs.
+    ///
+    /// A head's classes may come without its escape group's ([`NetPartition::written_head_classes`]).
     fn class_candidates(&mut self, pi: usize, vc: usize, sw: SwitchId, st: &RouteState, now: Cycle) -> bool {
-        match self.written_classes(sw, st, now) {
+        let (written, later) = self.written_head_classes(sw, st, now);
+        match written {
             None => false,
             Some(0) => {
                 self.runs.clear();
@@ -922,18 +982,113 @@ impl NetPartition {
             }
             Some(n) => {
                 self.class_cache[pi * MAX_CLASSES..][..n].copy_from_slice(&self.head_classes[..n]);
-                self.run_cache_len[pi] = n as u8;
+                self.run_cache_len[pi] = with_later(n, later);
                 self.run_cache_vc[pi] = vc as u8;
                 true
             }
         }
     }
 
+    /// The classes of a head in state `st` at `sw`, new to selection, as
+    /// [`NetPartition::written_classes`] writes them into `self.head_classes`, and whether they
+    /// are its routing group's only ([`ESCAPE_LATER`]): where the routing writes its escape group
+    /// apart, the escape slot's VC range is known (its levels then bound the escape's costs) and
+    /// the head is not in the escape, the routing group's, unless that is empty; else all.
+    fn written_head_classes(&mut self, sw: SwitchId, st: &RouteState, now: Cycle) -> (Option<usize>, bool) {
+        let lazy = self.levels.escape_floor.is_some() && !st.escape && self.levels.ranges[1] != (0, 0);
+        if lazy {
+            if let Some(n) = self.written_classes(sw, st, now, ClassGroups::Routing, 0).filter(|&n| n > 0) {
+                return (Some(n), true);
+            }
+        }
+        (self.written_classes(sw, st, now, ClassGroups::All, 0), false)
+    }
+
+    /// The groups of classes cached with (`true`) or without [`ESCAPE_LATER`].
+    #[inline]
+    fn groups(escape_later: bool) -> ClassGroups {
+        if escape_later {
+            ClassGroups::Routing
+        } else {
+            ClassGroups::All
+        }
+    }
+
+    /// Completes the classes of the head being selected from the [`HeadCache`] (of input `port`,
+    /// VC `vc` of local switch `li`, in state `st` at `sw`), which are its routing group's
+    /// ([`ESCAPE_LATER`] in `self.head_len`), with its escape group's, in `self.head_classes` and
+    /// in the cache: `true` if they fit `self.head_classes` (the cache forgets the head where they
+    /// do not form an entry); else `false`, the cache having forgotten the head.
+    #[cold]
+    fn head_escape_classes(
+        &mut self,
+        li: usize,
+        port: usize,
+        vc: usize,
+        sw: SwitchId,
+        st: &RouteState,
+        now: Cycle,
+    ) -> bool {
+        let (n, later) = without_later(self.head_len);
+        debug_assert!(later, "head of switch {sw} input {port} VC {vc} has its escape classes already");
+        let Some(m) = self.written_classes(sw, st, now, ClassGroups::Escape, n) else {
+            self.head_cache.forget(li, port, vc);
+            return false;
+        };
+        self.head_len = (n + m) as u8;
+        let ranges = self.levels.ranges;
+        let parts = self.head_classes[..n + m].iter().map(|c| (c.mask(), c.penalty, c.escape, ranges[c.slot as usize]));
+        if !self.head_cache.store_classes(li, port, vc, parts, false) {
+            self.head_cache.forget(li, port, vc);
+        }
+        true
+    }
+
+    /// How many classes input `pi`'s class cache holds, and whether they are the routing group's
+    /// only ([`ESCAPE_LATER`]).
+    #[inline]
+    fn cached_class_count(&self, pi: usize) -> (usize, bool) {
+        without_later(self.run_cache_len[pi])
+    }
+
+    /// Appends the escape group's classes of the head of input `pi` (in state `st` at `sw`) to its
+    /// class cache, which holds its routing group's ([`ESCAPE_LATER`]): `true` if they fit; else
+    /// `false`, with the head no longer cached (it is then selected from its runs, as a head whose
+    /// classes are too many).
+    #[cold]
+    fn cache_escape_classes(&mut self, pi: usize, sw: SwitchId, st: &RouteState, now: Cycle) -> bool {
+        let (n, later) = self.cached_class_count(pi);
+        debug_assert!(later, "input {pi} of switch {sw} has its escape classes already");
+        match self.written_classes(sw, st, now, ClassGroups::Escape, 0) {
+            Some(m) if n + m <= MAX_CLASSES => {
+                debug_assert!(self.head_classes[..m].iter().all(|c| c.escape && c.slot == 1));
+                self.class_cache[pi * MAX_CLASSES + n..][..m].copy_from_slice(&self.head_classes[..m]);
+                self.run_cache_len[pi] = (n + m) as u8;
+                true
+            }
+            _ => {
+                self.run_cache_vc[pi] = NO_VC;
+                false
+            }
+        }
+    }
+
     /// Debug check of cached or written classes: whether `classes` are those the routing's runs
-    /// form for a packet in state `st` at `sw` (the same classes, in any order).
-    fn classes_of_routing(&self, sw: SwitchId, st: &RouteState, classes: &[CandidateClass]) -> bool {
+    /// (of `groups`) form for a packet in state `st` at `sw` (the same classes, in any order).
+    fn classes_of_routing(
+        &self,
+        sw: SwitchId,
+        st: &RouteState,
+        groups: ClassGroups,
+        classes: &[CandidateClass],
+    ) -> bool {
         let mut fresh = Vec::new();
         self.p.routing.candidate_runs(sw, st, &mut fresh);
+        match groups {
+            ClassGroups::All => {}
+            ClassGroups::Routing => fresh.retain(|r| !r.escape),
+            ClassGroups::Escape => fresh.retain(|r| r.escape),
+        }
         let (mut formed, mut ranges) = ([CandidateClass::default(); MAX_CLASSES], self.levels.ranges);
         classes_of(&fresh, &mut ranges, &mut formed).is_some_and(|m| same_classes(&formed[..m], classes))
     }
@@ -1142,22 +1297,47 @@ impl NetPartition {
                         first = false;
                         continue;
                     }
-                    let classes = if !self.levels.is_on() {
-                        None
+                    let (classes, escape_floor) = if !self.levels.is_on() {
+                        (None, None)
                     } else if self.run_cache_cap != 0 {
-                        let n = self.run_cache_len[pi] as usize;
-                        (self.run_cache_vc[pi] == vc as u8).then(|| &self.class_cache[pi * MAX_CLASSES..][..n])
+                        let (n, later) = self.cached_class_count(pi);
+                        let classes =
+                            (self.run_cache_vc[pi] == vc as u8).then(|| &self.class_cache[pi * MAX_CLASSES..][..n]);
+                        (classes, self.levels.escape_floor.filter(|_| later))
                     } else if self.head_cache.is_on() {
                         // The per-switch cache's classes ([`NetPartition::head_cache_classes`]).
-                        (self.head_len > 0).then(|| &self.head_classes[..self.head_len as usize])
+                        let (n, later) = without_later(self.head_len);
+                        ((n > 0).then(|| &self.head_classes[..n]), self.levels.escape_floor.filter(|_| later))
                     } else {
-                        None
+                        (None, None)
                     };
                     let (best, xbar_free) = if !self.levels.is_on() {
                         self.select_head(li, cached.then_some(pi), now, key)
                     } else if let Some(classes) = classes {
                         self.levels.class_heads += 1;
-                        let (best, xbar_free) = self.select_classes(li, classes, now, key);
+                        let selected = match self.select_classes(li, classes, now, key, escape_floor) {
+                            Some(selected) => selected,
+                            // The escape group's classes could matter: cached now, with the rest.
+                            None if self.run_cache_cap != 0 && self.cache_escape_classes(pi, sw, &route, now) => {
+                                let (n, _) = self.cached_class_count(pi);
+                                let classes = &self.class_cache[pi * MAX_CLASSES..][..n];
+                                self.select_classes(li, classes, now, key, None).expect("classes whole")
+                            }
+                            None if self.run_cache_cap == 0
+                                && self.head_escape_classes(li, port, vc, sw, &route, now) =>
+                            {
+                                let classes = &self.head_classes[..self.head_len as usize];
+                                self.select_classes(li, classes, now, key, None).expect("classes whole")
+                            }
+                            None => {
+                                // Too many classes with the escape's: selected from runs, as such a
+                                // head is when its classes come whole.
+                                self.fresh_runs(sw, &route);
+                                self.run_head_with_levels();
+                                self.select_head(li, None, now, key)
+                            }
+                        };
+                        let (best, xbar_free) = selected;
                         debug_assert!(
                             {
                                 // The run-based selection, on the routing's runs, chooses the same.

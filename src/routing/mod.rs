@@ -172,6 +172,17 @@ impl CandidateRun {
     }
 }
 
+/// Which groups of a head's candidates [`Routing::candidate_classes`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClassGroups {
+    /// Both: the routing group's classes, then the escape group's.
+    All,
+    /// The routing group's (the candidates that do not enter the escape).
+    Routing,
+    /// The escape group's.
+    Escape,
+}
+
 /// Candidates with one penalty on one VC range: every port of `mask` (ports below 128) on every
 /// VC of `lo..hi`, each with `penalty` and `escape` ([`Routing::candidate_classes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -338,12 +349,28 @@ pub trait Routing: Send + Sync {
         false
     }
     /// The same candidates as [`Routing::candidate_runs`] (the same set of port, VC, penalty and
-    /// escape flag), appended to `out` as classes of ports, where the routing writes them (from
-    /// masks of the topology's closed form, or hop by hop: [`HopClasses`]); a port appears in at
-    /// most one class of each escape flag. `false` (the default, and where a switch has 128 ports
-    /// or more) if it does not, and the caller asks for runs.
-    fn candidate_classes(&self, _at: SwitchId, _st: &RouteState, _out: &mut Vec<PortClass>) -> bool {
+    /// escape flag), or those of one group of them (`groups`), written into `out` (cleared first)
+    /// as classes of ports, where the routing writes them (from masks of the topology's closed
+    /// form, or hop by hop: [`HopClasses`]); a port appears in at most one class of each escape
+    /// flag. `false` (the default, and where a switch has 128 ports or more) if it does not, and
+    /// the caller asks for runs. Only routings with an [`Routing::escape_penalty_floor`] are asked
+    /// for one group.
+    fn candidate_classes(
+        &self,
+        _at: SwitchId,
+        _st: &RouteState,
+        _groups: ClassGroups,
+        _out: &mut Vec<PortClass>,
+    ) -> bool {
         false
+    }
+    /// Where [`Routing::candidate_classes`] writes the escape group apart ([`ClassGroups`]): the
+    /// least penalty of any escape candidate. Selection then asks for a head's escape classes
+    /// only when they could win or tie: when its routing classes' best cost reaches the lowest
+    /// cost any escape VC has plus this, or every routing candidate's crossbar is busy. `None`
+    /// (the default): classes come whole.
+    fn escape_penalty_floor(&self) -> Option<u32> {
+        None
     }
     /// Whether the router should keep, per switch, what selection learnt of each output port's
     /// VCs across cycles (two slots per port: the VC range starting at 0, and one other), as it

@@ -37,7 +37,9 @@ use super::hyperz_moves::{self, idle_only_penalty, Rule};
 use super::omnidimensional::Omnidimensional;
 use super::polarized::{PolarizedRoutes, PENALTIES};
 use super::updown::{LinkKind, UpDown};
-use super::{push_run, Candidate, CandidateRun, HopClasses, PortClass, RouteState, Routing, RoutingParams};
+use super::{
+    push_run, Candidate, CandidateRun, ClassGroups, HopClasses, PortClass, RouteState, Routing, RoutingParams,
+};
 use crate::error::ConfigError;
 use crate::topology::{Fabric, HyperZ, PortId, SwitchId};
 use std::sync::Arc;
@@ -343,15 +345,23 @@ impl<R: RouteSet> Routing for SurePath<R> {
     /// run per port (Polarized or Omnidimensional routes and the Up/Down escape on a fault-free
     /// HyperX of at most 64 ports), else gathered hop by hop ([`HopClasses`]: any network whose
     /// switches have fewer than 128 ports), which spares the runs and grouping them.
-    fn candidate_classes(&self, at: SwitchId, st: &RouteState, out: &mut Vec<PortClass>) -> bool {
+    fn candidate_classes(&self, at: SwitchId, st: &RouteState, groups: ClassGroups, out: &mut Vec<PortClass>) -> bool {
         out.clear();
-        if !st.escape && !self.routes.push_classes(at, st, out, 0..self.routing_vcs) {
+        if groups != ClassGroups::Escape && !st.escape && !self.routes.push_classes(at, st, out, 0..self.routing_vcs) {
             return false;
+        }
+        if groups == ClassGroups::Routing {
+            return true;
         }
         let esc = self.routing_vcs..self.vcs;
         self.escape.hyperx_classes(at, st.dst, out, esc.clone())
             || self.escape.faulty_hyperx_classes(at, st.dst, out, esc.clone())
             || self.escape_hop_classes(at, st.dst, out, esc)
+    }
+    /// The escape's classes come apart from the routes' (the Up/Down escape's penalties are
+    /// [`UpDown::LEAST_PENALTY`] or more): most heads never need them, as a route is cheaper.
+    fn escape_penalty_floor(&self) -> Option<u32> {
+        Some(UpDown::LEAST_PENALTY)
     }
     fn candidate_runs(&self, at: SwitchId, st: &RouteState, out: &mut Vec<CandidateRun>) -> bool {
         if !st.escape {

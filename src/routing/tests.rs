@@ -5,7 +5,7 @@ use super::dal::{DEROUTE_PENALTY as DAL_DEROUTE, ESCAPE_PENALTY as DAL_ESCAPE};
 use super::deadlock::{self, Verdict};
 use super::polarized::PolarizedRoutes;
 use super::updown::{LinkKind, UpDown, DOWN_PENALTY, UP_PENALTY};
-use super::{build, Candidate, RouteState, Routing};
+use super::{build, Candidate, ClassGroups, RouteState, Routing};
 use crate::config::{parse_str, Config};
 use crate::engine::Progress;
 use crate::sim::{self, RunOptions};
@@ -1061,7 +1061,16 @@ fn surepath_classes_offer_the_candidates_of_its_runs() {
                         for (deroutes, escape) in [(0, false), (1, false), (0, true)] {
                             let st = RouteState { src: s, dst: t, deroutes, escape, ..Default::default() };
                             let mut classes = Vec::new();
-                            assert!(r.candidate_classes(x, &st, &mut classes), "{alg} {sides:?}");
+                            assert!(r.candidate_classes(x, &st, ClassGroups::All, &mut classes), "{alg} {sides:?}");
+                            // Each group apart: the same classes, in the same order, and the
+                            // escape's penalties at the routing's floor or above.
+                            let (mut routing_group, mut escape_group) = (Vec::new(), Vec::new());
+                            assert!(r.candidate_classes(x, &st, ClassGroups::Routing, &mut routing_group));
+                            assert!(r.candidate_classes(x, &st, ClassGroups::Escape, &mut escape_group));
+                            assert!(routing_group.iter().all(|c| !c.escape) && escape_group.iter().all(|c| c.escape));
+                            assert_eq!([routing_group, escape_group.clone()].concat(), classes, "{alg} at {x} {st:?}");
+                            let floor = r.escape_penalty_floor().unwrap();
+                            assert!(escape_group.iter().all(|c| c.penalty >= floor), "{alg} at {x} {st:?}");
                             for g in [false, true] {
                                 let masks: Vec<u128> =
                                     classes.iter().filter(|c| c.escape == g).map(|c| c.mask).collect();

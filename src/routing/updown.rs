@@ -623,6 +623,18 @@ impl UpDown {
         }
     }
 
+    /// The least penalty [`UpDown::penalty`] gives, the floor of every escape hop's.
+    pub const LEAST_PENALTY: u32 = {
+        let (mut least, mut i) = (if UP_PENALTY < DOWN_PENALTY { UP_PENALTY } else { DOWN_PENALTY }, 0);
+        while i < SHORTCUT_PENALTIES.len() {
+            if SHORTCUT_PENALTIES[i] < least {
+                least = SHORTCUT_PENALTIES[i];
+            }
+            i += 1;
+        }
+        least
+    };
+
     /// Penalty of an escape hop of kind `kind` that reduces the Up/Down distance by `reduction`.
     #[inline]
     pub fn penalty(kind: LinkKind, reduction: u32) -> u32 {
