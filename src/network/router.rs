@@ -494,7 +494,8 @@ impl NetPartition {
     /// [`select`] for a head of local switch `li` whose candidates are `classes`, from the cost
     /// levels: the same candidate with the same draw (see the module docs of [`super::levels`]),
     /// and the earliest cycle any of its candidates' crossbar outputs is free where that matters
-    /// (after `now`: when the chosen output is busy).
+    /// (where it is after `now`: every candidate's crossbar busy; else a cycle not after `now`,
+    /// which [`NetPartition::mark_refused`] reads the same).
     ///
     /// With `escape_floor` (the least penalty of an escape candidate), `classes` are the routing
     /// group's only, and the escape group's are not known yet. The answer is then the one all
@@ -589,9 +590,13 @@ impl NetPartition {
                         let mut xbar_free = o.xbar_free;
                         if xbar_free > now {
                             // Refused: if every candidate's crossbar is busy, the head records until
-                            // when ([`NetPartition::mark_refused`]).
+                            // when ([`NetPartition::mark_refused`]). Any cycle not after `now`
+                            // means the same (no mark), so the first free crossbar ends the search.
                             for q in classes.iter().fold(M::EMPTY, |m, c| m | c.mask_as::<M>()).ports() {
                                 xbar_free = xbar_free.min(self.outp[out + q].xbar_free);
+                                if xbar_free <= now {
+                                    break;
+                                }
                             }
                             if xbar_free > now && escape_floor.is_some() {
                                 // Every routing candidate's crossbar is busy; an escape one's may not be.
