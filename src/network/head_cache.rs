@@ -419,6 +419,30 @@ mod tests {
         assert!((0..WAYS).all(|p| c.find(1, p, 0).is_none()));
     }
 
+    /// A head cached with its routing group only is completed in its own way, which then holds
+    /// every class, and no other way changes.
+    #[test]
+    fn a_head_completed_with_its_escape_classes_keeps_its_way() {
+        let mut c = HeadCache::within(1, 1 << 20).unwrap();
+        let routing = [(0b110u128, 0, false, (0, 3)), (0b1000, 64, false, (0, 3))];
+        let escape = [(0b1u128, 96, true, (3, 4))];
+        for p in 0..WAYS {
+            assert!(c.store_classes(0, p, 1, routing.into_iter(), true));
+        }
+        let e = c.find(0, 4, 1).unwrap();
+        assert!(c.escape_later(e));
+        assert_eq!(c.classes(e).collect::<Vec<_>>(), routing);
+        assert!(c.store_classes(0, 4, 1, routing.into_iter().chain(escape), false));
+        assert_eq!(c.find(0, 4, 1), Some(e), "the same way");
+        assert!(!c.escape_later(e));
+        assert_eq!(c.classes(e).collect::<Vec<_>>(), [&routing[..], &escape[..]].concat());
+        assert!((0..WAYS).filter(|&p| p != 4).all(|p| c.find(0, p, 1).is_some_and(|f| c.escape_later(f))));
+        // Classes that form no entry (a group on two VC ranges) store nothing.
+        let split = [(0b1u128, 0, false, (0, 3)), (0b10, 64, false, (0, 2))];
+        assert!(!c.store_classes(0, 4, 1, split.into_iter(), true));
+        assert!(!c.escape_later(e));
+    }
+
     /// A budget too small for [`WAYS`] entries per switch gets fewer, down to [`MIN_WAYS`], and
     /// the cache stays within it.
     #[test]
