@@ -761,7 +761,7 @@ impl NetPartition {
         if cap != 0 && cap != usize::MAX && self.run_cache_vc[pi] == vc as u8 {
             debug_assert!(
                 {
-                    let (n, later) = self.cached_class_count(pi);
+                    let (n, later) = without_later(self.run_cache_len[pi]);
                     if self.levels.is_on() {
                         self.classes_of_routing(sw, st, Self::groups(later), &self.class_cache[pi * MAX_CLASSES..][..n])
                     } else {
@@ -911,10 +911,7 @@ impl NetPartition {
                 self.runs.clear();
                 return false;
             }
-            let ranges = self.levels.ranges;
-            let parts = self.head_classes[..n].iter().map(|c| (c.mask(), c.penalty, c.escape, ranges[c.slot as usize]));
-            self.head_cache.store_classes(li, port, vc, parts, later);
-            self.head_len = with_later(n, later);
+            self.store_head_classes(li, port, vc, n, later);
             return true;
         }
         self.fresh_runs(sw, st);
@@ -1019,63 +1016,81 @@ impl NetPartition {
         }
     }
 
-    /// Completes the classes of the head being selected from the [`HeadCache`] (of input `port`,
-    /// VC `vc` of local switch `li`, in state `st` at `sw`), which are its routing group's
-    /// ([`ESCAPE_LATER`] in `self.head_len`), with its escape group's, in `self.head_classes` and
-    /// in the cache: `true` if they fit `self.head_classes` (the cache forgets the head where they
-    /// do not form an entry); else `false`, the cache having forgotten the head.
+    /// The first `n` of `self.head_classes` as the head's in the [`HeadCache`] (of input `port`, VC
+    /// `vc` of local switch `li`; its routing group's only where `later`), and in `self.head_len`:
+    /// whether they formed an entry (where not, the cache forgets the head).
+    fn store_head_classes(&mut self, li: usize, port: usize, vc: usize, n: usize, later: bool) -> bool {
+        let ranges = self.levels.ranges;
+        let parts = self.head_classes[..n].iter().map(|c| (c.mask(), c.penalty, c.escape, ranges[c.slot as usize]));
+        let stored = self.head_cache.store_classes(li, port, vc, parts, later);
+        if !stored {
+            self.head_cache.forget(li, port, vc);
+        }
+        self.head_len = with_later(n, later);
+        stored
+    }
+
+    /// The classes selection reads for the head of VC `vc` of input `pi` (index `li * np +
+    /// port`), from whichever cache holds them (the class cache, or the [`HeadCache`] through
+    /// `self.head_classes`), with the escape's least penalty where they are its routing group's
+    /// only ([`ESCAPE_LATER`]); `None` where the head's candidates are not classes (it is then
+    /// selected from runs).
+    #[inline]
+    fn selection_classes(&self, pi: usize, vc: usize) -> (Option<&[CandidateClass]>, Option<u32>) {
+        let (classes, later) = if !self.levels.is_on() {
+            (None, false)
+        } else if self.run_cache_cap != 0 {
+            let (n, later) = without_later(self.run_cache_len[pi]);
+            ((self.run_cache_vc[pi] == vc as u8).then(|| &self.class_cache[pi * MAX_CLASSES..][..n]), later)
+        } else if self.head_cache.is_on() {
+            // The per-switch cache's classes ([`NetPartition::head_cache_classes`]).
+            let (n, later) = without_later(self.head_len);
+            ((n > 0).then(|| &self.head_classes[..n]), later)
+        } else {
+            (None, false)
+        };
+        (classes, self.levels.escape_floor.filter(|_| later))
+    }
+
+    /// Completes the classes of the head of VC `vc` of input `pi` (index `li * np + port`, in state
+    /// `st` at `sw`), which are its routing group's ([`ESCAPE_LATER`]), with its escape group's,
+    /// in the cache that holds them (for the [`HeadCache`], in `self.head_classes` too): `true` if
+    /// they fit; else `false`, with the head no longer cached (it is then selected from its runs,
+    /// as a head whose classes are too many).
     #[cold]
-    fn head_escape_classes(
+    fn complete_escape_classes(
         &mut self,
         li: usize,
-        port: usize,
+        pi: usize,
         vc: usize,
         sw: SwitchId,
         st: &RouteState,
         now: Cycle,
     ) -> bool {
-        let (n, later) = without_later(self.head_len);
+        let port = pi - li * self.np;
+        let class_cache = self.run_cache_cap != 0;
+        let (n, later) = without_later(if class_cache { self.run_cache_len[pi] } else { self.head_len });
         debug_assert!(later, "head of switch {sw} input {port} VC {vc} has its escape classes already");
-        let Some(m) = self.written_classes(sw, st, now, ClassGroups::Escape, n) else {
-            self.head_cache.forget(li, port, vc);
+        // The class cache's are apart from `self.head_classes`: the escape's are written from 0.
+        let at = if class_cache { 0 } else { n };
+        let written = self.written_classes(sw, st, now, ClassGroups::Escape, at);
+        let Some(m) = written.filter(|&m| n + m <= MAX_CLASSES) else {
+            if class_cache {
+                self.run_cache_vc[pi] = NO_VC;
+            } else {
+                self.head_cache.forget(li, port, vc);
+            }
             return false;
         };
-        self.head_len = (n + m) as u8;
-        let ranges = self.levels.ranges;
-        let parts = self.head_classes[..n + m].iter().map(|c| (c.mask(), c.penalty, c.escape, ranges[c.slot as usize]));
-        if !self.head_cache.store_classes(li, port, vc, parts, false) {
-            self.head_cache.forget(li, port, vc);
+        // Selection takes the escape group on slot 1 ([`NetPartition::select_classes`]).
+        debug_assert!(self.head_classes[at..at + m].iter().all(|c| c.escape && c.slot == 1));
+        if class_cache {
+            self.class_cache[pi * MAX_CLASSES + n..][..m].copy_from_slice(&self.head_classes[..m]);
+            self.run_cache_len[pi] = (n + m) as u8;
+        } else {
+            self.store_head_classes(li, port, vc, n + m, false);
         }
         true
-    }
-
-    /// How many classes input `pi`'s class cache holds, and whether they are the routing group's
-    /// only ([`ESCAPE_LATER`]).
-    #[inline]
-    fn cached_class_count(&self, pi: usize) -> (usize, bool) {
-        without_later(self.run_cache_len[pi])
-    }
-
-    /// Appends the escape group's classes of the head of input `pi` (in state `st` at `sw`) to its
-    /// class cache, which holds its routing group's ([`ESCAPE_LATER`]): `true` if they fit; else
-    /// `false`, with the head no longer cached (it is then selected from its runs, as a head whose
-    /// classes are too many).
-    #[cold]
-    fn cache_escape_classes(&mut self, pi: usize, sw: SwitchId, st: &RouteState, now: Cycle) -> bool {
-        let (n, later) = self.cached_class_count(pi);
-        debug_assert!(later, "input {pi} of switch {sw} has its escape classes already");
-        match self.written_classes(sw, st, now, ClassGroups::Escape, 0) {
-            Some(m) if n + m <= MAX_CLASSES => {
-                debug_assert!(self.head_classes[..m].iter().all(|c| c.escape && c.slot == 1));
-                self.class_cache[pi * MAX_CLASSES + n..][..m].copy_from_slice(&self.head_classes[..m]);
-                self.run_cache_len[pi] = (n + m) as u8;
-                true
-            }
-            _ => {
-                self.run_cache_vc[pi] = NO_VC;
-                false
-            }
-        }
     }
 
     /// Debug check of cached or written classes: whether `classes` are those the routing's runs
@@ -1302,36 +1317,18 @@ impl NetPartition {
                         first = false;
                         continue;
                     }
-                    let (classes, escape_floor) = if !self.levels.is_on() {
-                        (None, None)
-                    } else if self.run_cache_cap != 0 {
-                        let (n, later) = self.cached_class_count(pi);
-                        let classes =
-                            (self.run_cache_vc[pi] == vc as u8).then(|| &self.class_cache[pi * MAX_CLASSES..][..n]);
-                        (classes, self.levels.escape_floor.filter(|_| later))
-                    } else if self.head_cache.is_on() {
-                        // The per-switch cache's classes ([`NetPartition::head_cache_classes`]).
-                        let (n, later) = without_later(self.head_len);
-                        ((n > 0).then(|| &self.head_classes[..n]), self.levels.escape_floor.filter(|_| later))
-                    } else {
-                        (None, None)
-                    };
+                    let (classes, escape_floor) = self.selection_classes(pi, vc);
                     let (best, xbar_free) = if !self.levels.is_on() {
                         self.select_head(li, cached.then_some(pi), now, key)
                     } else if let Some(classes) = classes {
+                        let first_answer = self.select_classes(li, classes, now, key, escape_floor);
                         self.levels.class_heads += 1;
-                        let selected = match self.select_classes(li, classes, now, key, escape_floor) {
+                        let selected = match first_answer {
                             Some(selected) => selected,
                             // The escape group's classes could matter: cached now, with the rest.
-                            None if self.run_cache_cap != 0 && self.cache_escape_classes(pi, sw, &route, now) => {
-                                let (n, _) = self.cached_class_count(pi);
-                                let classes = &self.class_cache[pi * MAX_CLASSES..][..n];
-                                self.select_classes(li, classes, now, key, None).expect("classes whole")
-                            }
-                            None if self.run_cache_cap == 0
-                                && self.head_escape_classes(li, port, vc, sw, &route, now) =>
-                            {
-                                let classes = &self.head_classes[..self.head_len as usize];
+                            None if self.complete_escape_classes(li, pi, vc, sw, &route, now) => {
+                                let (classes, _) = self.selection_classes(pi, vc);
+                                let classes = classes.expect("the head's classes, completed");
                                 self.select_classes(li, classes, now, key, None).expect("classes whole")
                             }
                             None => {
