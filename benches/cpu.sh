@@ -52,7 +52,7 @@ if [ -z "${HXSIM:-}" ]; then
 fi
 export HXSIM
 python3 - "$@" <<'PY'
-import json, os, resource, shutil, statistics, subprocess, sys, tempfile
+import json, os, re, resource, shutil, statistics, subprocess, sys, tempfile
 
 hx = os.environ["HXSIM"]
 args = sys.argv[1:]
@@ -166,7 +166,6 @@ def caminos_traversals(text, servers, packet_phits, step):
     phits per server per base cycle of a full step) times (average hops + 1), as CAMINOS counts
     links and hxsim switches. Also the same count over the measured window from its per-hop
     histogram (`total_packet_per_hop_count`), for the windows that make up the measured cycles."""
-    import re
     def floats(key, after=0):
         m = re.compile(key + r":\s*\[([^\]]*)\]").search(text, after)
         return [float(x) for x in m.group(1).replace(",", " ").split()]
@@ -178,12 +177,11 @@ def caminos_traversals(text, servers, packet_phits, step):
     measured = sum(n * (h + 1) for h, n in enumerate(histogram))
     return per_window, measured
 
-def caminos_side_by_side(label, cam_cfg, routing, extra):
-    """CAMINOS on `cam_cfg` beside hxsim's `routing` on the same network, traffic and cycles (the
-    README of /work/shared/caminos: CAMINOS's base cycles at crossbar speedup 2 are half as many
-    link cycles), the router matched (random allocator, a 21-packet source queue): traversals per
+def caminos_side_by_side(label, cam_cfg, routing):
+    """CAMINOS on `cam_cfg` beside hxsim's `routing` on the same network, traffic and cycles
+    (benches/caminos/README.md: CAMINOS's base cycles at crossbar speedup 2 are half as many link
+    cycles), the router matched (random allocator, a 21-packet source queue): traversals per
     CPU-second of each, setup-only runs (1 + 1 cycles) subtracted, and their ratio."""
-    import re
     text = open(cam_cfg).read()
     get = lambda key: int(re.search(key + r":\s*(\d+)", text).group(1))
     warm, meas, step = get("warmup"), get("measured"), get("statistics_temporal_step")
@@ -200,11 +198,11 @@ def caminos_side_by_side(label, cam_cfg, routing, extra):
         result = open(f"{tmp}/results").read()
     if servers != 4096:
         sys.exit(f"{cam_cfg}: {servers} tasks, not the 4096 servers of {cfg}")
-    cam_trav, check, measured = caminos_count_check(result, step, warm, meas)
+    cam_trav, check, measured = caminos_count_check(result, servers, step, warm, meas)
     cam_rate = cam_trav / max(cam1 - cam0, 1e-6)
     cmd = lambda w, m: hxsim(routing, w, m, cfg, ["--set", f"traffic.load={2 * load}",
                                                    "--set", "router.allocator=random",
-                                                   "--set", "traffic.source_queue_packets=21", *extra])
+                                                   "--set", "traffic.source_queue_packets=21"])
     rates, acc = [], None
     for _ in range(3):
         _, hx0, _ = run(cmd(1, 1))
@@ -221,10 +219,11 @@ def caminos_side_by_side(label, cam_cfg, routing, extra):
           f"(CAMINOS {cam_acc:.4f}); "
           f"hxsim/CAMINOS {hx_rate / cam_rate:.0f}x")
 
-def caminos_count_check(result, step, warm, meas):
-    """CAMINOS's traversals over the measured cycles by its temporal statistics and by its per-hop
-    histogram, which must agree (within 0.1%: the statistics are rounded averages)."""
-    per_window, measured = caminos_traversals(result, 4096, 16, step)
+def caminos_count_check(result, servers, step, warm, meas):
+    """CAMINOS's traversals over the whole run, and over the measured cycles by its temporal
+    statistics and by its per-hop histogram, which must agree (within 0.1%: the statistics are
+    rounded averages). Packets of 16 phits, as in benches/caminos/."""
+    per_window, measured = caminos_traversals(result, servers, 16, step)
     check = sum(per_window[warm // step:(warm + meas) // step])
     if abs(check - measured) > 1e-3 * measured:
         sys.exit(f"CAMINOS's traversals over the measured cycles: {check:,.0f} by its temporal statistics, "
@@ -236,7 +235,7 @@ if smoke:
     # The count of CAMINOS's traversals, on a results file CAMINOS 0.6.3 wrote for
     # benches/caminos/minimal-uniform-8x8x8.cfg (2000 + 2000 base cycles, windows of 1000).
     total, check, measured = caminos_count_check(open("benches/caminos/minimal-uniform-8x8x8.result").read(),
-                                                 1000, 2000, 2000)
+                                                 4096, 1000, 2000, 2000)
     print(f"CAMINOS skipped (HXSIM_SMOKE); its stored results count {total:,.0f} traversals, the measured "
           f"cycles' {check:,.0f} by the temporal statistics and {measured:,.0f} by the per-hop counts")
 elif not caminos:
@@ -248,5 +247,5 @@ else:
     for label, cam_cfg, routing in [("Minimal", "benches/caminos/minimal-uniform-8x8x8.cfg", "minimal"),
                                     ("PolSP", "benches/caminos/polsp-uniform-8x8x8.cfg", "surepath-polarized")]:
         if routing in routings:
-            caminos_side_by_side(label, cam_cfg, routing, [])
+            caminos_side_by_side(label, cam_cfg, routing)
 PY
