@@ -244,6 +244,22 @@ impl HeadCache {
         self.tags[li * w..(li + 1) * w].iter().position(|&t| t == tag).map(|i| li * w + i)
     }
 
+    /// Hints the cache to fetch the tags of local switch `li` (no effect on results).
+    #[inline]
+    pub fn fetch_tags(&self, li: usize) {
+        let w = self.ways;
+        super::prefetch::prefetch_span(&self.tags[li * w..(li + 1) * w]);
+    }
+
+    /// Hints the cache to fetch the entry of the head of input `port`, VC `vc` of local switch
+    /// `li`, if cached (no effect on results).
+    #[inline]
+    pub fn fetch_entry(&self, li: usize, port: usize, vc: usize) {
+        if let Some(e) = self.find(li, port, vc) {
+            super::prefetch::prefetch_span(std::slice::from_ref(&self.entries[e]));
+        }
+    }
+
     /// Appends the runs of entry `e` (from [`HeadCache::find`]) to `out`: those stored.
     #[inline]
     pub fn expand(&self, e: usize, out: &mut Vec<CandidateRun>) {

@@ -495,6 +495,21 @@ impl CostLevels {
         }
     }
 
+    /// Hints the cache to fetch what switch `li`'s first selection reads of its levels: its
+    /// stale and pending ports, which levels hold ports, each slot's lowest levels, and its ports'
+    /// costs (no effect on results).
+    #[inline]
+    pub fn fetch_switch(&self, li: usize) {
+        use super::prefetch::{prefetch, prefetch_span};
+        let w = self.words;
+        prefetch(&self.stale[li * w]);
+        prefetch(&self.pending[li * w]);
+        prefetch(&self.nonempty[li * 2]);
+        prefetch(&self.lvl[li * 2 * LEVELS * w]);
+        prefetch(&self.lvl[(li * 2 + 1) * LEVELS * w]);
+        prefetch_span(&self.cost[li * self.r..(li + 1) * self.r]);
+    }
+
     /// Words per mask (see [`Mask`]): 1 where the switches have at most 64 switch-to-switch ports.
     #[inline]
     pub fn words(&self) -> usize {

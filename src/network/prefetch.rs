@@ -123,7 +123,7 @@ impl NetPartition {
 /// Hint the cache to fetch the line holding `r` (no effect on the program's results; a no-op where
 /// the hint is not available).
 #[inline(always)]
-fn prefetch<T>(r: &T) {
+pub(super) fn prefetch<T>(r: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing the program sees and cannot fault; `r` is a valid reference.
     unsafe {
@@ -131,6 +131,20 @@ fn prefetch<T>(r: &T) {
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = r;
+}
+
+/// Hint the cache to fetch every line of `s` (as [`prefetch`]).
+#[inline(always)]
+pub(super) fn prefetch_span<T>(s: &[T]) {
+    let bytes = std::mem::size_of_val(s);
+    if bytes == 0 {
+        return;
+    }
+    let p = s.as_ptr() as *const u8;
+    // SAFETY: every offset is within `s` (the last is its last byte).
+    for off in (0..bytes).step_by(64).chain([bytes - 1]) {
+        prefetch(unsafe { &*p.add(off) });
+    }
 }
 
 impl NetPartition {
@@ -164,6 +178,13 @@ impl NetPartition {
                 prefetch(&self.link_phits[e]);
             }
         }
+        // Its cost levels and cached heads' tags, read by its first selection.
+        if self.levels.is_on() {
+            self.levels.fetch_switch(l);
+        }
+        if self.head_cache.is_on() {
+            self.head_cache.fetch_tags(l);
+        }
         // Its servers' records, read when one of them generates or may inject.
         let (s0, s1) = (self.srv_base[l] as usize, self.srv_base[l + 1] as usize);
         if s1 > s0 {
@@ -179,7 +200,8 @@ impl NetPartition {
     }
 
     /// Second stage, one switch ahead: what the first stage's records point to (the head packet
-    /// of every VC holding packets) and the records local switch `l`'s messages will change (a
+    /// of every VC holding packets, and its entry in the per-switch [`HeadCache`]) and the
+    /// records local switch `l`'s messages will change (a
     /// server's credit changes its server's records, fetched by the first stage).
     #[inline]
     pub(super) fn prefetch_heads(&self, l: usize) {
@@ -188,6 +210,9 @@ impl NetPartition {
             let (pi, qi) = (l * np + port, self.in_vc(l, port, 0));
             for vc in BitIter(self.inp[pi].vc_mask) {
                 prefetch(self.slab.get(self.inbuf[qi + vc].q.front()));
+                if self.head_cache.is_on() {
+                    self.head_cache.fetch_entry(l, port, vc);
+                }
             }
         });
         for_each_set_bit(&self.out_mask[l * w..(l + 1) * w], |port| {
