@@ -427,6 +427,13 @@ impl CostLevels {
         }
     }
 
+    /// The ports of switch `li` its next step may re-cost: stale, or waiting for their slot to
+    /// free (as [`CostLevels::take_stale`] and [`CostLevels::pending`] give them, clearing nothing).
+    #[inline]
+    pub fn to_recost(&self, li: usize) -> PortMask {
+        self.switch_mask(&self.stale, li) | self.pending(li)
+    }
+
     /// Marks port `port` of switch `li` as changed since it was last costed: it is re-costed at
     /// its switch's next step, once however often it changed before that.
     #[inline]

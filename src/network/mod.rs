@@ -784,6 +784,9 @@ pub struct NetPartition {
     parked: Option<(Cycle, Vec<Envelope<Msg>>)>,
     /// Whether [`NetPartition::step`] fetches the next switches' records ahead ([`FetchAhead`]).
     fetch_ahead: bool,
+    /// Whether it also fetches the records of the ports a switch-step re-costs
+    /// ([`prefetch::fetches_far`]).
+    fetch_far: bool,
     /// The end of the window being simulated ([`Partition::begin_window`]).
     window_end: Cycle,
     /// Deliveries counted with a tail at or after the window's end (see [`LateDelivery`]).
@@ -1045,6 +1048,7 @@ impl NetPartition {
             resent: Vec::new(),
             parked: None,
             fetch_ahead: false,
+            fetch_far: false,
             window_end: 0,
             late: Vec::new(),
             tasks: None,

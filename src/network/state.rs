@@ -132,6 +132,7 @@ fn every_field_is_classified(part: &NetPartition) {
         due_mask: _,
         run_cache_cap: _,
         fetch_ahead: _,
+        fetch_far: _,
         sample_sink: _,
         port_class: _,
         // Set again from the resume cycle (`NetPartition::resume_link_series`).
