@@ -116,8 +116,9 @@ pub enum Command {
         #[arg(long, value_name = "SIZE", value_parser = parse_size)]
         max_memory: Option<u64>,
         /// Fetch the next switches' records into the cache ahead of use: `auto` (where a
-        /// partition's router state is more than twice the core's level-2 cache), `on` or `off`.
-        /// A matter of speed only: results are identical.
+        /// partition's router state is more than twice the core's level-2 cache; records last
+        /// read a packet's time earlier above 16 times), `on` (all of them) or `off`. A matter
+        /// of speed only: results are identical.
         #[arg(long, value_name = "MODE", default_value = "auto", value_parser = fetch_ahead_parser())]
         prefetch: FetchAhead,
         /// Where waiting heads' candidates are kept between their evaluations: `auto` (one head

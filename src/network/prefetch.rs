@@ -7,7 +7,8 @@
 //! and `hyperx-2d-16` (1.4 MB) 0.82, but a 10x10x10 HyperX (5.3 MB) 1.12, `hyperx-3d-16` (38 MB)
 //! 1.60, the million-endpoint `hyperx-3d-32` 1.41, and PolSP on `hyperx-3d-8` (with its candidate
 //! cache, 10 MB) 1.10. So by default ([`FetchAhead::Auto`]) a partition fetches ahead when its
-//! router state is more than twice the private cache. The hints change no result.
+//! router state is more than twice the private cache, and fetches what was last read a packet's
+//! time earlier only above 16 times ([`fetches_far`]). The hints change no result.
 
 use super::head_cache::{CandidateCache, HeadCache};
 use super::levels::CostLevels;
@@ -97,8 +98,8 @@ pub fn fetches_ahead(mode: FetchAhead, state_bytes: u64, cache_bytes: u64) -> bo
 /// re-costs ([`NetPartition::prefetch_heads`]), in mode `mode` (as [`fetches_ahead`]): where its
 /// router state is more than 16 times the private cache. Those records were last read when the
 /// port's packet was sent, a packet's time earlier, and are still cached where the state is a few
-/// times the cache: PolSP on `configs/hyperx-3d-8.toml` (about 7 MB) took 2-3% more CPU time with
-/// them fetched, on the faulty million-endpoint HyperX (about 400 MB a partition) 7% less.
+/// times the cache: PolSP on `configs/hyperx-3d-8.toml` (10 MB) took 2-3% more CPU time with them
+/// fetched, on the faulty million-endpoint HyperX (335 MB a partition on two threads) 7% less.
 pub fn fetches_far(mode: FetchAhead, state_bytes: u64, cache_bytes: u64) -> bool {
     match mode {
         FetchAhead::On => true,
@@ -216,9 +217,10 @@ impl NetPartition {
     }
 
     /// Second stage, one switch ahead: what the first stage's records point to (the head packet
-    /// of every VC holding packets, and its entry in the per-switch [`HeadCache`]) and the
-    /// records local switch `l`'s messages will change (a
-    /// server's credit changes its server's records, fetched by the first stage).
+    /// of every VC holding packets, and its entry in the per-switch [`HeadCache`]; with
+    /// [`fetches_far`], the records of the ports the levels mark for re-costing) and the records
+    /// local switch `l`'s messages will change (a server's credit changes its server's records,
+    /// fetched by the first stage).
     #[inline]
     pub(super) fn prefetch_heads(&self, l: usize) {
         let (np, v, w, t) = (self.np, self.v, self.words, self.t_of[l]);
