@@ -1217,8 +1217,11 @@ impl NetPartition {
     }
 
     /// Routing and switch allocation of local switch `li` (stage 2 of the module docs): requests,
-    /// then grants. Not inlined into the switch step: where the compiler inlined it, PolSP took
-    /// 15% more CPU time on `configs/hyperx-3d-8.toml` for 2% more instructions.
+    /// then grants. Inlined into the switch step, with the request step: where the compiler
+    /// left them out of line (as it did once the step's prefetch stages grew, e0e705f), PolSP
+    /// took 4-8% more CPU time on `configs/hyperx-3d-8.toml` and 3-7% more on the faulty
+    /// million-endpoint HyperX, `minimal` 1-13% more on `configs/hyperx-3d-8.toml`.
+    #[inline(always)]
     pub(super) fn allocation_stage(&mut self, li: usize, now: Cycle) {
         if self.p.allocation == Allocation::Vc {
             self.request_step_vc(li, now);
@@ -1233,6 +1236,7 @@ impl NetPartition {
     /// Request step of local switch `li`: each input whose crossbar input is free routes its first
     /// head in VC order that has a candidate with room and requests it (into `self.reqs`), with the
     /// refused-request shortcut of the module docs.
+    #[inline(always)]
     fn request_step(&mut self, li: usize, now: Cycle) {
         let (np, v, t) = (self.np, self.v, self.t_of[li] as usize);
         let (sw, in_base) = (self.switches[li], self.in_base[li]);
