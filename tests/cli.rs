@@ -139,9 +139,10 @@ fn assert_input_error(out: &Output, must_contain: &[&str]) {
     assert!(out.stdout.is_empty(), "nothing on stdout");
 }
 
-/// Fetching ahead is a hint to the cache: forced on (as on large networks) or off (as on small
-/// ones), the results are those of the default, with and without the candidate cache (PolSP) and
-/// across partitions.
+/// Fetching ahead is a hint to the cache: forced on (as on large networks, with every fetch the
+/// partition's size would select, cost levels and cached heads included) or off (as on small
+/// ones), the results are those of the default, with and without the candidate cache (PolSP, in
+/// its per-input and per-switch forms) and across partitions.
 #[test]
 fn prefetch_modes_give_identical_json_apart_from_timing() {
     let (_d, cfg) = write_config("c.toml", SMALL);
@@ -149,7 +150,9 @@ fn prefetch_modes_give_identical_json_apart_from_timing() {
         let set = format!("routing.algorithm={routing}");
         let c = cfg.to_str().unwrap();
         let base = without_timing(json(&hxsim(&["run", c, "--json", "-q", "--set", &set])));
-        for (mode, threads) in [("on", "1"), ("off", "1"), ("on", "2")] {
+        for (mode, threads, cache) in
+            [("on", "1", "auto"), ("off", "1", "auto"), ("on", "2", "auto"), ("on", "2", "switch")]
+        {
             let other = without_timing(json(&hxsim(&[
                 "run",
                 c,
@@ -161,8 +164,10 @@ fn prefetch_modes_give_identical_json_apart_from_timing() {
                 mode,
                 "--threads",
                 threads,
+                "--candidate-cache",
+                cache,
             ])));
-            assert_eq!(base, other, "{routing}, --prefetch {mode}, --threads {threads}");
+            assert_eq!(base, other, "{routing}, --prefetch {mode}, --threads {threads}, --candidate-cache {cache}");
         }
     }
 }

@@ -1017,17 +1017,16 @@ impl NetPartition {
     }
 
     /// The first `n` of `self.head_classes` as the head's in the [`HeadCache`] (of input `port`, VC
-    /// `vc` of local switch `li`; its routing group's only where `later`), and in `self.head_len`:
-    /// whether they formed an entry (where not, the cache forgets the head).
-    fn store_head_classes(&mut self, li: usize, port: usize, vc: usize, n: usize, later: bool) -> bool {
+    /// `vc` of local switch `li`; its routing group's only where `later`), and in `self.head_len`
+    /// for this selection. Where they form no entry the cache forgets the head, whose classes are
+    /// then written again at its next evaluation.
+    fn store_head_classes(&mut self, li: usize, port: usize, vc: usize, n: usize, later: bool) {
         let ranges = self.levels.ranges;
         let parts = self.head_classes[..n].iter().map(|c| (c.mask(), c.penalty, c.escape, ranges[c.slot as usize]));
-        let stored = self.head_cache.store_classes(li, port, vc, parts, later);
-        if !stored {
+        if !self.head_cache.store_classes(li, port, vc, parts, later) {
             self.head_cache.forget(li, port, vc);
         }
         self.head_len = with_later(n, later);
-        stored
     }
 
     /// The classes selection reads for the head of VC `vc` of input `pi` (index `li * np +
