@@ -34,7 +34,7 @@ enum Vcs {
     /// Min-AD's sets of an adaptive and a DOR escape VC.
     DorEscape {
         /// The HyperX (for its dimension-order port).
-        hx: HyperX,
+        hx: Box<HyperX>,
         /// Sets of two VCs.
         sets: u8,
     },
@@ -66,7 +66,7 @@ impl Minimal {
                     "an even number from 2 to 64: dor-escape uses sets of one adaptive and one escape VC",
                 ));
             }
-            return Ok(Minimal { net, vcs: Vcs::DorEscape { hx, sets: (vcs / 2) as u8 } });
+            return Ok(Minimal { net, vcs: Vcs::DorEscape { hx: Box::new(hx), sets: (vcs / 2) as u8 } });
         }
         let diam = network_diameter(&net) as usize;
         // Fault-free, `diam` is the topology's diameter; past MAX_VCS the ladder takes what fits.

@@ -797,8 +797,38 @@ impl PolarizedRoutes {
         let (s, t) = (st.src, st.dst);
         let Some([(ls, ds), (lt, dt)]) = few_exceptions(sd, at, st) else { return false };
         let h = sd.hyperx();
-        let (a, b) = (sd.distance(at, s), sd.distance(at, t));
         let (ha, hb) = (h.hamming(at, s), h.hamming(at, t));
+        // One pass over each exception list finds `at`'s own exact distances (where `at` is an
+        // exception, as `SparseDistances::distance` would find it) and its neighbours among the
+        // exceptions: (switch, exact distance to `s`, to `t`; `NONE` where not an exception).
+        const NONE: u32 = u32::MAX;
+        let (mut a, mut b) = (ha, hb);
+        let mut near = [(0 as SwitchId, NONE, NONE); 2 * FAST_EXCEPTIONS];
+        let mut n = 0;
+        for (&y, &dy) in ls.iter().zip(ds) {
+            match h.hamming(y, at) {
+                0 => a = dy as u32,
+                1 => {
+                    near[n] = (y, dy as u32, NONE);
+                    n += 1;
+                }
+                _ => {}
+            }
+        }
+        let of_s = n;
+        for (&y, &dy) in lt.iter().zip(dt) {
+            match h.hamming(y, at) {
+                0 => b = dy as u32,
+                1 => match near[..of_s].iter_mut().find(|e| e.0 == y) {
+                    Some(e) => e.2 = dy as u32,
+                    None => {
+                        near[n] = (y, NONE, dy as u32);
+                        n += 1;
+                    }
+                },
+                _ => {}
+            }
+        }
         // Ports by weight change 0, 1 or 2, and those with another (possible only through a
         // failed link, where `at`'s own distance is not the closed form's), for neighbours at
         // distances `ys` and `yt` from `s` and `t`.
@@ -824,15 +854,12 @@ impl PolarizedRoutes {
                 }
             }
         }
-        // Neighbours whose distance to `s` or `t` is not the closed form's (exceptions next to
-        // `at`): their ports move to the class of their exact distances, as the hop loop's.
-        for &y in ls.iter().chain(lt).filter(|&&y| h.hamming(y, at) == 1) {
-            let exact = |list: &[SwitchId], dist: &[u8], closed: u32| {
-                list.iter().position(|&z| z == y).map_or(closed, |i| dist[i] as u32)
-            };
-            let (ys, yt) = (exact(ls, ds, h.hamming(y, s)), exact(lt, dt, h.hamming(y, t)));
-            let d = (0..h.dims()).find(|&d| h.coord(y, d) != h.coord(at, d)).expect("a neighbour");
-            let ports = (0..h.trunk(d)).fold(0u128, |m, k| m | 1 << h.port_to(at, d, h.coord(y, d), k));
+        // Neighbours whose distance to `s` or `t` is not the closed form's: their ports move to
+        // the class of their exact distances, as the hop loop's.
+        for &(y, ys, yt) in &near[..n] {
+            let ys = if ys == NONE { h.hamming(y, s) } else { ys };
+            let yt = if yt == NONE { h.hamming(y, t) } else { yt };
+            let ports = h.ports_to_neighbour(at, y);
             by_dmu.iter_mut().for_each(|m| *m &= !ports);
             other &= !ports;
             put(&mut by_dmu, &mut other, ports, ys, yt);

@@ -116,6 +116,16 @@ pub struct HyperX {
     /// each time was the simulator's top cost).
     coord_tab: Vec<u16>,
     switches: usize,
+    /// Switch-to-switch ports per switch.
+    ports: usize,
+    /// Where the ports fit a 128-bit mask (else empty): per dimension `d`, from
+    /// `rank_at[d]`, the mask of the `K_d` trunk ports to each other coordinate by its rank
+    /// ([`HyperX::port_to`]), then the mask of all of the dimension's ports at
+    /// `rank_at[d] + S_d - 1`. The routings' class loops read these per dimension instead of
+    /// shifting 128-bit words by variable amounts.
+    port_masks: Vec<u128>,
+    /// First entry of each dimension in `port_masks`.
+    rank_at: Vec<usize>,
 }
 
 impl HyperX {
@@ -142,7 +152,20 @@ impl HyperX {
             }
         }
         let dim_ports = (0..sides.len()).map(|d| (base[d] as u16, trunking[d] as u16)).collect();
+        let ports = base[sides.len()];
+        let (mut port_masks, mut rank_at) = (Vec::new(), Vec::new());
+        if ports <= 128 {
+            let ones = |n: usize| if n >= 128 { !0u128 } else { (1u128 << n) - 1 };
+            for (d, (&s, &k)) in sides.iter().zip(trunking).enumerate() {
+                rank_at.push(port_masks.len());
+                port_masks.extend((0..s - 1).map(|rank| ones(k) << (base[d] + rank * k)));
+                port_masks.push(ones((s - 1) * k) << base[d]);
+            }
+        }
         HyperX {
+            ports,
+            port_masks,
+            rank_at,
             dim_ports,
             sides: sides.to_vec(),
             trunking: trunking.to_vec(),
@@ -197,7 +220,7 @@ impl HyperX {
     }
     /// The ports of `sw` in dimension `d` as bit masks by what their far coordinate `v` is:
     /// `[neither, v == p1 only, v == p2 only, both]` (index `(v == p1) | (v == p2) << 1`, as the
-    /// per-dimension hop loops classify ports), or `None` if the switch has 64 ports or more.
+    /// per-dimension hop loops classify ports), or `None` if the switch has more than 64 ports.
     /// Always inlined: the routings' class loops call it once per dimension, and a call costs
     /// about as much as its body.
     #[inline(always)]
@@ -210,26 +233,31 @@ impl HyperX {
     pub fn coordinate_class_masks_wide(&self, sw: SwitchId, d: usize, p1: usize, p2: usize) -> Option<[u128; 4]> {
         self.class_masks(sw, d, p1, p2)
     }
-    /// [`HyperX::coordinate_class_masks`] in masks of type `W`.
+    /// [`HyperX::coordinate_class_masks`] in masks of type `W`, from the per-rank masks of
+    /// `port_masks`.
     #[inline(always)]
     fn class_masks<W: MaskWord>(&self, sw: SwitchId, d: usize, p1: usize, p2: usize) -> Option<[W; 4]> {
-        let (x, k, base) = (self.coord(sw, d), self.trunking[d], self.base[d]);
-        let width = (self.sides[d] - 1) * k;
-        if self.base[self.dims() - 1] + (self.sides[self.dims() - 1] - 1) * self.trunking[self.dims() - 1] > W::BITS {
+        if self.ports > W::BITS {
             return None;
         }
-        let ones = |n: usize| if n >= W::BITS { !W::ZERO } else { (W::ONE << n) - W::ONE };
-        let of = |v: usize| {
-            let rank = if v < x { v } else { v.wrapping_sub(1) };
-            if v == x {
-                W::ZERO
-            } else {
-                ones(k) << (base + rank * k)
-            }
-        };
-        let (m1, m2) = (of(p1), of(p2));
-        let block = ones(width) << base;
+        let x = self.coord(sw, d);
+        // The dimension's per-rank masks, then its block (`S_d` entries).
+        let masks = &self.port_masks[self.rank_at[d]..][..self.sides[d]];
+        let of = |v: usize| if v == x { W::ZERO } else { W::of_u128(masks[v - (v > x) as usize]) };
+        let (m1, m2, block) = (of(p1), of(p2), W::of_u128(masks[self.sides[d] - 1]));
         Some(if p1 == p2 { [block & !m1, W::ZERO, W::ZERO, m1] } else { [block & !m1 & !m2, m1, m2, W::ZERO] })
+    }
+    /// The ports of `sw` to `y`, a switch one coordinate away, as a 128-bit mask (its trunk links,
+    /// [`HyperX::port_to`]).
+    ///
+    /// # Panics
+    /// Where `y` is not a neighbour of `sw`, or the switches have more than 128 ports.
+    #[inline]
+    pub fn ports_to_neighbour(&self, sw: SwitchId, y: SwitchId) -> u128 {
+        let d = (0..self.dims()).find(|&d| self.coord(y, d) != self.coord(sw, d)).expect("a neighbour");
+        let (x, v) = (self.coord(sw, d), self.coord(y, d));
+        assert!(self.ports <= 128, "ports_to_neighbour on a HyperX of {} ports", self.ports);
+        self.port_masks[self.rank_at[d] + v - (v > x) as usize]
     }
     /// Port of `sw` towards coordinate value `v` in dimension `d`, trunk `k` (`v != x_d`).
     #[inline]
@@ -373,28 +401,29 @@ impl Topology for HyperX {
 }
 
 /// A word of port bits ([`HyperX::coordinate_class_masks`] and its 128-bit twin share one body).
-trait MaskWord:
-    Copy
-    + std::ops::Shl<usize, Output = Self>
-    + std::ops::Sub<Output = Self>
-    + std::ops::BitAnd<Output = Self>
-    + std::ops::Not<Output = Self>
-{
+trait MaskWord: Copy + std::ops::BitAnd<Output = Self> + std::ops::Not<Output = Self> {
     const BITS: usize;
     const ZERO: Self;
-    const ONE: Self;
+    /// The low [`MaskWord::BITS`] bits of `m`.
+    fn of_u128(m: u128) -> Self;
 }
 
 impl MaskWord for u64 {
     const BITS: usize = 64;
     const ZERO: Self = 0;
-    const ONE: Self = 1;
+    #[inline(always)]
+    fn of_u128(m: u128) -> Self {
+        m as u64
+    }
 }
 
 impl MaskWord for u128 {
     const BITS: usize = 128;
     const ZERO: Self = 0;
-    const ONE: Self = 1;
+    #[inline(always)]
+    fn of_u128(m: u128) -> Self {
+        m
+    }
 }
 
 #[cfg(test)]
@@ -418,6 +447,36 @@ mod tests {
                     }
                     assert_eq!(h.coordinate_class_masks_wide(sw, d, p1, p2), Some(want), "{sw} {d} {p1} {p2}");
                 }
+            }
+        }
+    }
+
+    /// A neighbour's ports are its trunk links as `port_to` numbers them.
+    #[test]
+    fn ports_to_neighbour_are_its_trunks() {
+        let h = HyperX::new(&[4, 3, 5], &[2, 1, 3], 1);
+        for sw in 0..h.num_switches() as SwitchId {
+            for d in 0..h.dims() {
+                for v in (0..h.side(d)).filter(|&v| v != h.coord(sw, d)) {
+                    let want = (0..h.trunk(d)).fold(0u128, |m, k| m | 1 << h.port_to(sw, d, v, k));
+                    assert_eq!(h.ports_to_neighbour(sw, h.with_coord(sw, d, v)), want, "{sw} {d} {v}");
+                }
+            }
+        }
+    }
+
+    /// The masks are offered up to their width and declined past it: 64 and 128 ports fit the
+    /// 64-bit and 128-bit masks, 65 and 129 do not; a full mask is every port.
+    #[test]
+    fn coordinate_class_masks_fit_up_to_their_width() {
+        for (side, narrow, wide) in [(65, true, true), (66, false, true), (129, false, true), (130, false, false)] {
+            let h = HyperX::new(&[side], &[1], 1);
+            assert_eq!(h.coordinate_class_masks(0, 0, 1, 1).is_some(), narrow, "{side}");
+            let m = h.coordinate_class_masks_wide(0, 0, 1, 1);
+            assert_eq!(m.is_some(), wide, "{side}");
+            if let Some(m) = m {
+                let all = m.iter().fold(0u128, |a, &b| a | b);
+                assert_eq!(all.count_ones() as usize, side - 1, "{side}");
             }
         }
     }
