@@ -16,6 +16,7 @@
 //! increasing. [`HeadCache::expand`] gives back exactly those runs in their order, so selection
 //! reads the same list and the results are unchanged. Other shapes are not cached.
 
+use super::levels::{slot_of, CandidateClass, SlotRanges};
 use crate::routing::CandidateRun;
 
 /// Which cache holds waiting heads' candidates (`hxsim run --candidate-cache`). Results are the
@@ -274,9 +275,9 @@ impl HeadCache {
     }
 
     /// The classes of entry `e` (from [`HeadCache::find`]), in the order stored: each as its ports
-    /// (bit `p` for port `p`), penalty, group (escape or not) and the group's VC range. Selection
-    /// from cost levels reads these instead of the runs [`HeadCache::expand`] writes.
-    #[inline]
+    /// (bit `p` for port `p`), penalty, group (escape or not) and the group's VC range: the tests'
+    /// reference for [`HeadCache::classes_into`].
+    #[cfg(test)]
     pub fn classes(&self, e: usize) -> impl Iterator<Item = (u128, u32, bool, (u8, u8))> + '_ {
         let entry = &self.entries[e];
         entry.classes[..entry.len as usize].iter().enumerate().map(move |(i, c)| {
@@ -284,6 +285,43 @@ impl HeadCache {
             let mask = c.mask.iter().rev().fold(0u128, |m, &w| m << 32 | w as u128);
             (mask, c.penalty, escape, entry.ranges[escape as usize])
         })
+    }
+
+    /// The classes of entry `e` (from [`HeadCache::find`]) as selection reads them, written into
+    /// `out` as [`super::levels::classes_of_parts`] writes them from their parts (128-bit mask,
+    /// penalty, group, VC range), without those parts between: each group's slot is looked up once (in the order the groups first
+    /// appear, as there), a slot not seen yet taking the group's range. The number of classes, or
+    /// `None` where a group's range does not match its slot's.
+    #[inline]
+    pub fn classes_into(&self, e: usize, ranges: &mut SlotRanges, out: &mut [CandidateClass]) -> Option<usize> {
+        const { assert!(CLASSES <= super::levels::MAX_CLASSES) };
+        let entry = &self.entries[e];
+        let n = entry.len as usize;
+        // Bit `g`: a class of group `g` (0 routing, 1 escape) is stored.
+        let all = (1u32 << n) - 1;
+        let escape = entry.escape as u32 & all;
+        let present = (escape != all) as u32 | ((escape != 0) as u32) << 1;
+        let mut slot = [0u8; 2];
+        // The group of the first class first.
+        let first = escape & 1;
+        for g in [first, 1 - first] {
+            if present >> g & 1 == 1 {
+                let (lo, hi) = entry.ranges[g as usize];
+                slot[g as usize] = slot_of(ranges, lo, hi)? as u8;
+            }
+        }
+        for (i, (c, o)) in entry.classes[..n].iter().zip(out.iter_mut()).enumerate() {
+            let g = entry.escape >> i & 1;
+            let [w0, w1, w2, w3] = c.mask.map(u64::from);
+            *o = CandidateClass {
+                lo: w0 | w1 << 32,
+                hi: w2 | w3 << 32,
+                penalty: c.penalty,
+                slot: slot[g as usize],
+                escape: g == 1,
+            };
+        }
+        Some(n)
     }
 
     /// Caches `runs` as the candidates of the head of input `port`, VC `vc` of local switch `li`
@@ -294,7 +332,7 @@ impl HeadCache {
         }
     }
 
-    /// Caches the classes `parts` (as [`HeadCache::classes`] gives them back: no port in two
+    /// Caches the classes `parts` (ports as 128-bit masks, no port in two
     /// classes of a group) as the candidates of the head of input `port`, VC `vc` of local switch
     /// `li`, all of them or (`escape_later`) the routing group's only: whether they formed an
     /// entry (where not, nothing is stored or replaced).
@@ -390,6 +428,49 @@ mod tests {
             assert_eq!(from_classes, runs);
         }
         assert!(full > 1_000, "only {full} lists filled every class");
+    }
+
+    /// `classes_into` writes what `classes_of_parts` writes from `classes`, and leaves the slot
+    /// ranges as it does: for entries of either group or both, in either order, and for slots
+    /// not seen yet, holding the entry's ranges or holding others (where both decline).
+    #[test]
+    fn classes_into_writes_what_classes_of_parts_writes() {
+        use crate::network::levels::{classes_of_parts, MAX_CLASSES};
+        let mut rng = stream(11, 0, Purpose::Router);
+        let mut declined = 0;
+        for _ in 0..2_000 {
+            // Escape group on VCs 5..6, or on 0..2 (the routing group's slot, another range).
+            let esc_range = if below(&mut rng, 4) == 0 { (0u8, 2u8) } else { (5, 6) };
+            let mut groups = [(false, (0u8, 5u8)), (true, esc_range)];
+            if below(&mut rng, 2) == 0 {
+                groups.swap(0, 1);
+            }
+            let mut parts = Vec::new();
+            for (escape, range) in groups {
+                for _ in 0..below(&mut rng, 4) {
+                    let mask = (below(&mut rng, u64::MAX) as u128) << below(&mut rng, 64) | 1;
+                    parts.push((mask, below(&mut rng, 100) as u32, escape, range));
+                }
+            }
+            let mut c = HeadCache::within(1, 1 << 20).unwrap();
+            assert!(c.store_classes(0, 1, 2, parts.iter().copied(), false));
+            let e = c.find(0, 1, 2).unwrap();
+            for start in [[(0, 0), (0, 0)], [(0, 5), (5, 6)], [(0, 5), (0, 0)], [(0, 4), (5, 6)], [(0, 0), (4, 6)]] {
+                let (mut r1, mut r2) = (start, start);
+                let (mut o1, mut o2) =
+                    ([CandidateClass::default(); MAX_CLASSES], [CandidateClass::default(); MAX_CLASSES]);
+                let want = classes_of_parts(c.classes(e), &mut r1, &mut o1);
+                let got = c.classes_into(e, &mut r2, &mut o2);
+                assert_eq!(got, want, "{parts:?} from {start:?}");
+                assert_eq!(r2, r1, "{parts:?} from {start:?}");
+                if let Some(n) = want {
+                    assert_eq!(o2[..n], o1[..n], "{parts:?} from {start:?}");
+                } else {
+                    declined += 1;
+                }
+            }
+        }
+        assert!(declined > 1_000, "only {declined} declined");
     }
 
     /// Lists of another shape are declined: a routing run after the escape, ports not increasing

@@ -219,7 +219,7 @@ pub(super) type SlotRanges = [(u8, u8); 2];
 
 /// The slot of VC range `lo..hi` (0 where it starts at VC 0), which a slot not seen yet in
 /// `ranges` takes; `None` if the slot holds another range.
-fn slot_of(ranges: &mut SlotRanges, lo: u8, hi: u8) -> Option<usize> {
+pub(super) fn slot_of(ranges: &mut SlotRanges, lo: u8, hi: u8) -> Option<usize> {
     let slot = (lo != 0) as usize;
     if ranges[slot] == (0, 0) {
         ranges[slot] = (lo, hi);

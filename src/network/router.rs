@@ -4,9 +4,7 @@
 //! [`super`]). This is the simulator's hot path: it allocates nothing and reads flat arrays.
 
 use super::head_cache::{CandidateCache, HeadCache};
-use super::levels::{
-    bits, classes_from, classes_of, classes_of_parts, same_classes, CandidateClass, Mask, PortMask, FULL, MAX_CLASSES,
-};
+use super::levels::{bits, classes_from, classes_of, same_classes, CandidateClass, Mask, PortMask, FULL, MAX_CLASSES};
 use super::packet::NIL;
 use super::{
     clear_bit, set_bit, Allocation, Allocator, BitIter, CreditDue, EjectionVcs, Msg, NetPartition, OutPort, OutVc,
@@ -885,9 +883,8 @@ impl NetPartition {
         self.head_len = 0;
         if let Some(e) = self.head_cache.find(li, port, vc) {
             let later = self.head_cache.escape_later(e);
-            let n = self.learning_ranges(now, |p| {
-                classes_of_parts(p.head_cache.classes(e), &mut p.levels.ranges, &mut p.head_classes)
-            });
+            let n =
+                self.learning_ranges(now, |p| p.head_cache.classes_into(e, &mut p.levels.ranges, &mut p.head_classes));
             if let Some(n) = n.filter(|&n| n > 0) {
                 debug_assert!(
                     self.classes_of_routing(sw, st, Self::groups(later), &self.head_classes[..n]),
