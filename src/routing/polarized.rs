@@ -782,7 +782,8 @@ impl PolarizedRoutes {
     /// fault-free one: per dimension the four coordinate classes, each a weight change from the
     /// closed-form distances of the faulty hop loop (`faulty_hyperx_hops`), the neighbours among the
     /// source's and target's exceptions moved to the class of their exact distances, less the
-    /// failed ports. `false` (with `out` unchanged) where that hop loop does not apply.
+    /// failed ports. `false` (with `out` unchanged) where that hop loop does not apply, or where more
+    /// than 8 of `at`'s neighbours are among the exceptions (the caller then gathers them hop by hop).
     pub fn faulty_hyperx_classes(
         &self,
         at: SwitchId,
@@ -801,13 +802,16 @@ impl PolarizedRoutes {
         // One pass over each exception list finds `at`'s own exact distances (where `at` is an
         // exception, as `SparseDistances::distance` would find it) and its neighbours among the
         // exceptions: (switch, exact distance to `s`, to `t`; `NONE` where not an exception).
+        // More than `NEAR` such neighbours (next to a fault shape) take the hop loop.
         const NONE: u32 = u32::MAX;
+        const NEAR: usize = 8;
         let (mut a, mut b) = (ha, hb);
-        let mut near = [(0 as SwitchId, NONE, NONE); 2 * FAST_EXCEPTIONS];
+        let mut near = [(0 as SwitchId, NONE, NONE); NEAR];
         let mut n = 0;
         for (&y, &dy) in ls.iter().zip(ds) {
             match h.hamming(y, at) {
                 0 => a = dy as u32,
+                1 if n == NEAR => return false,
                 1 => {
                     near[n] = (y, dy as u32, NONE);
                     n += 1;
@@ -821,6 +825,7 @@ impl PolarizedRoutes {
                 0 => b = dy as u32,
                 1 => match near[..of_s].iter_mut().find(|e| e.0 == y) {
                     Some(e) => e.2 = dy as u32,
+                    None if n == NEAR => return false,
                     None => {
                         near[n] = (y, NONE, dy as u32);
                         n += 1;
