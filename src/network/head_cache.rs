@@ -289,9 +289,10 @@ impl HeadCache {
 
     /// The classes of entry `e` (from [`HeadCache::find`]) as selection reads them, written into
     /// `out` as [`super::levels::classes_of_parts`] writes them from their parts (128-bit mask,
-    /// penalty, group, VC range), without those parts between: each group's slot is looked up once (in the order the groups first
-    /// appear, as there), a slot not seen yet taking the group's range. The number of classes, or
-    /// `None` where a group's range does not match its slot's.
+    /// penalty, group, VC range), without those parts between: each group's slot is looked up
+    /// once (in the order the groups first appear, as there), a slot not seen yet taking the
+    /// group's range. The number of classes, or `None` where a group's range does not match its
+    /// slot's.
     #[inline]
     pub fn classes_into(&self, e: usize, ranges: &mut SlotRanges, out: &mut [CandidateClass]) -> Option<usize> {
         const { assert!(CLASSES <= super::levels::MAX_CLASSES) };

@@ -993,6 +993,35 @@ mod tests {
         }
     }
 
+    /// A switch with more than 8 neighbours among the exceptions declines, leaving its classes to
+    /// the hop loop. On an 11x3 HyperX whose target `t` = (0, 0) lost its 10 links of dimension 0,
+    /// every other switch of `t`'s row is 3 hops from it (across, along the row, back), not 1: a
+    /// switch of that row has 9 neighbours among `t`'s exceptions, and one off the row has one
+    /// (the switch of the row beside it), whose classes are written as the runs give them.
+    #[test]
+    fn many_neighbours_among_the_exceptions_decline() {
+        let h = HyperX::new(&[11, 3], &[1, 1], 1);
+        let t = h.switch_at(&[0, 0]);
+        let faults = FaultSet { links: (0..10).map(|p| (t, p as PortId)).collect(), switches: vec![] };
+        let net = Arc::new(Fabric::new(Arc::new(h.clone()), &faults));
+        let sd = net.sparse_distances().unwrap();
+        let routes = PolarizedRoutes::new(net.clone());
+        let st = RouteState { src: h.switch_at(&[5, 2]), dst: t, ..Default::default() };
+        let in_row = h.switch_at(&[1, 0]);
+        assert_eq!(sd.distance(in_row, t), 3);
+        assert_eq!(sd.exceptions_to(t).0.len(), 10);
+        let mut classes = Vec::new();
+        assert!(!routes.faulty_hyperx_classes(in_row, &st, &mut classes, 0..2));
+        assert!(classes.is_empty());
+        let off_row = h.switch_at(&[1, 1]);
+        assert!(routes.faulty_hyperx_classes(off_row, &st, &mut classes, 0..2));
+        let mut runs = Vec::new();
+        routes.candidate_runs(off_row, &st, &mut runs, |_| 0..2);
+        let mut want: Vec<(PortId, u32)> = runs.iter().map(|r| (r.port, r.penalty)).collect();
+        want.sort_unstable();
+        assert_eq!(class_ports(&classes), want);
+    }
+
     /// The fast path of the faulty HyperX, where it applies, and the per-neighbour path offer
     /// exactly Table 1's hops under BFS distances over the live links, for every (s, c, t).
     #[test]
