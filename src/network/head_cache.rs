@@ -289,38 +289,23 @@ impl HeadCache {
 
     /// The classes of entry `e` (from [`HeadCache::find`]) as selection reads them, written into
     /// `out` as [`super::levels::classes_of_parts`] writes them from their parts (128-bit mask,
-    /// penalty, group, VC range), without those parts between: each group's slot is looked up
-    /// once (in the order the groups first appear, as there), a slot not seen yet taking the
-    /// group's range. The number of classes, or `None` where a group's range does not match its
-    /// slot's.
+    /// penalty, group, VC range), without those parts between: a group's slot is looked up at its
+    /// first class, a slot not seen yet taking the group's range. The number of classes, or
+    /// `None` where a group's range does not match its slot's.
     #[inline]
     pub fn classes_into(&self, e: usize, ranges: &mut SlotRanges, out: &mut [CandidateClass]) -> Option<usize> {
         const { assert!(CLASSES <= super::levels::MAX_CLASSES) };
         let entry = &self.entries[e];
         let n = entry.len as usize;
-        // Bit `g`: a class of group `g` (0 routing, 1 escape) is stored.
-        let all = (1u32 << n) - 1;
-        let escape = entry.escape as u32 & all;
-        let present = (escape != all) as u32 | ((escape != 0) as u32) << 1;
-        let mut slot = [0u8; 2];
-        // The group of the first class first.
-        let first = escape & 1;
-        for g in [first, 1 - first] {
-            if present >> g & 1 == 1 {
-                let (lo, hi) = entry.ranges[g as usize];
-                slot[g as usize] = slot_of(ranges, lo, hi)? as u8;
-            }
-        }
+        let mut slot: [Option<u8>; 2] = [None; 2];
         for (i, (c, o)) in entry.classes[..n].iter().zip(out.iter_mut()).enumerate() {
-            let g = entry.escape >> i & 1;
-            let [w0, w1, w2, w3] = c.mask.map(u64::from);
-            *o = CandidateClass {
-                lo: w0 | w1 << 32,
-                hi: w2 | w3 << 32,
-                penalty: c.penalty,
-                slot: slot[g as usize],
-                escape: g == 1,
+            let g = (entry.escape >> i & 1) as usize;
+            let s = match slot[g] {
+                Some(s) => s,
+                None => *slot[g].insert(slot_of(ranges, entry.ranges[g].0, entry.ranges[g].1)? as u8),
             };
+            let [w0, w1, w2, w3] = c.mask.map(u64::from);
+            *o = CandidateClass { lo: w0 | w1 << 32, hi: w2 | w3 << 32, penalty: c.penalty, slot: s, escape: g == 1 };
         }
         Some(n)
     }

@@ -87,11 +87,7 @@ fn parse_cache_size(s: &str) -> Option<u64> {
 /// Whether a partition whose router state takes `state_bytes` fetches ahead in mode `mode`, on a
 /// core whose private cache holds `cache_bytes`.
 pub fn fetches_ahead(mode: FetchAhead, state_bytes: u64, cache_bytes: u64) -> bool {
-    match mode {
-        FetchAhead::On => true,
-        FetchAhead::Off => false,
-        FetchAhead::Auto => state_bytes > 2 * cache_bytes,
-    }
+    above(mode, state_bytes, 2 * cache_bytes)
 }
 
 /// Whether a partition that fetches ahead also fetches the records of the ports a switch-step
@@ -101,10 +97,16 @@ pub fn fetches_ahead(mode: FetchAhead, state_bytes: u64, cache_bytes: u64) -> bo
 /// times the cache: PolSP on `configs/hyperx-3d-8.toml` (10 MB) took 2-3% more CPU time with them
 /// fetched, on the faulty million-endpoint HyperX (335 MB a partition on two threads) 7% less.
 pub fn fetches_far(mode: FetchAhead, state_bytes: u64, cache_bytes: u64) -> bool {
+    above(mode, state_bytes, 16 * cache_bytes)
+}
+
+/// Mode `mode`'s answer for a partition of `state_bytes`: `On` yes, `Off` no, `Auto` where the
+/// state exceeds `threshold`.
+fn above(mode: FetchAhead, state_bytes: u64, threshold: u64) -> bool {
     match mode {
         FetchAhead::On => true,
         FetchAhead::Off => false,
-        FetchAhead::Auto => state_bytes > 16 * cache_bytes,
+        FetchAhead::Auto => state_bytes > threshold,
     }
 }
 
@@ -165,24 +167,28 @@ pub(super) fn prefetch_span<T>(s: &[T]) {
 }
 
 impl NetPartition {
+    /// Fetches output port `pi`'s record and the first and last lines of its VC records.
+    #[inline(always)]
+    fn fetch_output(&self, pi: usize) {
+        let v = self.v;
+        prefetch(&self.outp[pi]);
+        prefetch(&self.outvc[pi * v]);
+        prefetch(&self.outvc[pi * v + v - 1]);
+    }
+
     /// First stage of the prefetch, two switches ahead ([`NetPartition::step`]): the port and VC
     /// records of local switch `l`'s inputs and outputs holding packets, its neighbour table and
     /// link counters, and its servers' records.
     #[inline]
     pub(super) fn prefetch_ports(&self, l: usize) {
-        let (np, v, w) = (self.np, self.v, self.words);
+        let (np, w) = (self.np, self.words);
         for_each_set_bit(&self.in_mask[l * w..(l + 1) * w], |port| {
             let (pi, qi) = (l * np + port, self.in_vc(l, port, 0));
             prefetch(&self.inp[pi]);
             prefetch(&self.inbuf[qi]);
             prefetch(&self.inbuf[qi + self.in_vcs(l, port) - 1]);
         });
-        for_each_set_bit(&self.out_mask[l * w..(l + 1) * w], |port| {
-            let pi = l * np + port;
-            prefetch(&self.outp[pi]);
-            prefetch(&self.outvc[pi * v]);
-            prefetch(&self.outvc[pi * v + v - 1]);
-        });
+        for_each_set_bit(&self.out_mask[l * w..(l + 1) * w], |port| self.fetch_output(l * np + port));
         // The far ends of its links, read by every packet it sends and grants to a link, and the
         // links' counters.
         if self.r > 0 {
@@ -243,10 +249,7 @@ impl NetPartition {
         // since their packet was sent).
         if self.fetch_far && self.levels.is_on() {
             for p in super::levels::bits(self.levels.to_recost(l)) {
-                let pi = l * np + t as usize + p;
-                prefetch(&self.outp[pi]);
-                prefetch(&self.outvc[pi * v]);
-                prefetch(&self.outvc[pi * v + v - 1]);
+                self.fetch_output(l * np + t as usize + p);
             }
         }
         let (from, to) = (self.inbox_start[l] as usize, self.inbox_start[l + 1] as usize);

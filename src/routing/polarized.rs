@@ -106,6 +106,74 @@ fn few_exceptions<'a>(sd: &'a SparseDistances, at: SwitchId, st: &RouteState) ->
     lists.iter().all(|l| l.0.len() <= FAST_EXCEPTIONS).then_some(lists)
 }
 
+/// Most of `at`'s neighbours among a route's exceptions that the closed-form hop loops of a faulty
+/// HyperX correct; more (next to a fault shape) send the hops and classes to the per-neighbour
+/// paths.
+const NEAR: usize = 8;
+
+/// "Not an exception": the closed form's distance holds.
+const NONE: u32 = u32::MAX;
+
+/// What one pass over a route's exception lists ([`few_exceptions`]) tells the hop loops at `at`:
+/// `at`'s exact distances to the source and the target, and its neighbours among their exceptions
+/// with their exact distances to each ([`NONE`] where that one is not an exception).
+struct NearExceptions {
+    a: u32,
+    b: u32,
+    near: [(SwitchId, u32, u32); NEAR],
+    n: usize,
+}
+
+impl NearExceptions {
+    /// Nothing found yet at a switch whose Hamming distances to the source and target are `ha`
+    /// and `hb`.
+    #[inline(always)]
+    fn new(ha: u32, hb: u32) -> Self {
+        NearExceptions { a: ha, b: hb, near: [(0, NONE, NONE); NEAR], n: 0 }
+    }
+
+    /// The pass over `lists` at `at` on HyperX `h`: `false` where more than [`NEAR`] neighbours
+    /// are exceptions. Filled in place and always inlined: returned by value, the copies cost
+    /// both callers about 100 instructions a call.
+    #[inline(always)]
+    fn scan(&mut self, h: &HyperX, at: SwitchId, [(ls, ds), (lt, dt)]: SourceTargetExceptions) -> bool {
+        let e = self;
+        for (&y, &dy) in ls.iter().zip(ds) {
+            match h.hamming(y, at) {
+                0 => e.a = dy as u32,
+                1 if e.n == NEAR => return false,
+                1 => {
+                    e.near[e.n] = (y, dy as u32, NONE);
+                    e.n += 1;
+                }
+                _ => {}
+            }
+        }
+        let of_s = e.n;
+        for (&y, &dy) in lt.iter().zip(dt) {
+            match h.hamming(y, at) {
+                0 => e.b = dy as u32,
+                1 => match e.near[..of_s].iter_mut().find(|x| x.0 == y) {
+                    Some(x) => x.2 = dy as u32,
+                    None if e.n == NEAR => return false,
+                    None => {
+                        e.near[e.n] = (y, NONE, dy as u32);
+                        e.n += 1;
+                    }
+                },
+                _ => {}
+            }
+        }
+        true
+    }
+
+    /// The neighbours found, each with its exact distances to the source and the target.
+    #[inline]
+    fn neighbours(&self) -> &[(SwitchId, u32, u32)] {
+        &self.near[..self.n]
+    }
+}
+
 /// Table 1: the weight change of a move `(ds, dt)` for a packet with `a = d(c,s)` and `b = d(c,t)`,
 /// or `None` if Polarized does not allow it.
 #[inline]
@@ -661,7 +729,8 @@ impl PolarizedRoutes {
     /// `at`'s component, so when `s` and `t` are too, `d(y,s)` is the Hamming distance unless
     /// `(y, s)` is one of `s`'s few exceptions ([`SparseDistances::exceptions_to`]): the
     /// fault-free per-dimension update of the Hamming distances, corrected for the neighbours
-    /// found in the exception lists (scanned once per hop) and with dead ports skipped.
+    /// found in the exception lists (scanned once per hop, [`NearExceptions`]; more than [`NEAR`]
+    /// of them take the per-neighbour path) and with dead ports skipped.
     #[inline]
     fn faulty_hyperx_hops(
         &self,
@@ -673,26 +742,14 @@ impl PolarizedRoutes {
     ) -> bool {
         let net = &*self.net;
         let (s, t) = (st.src, st.dst);
-        let Some([(ls, ds), (lt, dt)]) = few_exceptions(sd, at, st) else { return false };
+        let Some(lists) = few_exceptions(sd, at, st) else { return false };
         let h = sd.hyperx();
-        // Neighbours of `at` among the exceptions: (switch, its exact distance to `s` or `t`).
-        let mut near_s = [(0 as SwitchId, 0u32); FAST_EXCEPTIONS];
-        let mut near_t = [(0 as SwitchId, 0u32); FAST_EXCEPTIONS];
-        let (mut ns, mut nt) = (0, 0);
-        for (&y, &dy) in ls.iter().zip(ds) {
-            if h.hamming(y, at) == 1 {
-                near_s[ns] = (y, dy as u32);
-                ns += 1;
-            }
-        }
-        for (&y, &dy) in lt.iter().zip(dt) {
-            if h.hamming(y, at) == 1 {
-                near_t[nt] = (y, dy as u32);
-                nt += 1;
-            }
-        }
-        let (a, b) = (sd.distance(at, s), sd.distance(at, t));
         let (ha, hb) = (h.hamming(at, s), h.hamming(at, t));
+        let mut near = NearExceptions::new(ha, hb);
+        if !near.scan(h, at, lists) {
+            return false;
+        }
+        let (a, b) = (near.a, near.b);
         // Read once: `f` may touch the filter's cells, so the compiler would reload it per hop.
         let filtered = !matches!(filter.corners, Corners::None);
         for d in 0..h.dims() {
@@ -701,13 +758,10 @@ impl PolarizedRoutes {
             let (bs, bt) = (ha - (x != xs) as u32, hb - (x != xt) as u32);
             for (v, ports) in h.dim_ports(at, d) {
                 let (mut ys, mut yt) = (bs + (v != xs) as u32, bt + (v != xt) as u32);
-                if ns + nt > 0 {
+                if near.n > 0 {
                     let y = h.with_coord(at, d, v);
-                    if let Some(e) = near_s[..ns].iter().find(|e| e.0 == y) {
-                        ys = e.1;
-                    }
-                    if let Some(e) = near_t[..nt].iter().find(|e| e.0 == y) {
-                        yt = e.1;
+                    if let Some(&(_, es, et)) = near.neighbours().iter().find(|e| e.0 == y) {
+                        (ys, yt) = (if es == NONE { ys } else { es }, if et == NONE { yt } else { et });
                     }
                 }
                 let Some(dmu) = filter.offered(filtered, (a, b), (ys, yt), || h.with_coord(at, d, v)) else {
@@ -782,8 +836,8 @@ impl PolarizedRoutes {
     /// fault-free one: per dimension the four coordinate classes, each a weight change from the
     /// closed-form distances of the faulty hop loop (`faulty_hyperx_hops`), the neighbours among the
     /// source's and target's exceptions moved to the class of their exact distances, less the
-    /// failed ports. `false` (with `out` unchanged) where that hop loop does not apply, or where more
-    /// than 8 of `at`'s neighbours are among the exceptions (the caller then gathers them hop by hop).
+    /// failed ports. `false` (with `out` unchanged) where that hop loop does not apply, as where more
+    /// than 8 (`NEAR`) of `at`'s neighbours are exceptions (the caller then gathers them hop by hop).
     pub fn faulty_hyperx_classes(
         &self,
         at: SwitchId,
@@ -796,44 +850,14 @@ impl PolarizedRoutes {
         }
         let Some(sd) = self.net.sparse_distances() else { return false };
         let (s, t) = (st.src, st.dst);
-        let Some([(ls, ds), (lt, dt)]) = few_exceptions(sd, at, st) else { return false };
+        let Some(lists) = few_exceptions(sd, at, st) else { return false };
         let h = sd.hyperx();
         let (ha, hb) = (h.hamming(at, s), h.hamming(at, t));
-        // One pass over each exception list finds `at`'s own exact distances (where `at` is an
-        // exception, as `SparseDistances::distance` would find it) and its neighbours among the
-        // exceptions: (switch, exact distance to `s`, to `t`; `NONE` where not an exception).
-        // More than `NEAR` such neighbours (next to a fault shape) take the hop loop.
-        const NONE: u32 = u32::MAX;
-        const NEAR: usize = 8;
-        let (mut a, mut b) = (ha, hb);
-        let mut near = [(0 as SwitchId, NONE, NONE); NEAR];
-        let mut n = 0;
-        for (&y, &dy) in ls.iter().zip(ds) {
-            match h.hamming(y, at) {
-                0 => a = dy as u32,
-                1 if n == NEAR => return false,
-                1 => {
-                    near[n] = (y, dy as u32, NONE);
-                    n += 1;
-                }
-                _ => {}
-            }
+        let mut near = NearExceptions::new(ha, hb);
+        if !near.scan(h, at, lists) {
+            return false;
         }
-        let of_s = n;
-        for (&y, &dy) in lt.iter().zip(dt) {
-            match h.hamming(y, at) {
-                0 => b = dy as u32,
-                1 => match near[..of_s].iter_mut().find(|e| e.0 == y) {
-                    Some(e) => e.2 = dy as u32,
-                    None if n == NEAR => return false,
-                    None => {
-                        near[n] = (y, NONE, dy as u32);
-                        n += 1;
-                    }
-                },
-                _ => {}
-            }
-        }
+        let (a, b) = (near.a, near.b);
         // Ports by weight change 0, 1 or 2, and those with another (possible only through a
         // failed link, where `at`'s own distance is not the closed form's), for neighbours at
         // distances `ys` and `yt` from `s` and `t`.
@@ -861,7 +885,7 @@ impl PolarizedRoutes {
         }
         // Neighbours whose distance to `s` or `t` is not the closed form's: their ports move to
         // the class of their exact distances, as the hop loop's.
-        for &(y, ys, yt) in &near[..n] {
+        for &(y, ys, yt) in near.neighbours() {
             let ys = if ys == NONE { h.hamming(y, s) } else { ys };
             let yt = if yt == NONE { h.hamming(y, t) } else { yt };
             let ports = h.ports_to_neighbour(at, y);
@@ -993,8 +1017,8 @@ mod tests {
         }
     }
 
-    /// A switch with more than 8 neighbours among the exceptions declines, leaving its classes to
-    /// the hop loop. On an 11x3 HyperX whose target `t` = (0, 0) lost its 10 links of dimension 0,
+    /// A switch with more than [`NEAR`] (8) neighbours among the exceptions declines, leaving its
+    /// classes and hops to the per-neighbour paths. On an 11x3 HyperX whose target `t` = (0, 0) lost its 10 links of dimension 0,
     /// every other switch of `t`'s row is 3 hops from it (across, along the row, back), not 1: a
     /// switch of that row has 9 neighbours among `t`'s exceptions, and one off the row has one
     /// (the switch of the row beside it), whose classes are written as the runs give them.
@@ -1008,11 +1032,23 @@ mod tests {
         let routes = PolarizedRoutes::new(net.clone());
         let st = RouteState { src: h.switch_at(&[5, 2]), dst: t, ..Default::default() };
         let in_row = h.switch_at(&[1, 0]);
+        // The row's 9 switches beside `in_row` exceed NEAR.
+        const { assert!(NEAR < 9) };
         assert_eq!(sd.distance(in_row, t), 3);
         assert_eq!(sd.exceptions_to(t).0.len(), 10);
         let mut classes = Vec::new();
         assert!(!routes.faulty_hyperx_classes(in_row, &st, &mut classes, 0..2));
         assert!(classes.is_empty());
+        // The hop loop declines there too, and the per-neighbour path gives the hops.
+        let filter = Filter::new(&routes, &routes.corners, &st);
+        let mut fast = Vec::new();
+        assert!(!routes.faulty_hyperx_hops(sd, in_row, &st, &filter, &mut |p, m| fast.push((p, m))));
+        assert!(fast.is_empty());
+        let (mut hops, mut slow) = (Vec::new(), Vec::new());
+        routes.hops(in_row, &st, |p, m| hops.push((p, m)));
+        routes.sparse_hops(sd, in_row, &st, &filter, &mut |p, m| slow.push((p, m)));
+        assert!(!hops.is_empty());
+        assert_eq!(hops, slow);
         let off_row = h.switch_at(&[1, 1]);
         assert!(routes.faulty_hyperx_classes(off_row, &st, &mut classes, 0..2));
         let mut runs = Vec::new();

@@ -240,9 +240,7 @@ impl HyperX {
         if self.ports > W::BITS {
             return None;
         }
-        let x = self.coord(sw, d);
-        // The dimension's per-rank masks, then its block (`S_d` entries).
-        let masks = &self.port_masks[self.rank_at[d]..][..self.sides[d]];
+        let (x, masks) = (self.coord(sw, d), self.dim_masks(d));
         let of = |v: usize| if v == x { W::ZERO } else { W::of_u128(masks[v - (v > x) as usize]) };
         let (m1, m2, block) = (of(p1), of(p2), W::of_u128(masks[self.sides[d] - 1]));
         Some(if p1 == p2 { [block & !m1, W::ZERO, W::ZERO, m1] } else { [block & !m1 & !m2, m1, m2, W::ZERO] })
@@ -255,9 +253,15 @@ impl HyperX {
     #[inline]
     pub fn ports_to_neighbour(&self, sw: SwitchId, y: SwitchId) -> u128 {
         let d = (0..self.dims()).find(|&d| self.coord(y, d) != self.coord(sw, d)).expect("a neighbour");
-        let (x, v) = (self.coord(sw, d), self.coord(y, d));
         assert!(self.ports <= 128, "ports_to_neighbour on a HyperX of {} ports", self.ports);
-        self.port_masks[self.rank_at[d] + v - (v > x) as usize]
+        let (x, v) = (self.coord(sw, d), self.coord(y, d));
+        self.dim_masks(d)[v - (v > x) as usize]
+    }
+    /// Dimension `d`'s entries of `port_masks` (at most 128 ports): the trunk ports towards each
+    /// other coordinate by its rank (`v`, or `v - 1` above the switch's own), then the block.
+    #[inline(always)]
+    fn dim_masks(&self, d: usize) -> &[u128] {
+        &self.port_masks[self.rank_at[d]..][..self.sides[d]]
     }
     /// Port of `sw` towards coordinate value `v` in dimension `d`, trunk `k` (`v != x_d`).
     #[inline]
@@ -365,10 +369,10 @@ impl Topology for HyperX {
     }
     #[inline]
     fn switch_ports(&self, _sw: SwitchId) -> usize {
-        *self.base.last().unwrap()
+        self.ports
     }
     fn max_switch_ports(&self) -> usize {
-        *self.base.last().unwrap()
+        self.ports
     }
     fn uniform_servers(&self) -> Option<usize> {
         Some(self.servers)
