@@ -2,7 +2,10 @@
 # End-to-end speed of `hxsim run` (switch traversals per second, the `hops_per_second` of the JSON
 # summary) for 1 and 2 threads and 1 and 2 MPI ranks, on the 3-D 8x8x8 config and the 64K-endpoint
 # config, as a table with the speedup over one thread. Every layout must give the same summary
-# (apart from the timing keys); the table says whether it did.
+# (apart from the timing keys); the table says whether it did. "wall s" is the simulation loop's
+# (the summary's wall_seconds, which the speedup is computed from), "total s" the whole process's
+# of the same run, setup included: every rank builds the whole network and its routing tables, so
+# at many ranks per node the setup can take longer than a short loop.
 #
 #   benches/scaling.sh                       # REPS=3 runs per cell, best kept
 #   REPS=5 CONFIGS="configs/hyperx-3d-16.toml" benches/scaling.sh
@@ -47,7 +50,7 @@ fi
 # json KEY < summary: the number after "KEY":
 json() { sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p"; }
 # The summary without the timing keys, to compare layouts.
-strip() { sed -E 's/"(wall_seconds|hops_per_second|peak_memory_bytes)":[^,}]*,?//g'; }
+strip() { sed -E 's/"(wall_seconds|hops_per_second|peak_memory_bytes|routing_build_seconds)":[^,}]*,?//g'; }
 
 run() { # ranks threads config -> one JSON line
     local r=$1 t=$2 c=$3
@@ -63,7 +66,7 @@ run() { # ranks threads config -> one JSON line
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load average before: $(cut -d' ' -f1-3 /proc/loadavg); best of $REPS$priority"
-printf '%-28s %5s %7s %14s %9s %8s %9s %5s\n' config ranks threads "hops/s (best)" "wall s" speedup "mem MiB" same
+printf '%-28s %5s %7s %14s %9s %9s %8s %9s %5s\n' config ranks threads "hops/s (best)" "wall s" "total s" speedup "mem MiB" same
 for c in $CONFIGS; do
     base="" ref=""
     for l in $LAYOUTS; do
@@ -71,19 +74,22 @@ for c in $CONFIGS; do
         if ((r > 1 && !have_mpi)); then
             continue
         fi
-        best=0 wall="" mem="" same=yes
+        best=0 wall="" total="" mem="" same=yes
         for ((i = 0; i < REPS; i++)); do
+            t0=$(date +%s.%N)
             out=$(run "$r" "$t" "$c")
+            t1=$(date +%s.%N)
             h=$(json hops_per_second <<<"$out")
             s=$(strip <<<"$out")
             [[ -z $ref ]] && ref=$s
             [[ $s == "$ref" ]] || same=NO
             if awk -v a="$h" -v b="$best" 'BEGIN { exit !(a > b) }'; then
                 best=$h wall=$(json wall_seconds <<<"$out") mem=$(json peak_memory_bytes <<<"$out")
+                total=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
             fi
         done
         [[ -z $base ]] && base=$best
-        printf '%-28s %5d %7d %14.0f %9.3f %7.2fx %9.0f %5s\n' "$(basename "$c")" "$r" "$t" "$best" "$wall" \
+        printf '%-28s %5d %7d %14.0f %9.3f %9.3f %7.2fx %9.0f %5s\n' "$(basename "$c")" "$r" "$t" "$best" "$wall" "$total" \
             "$(awk -v a="$best" -v b="$base" 'BEGIN { print a / b }')" "$(awk -v m="$mem" 'BEGIN { print m / 1048576 }')" "$same"
     done
 done
