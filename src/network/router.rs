@@ -299,9 +299,9 @@ fn without_later(len: u8) -> (usize, bool) {
     ((len & !ESCAPE_LATER) as usize, len & ESCAPE_LATER != 0)
 }
 
-/// Bytes of the class cache ([`NetPartition::class_cache`]) of a partition with `inputs` input
-/// ports: [`MAX_CLASSES`] classes per input. Where it exceeds [`RUN_CACHE_BYTES`], a partition
-/// with cost levels keeps its heads' classes in the [`HeadCache`] instead.
+/// Bytes of the class cache ([`NetPartition::class_cache`]) of `inputs` input ports:
+/// [`MAX_CLASSES`] classes per input. Where the whole network's exceeds [`RUN_CACHE_BYTES`],
+/// every partition with cost levels keeps its heads' classes in the [`HeadCache`] instead.
 pub(super) fn class_cache_bytes(inputs: usize) -> usize {
     inputs * MAX_CLASSES * std::mem::size_of::<CandidateClass>()
 }
@@ -786,10 +786,7 @@ impl NetPartition {
         } else if cap == usize::MAX {
             // First evaluation: size the cache, unless that is too big for this partition.
             let (cap, inputs) = (run_cache_cap(self.r), self.inp.len());
-            if self.levels.is_on()
-                && self.cache_mode == CandidateCache::Auto
-                && class_cache_bytes(inputs) <= RUN_CACHE_BYTES
-            {
+            if self.levels.is_on() && self.cache_mode == CandidateCache::Auto && self.class_cache_fits {
                 self.class_cache = vec![CandidateClass::default(); inputs * MAX_CLASSES];
                 self.run_cache_vc = vec![NO_VC; inputs];
                 self.run_cache_len = vec![0; inputs];
