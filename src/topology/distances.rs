@@ -8,7 +8,9 @@
 //! elsewhere) and their links `x_S -> x_{S+d}`. Faults only remove links (a failed switch removes
 //! all of its links), so `d_f(a,b) >= h`, and `d_f(a,b) = h` exactly when one of these monotone
 //! paths through the subset lattice is entirely alive, which [`SparseDistances::geodesic_alive`]
-//! decides with at most `h 2^(h-1)` link checks (12 on a 3-D network) and no memory.
+//! decides with no memory: `h` link checks where the path in dimension order is alive, `h` more
+//! for its reverse (no link in common), and only where both are cut, the lattice's at most
+//! `h 2^(h-1)` (12 on a 3-D network).
 //!
 //! Pairs where it fails (*exceptions*) have every geodesic cut by a failed link `(u, v)`, so they
 //! lie in the set of pairs for which `(u, v)` is on a geodesic: `a_d = u_d`, `b_d = v_d` in the
@@ -550,6 +552,7 @@ mod tests {
             (&[4, 4, 4], &[1, 1, 1], 120, 4),
             (&[3, 3, 2, 3], &[1, 1, 1, 1], 25, 6),
         ];
+        let mut connected = 0;
         for &(sides, trunks, faults, seed) in cases {
             let h = HyperX::new(sides, trunks, 1);
             let topo: Arc<dyn Topology> = Arc::new(h.clone());
@@ -567,7 +570,9 @@ mod tests {
                 }
             }
             assert!(cut > 0, "{sides:?} {faults} faults: no pair has every geodesic cut; the case tests nothing");
+            connected += sd.connected() as usize;
         }
+        assert!(connected > 0, "no case is connected: the search's path for connected networks is untested");
     }
 
     #[test]
