@@ -118,6 +118,16 @@ impl SparseDistances {
         !bit(&self.cut, x as usize * self.slots + self.slot_base[d] as usize + rank)
     }
 
+    /// [`SparseDistances::link_alive`] where `x`'s coordinate in dimension `d` is known (`xd`).
+    #[inline(always)]
+    fn link_alive_at(&self, x: SwitchId, d: usize, xd: usize, v: usize) -> bool {
+        if !bit(&self.touched, x as usize) {
+            return true;
+        }
+        let rank = if v < xd { v } else { v - 1 };
+        !bit(&self.cut, x as usize * self.slots + self.slot_base[d] as usize + rank)
+    }
+
     /// Calls `f(y)` for every live neighbour switch of `x` (once per switch, whatever the trunks).
     fn for_each_live_neighbour(&self, x: SwitchId, mut f: impl FnMut(SwitchId)) {
         let h = &self.hx;
@@ -136,20 +146,31 @@ impl SparseDistances {
     #[inline]
     pub fn geodesic_alive(&self, a: SwitchId, b: SwitchId) -> bool {
         let h = &self.hx;
-        let l = h.dims();
-        // Differing dimensions: (dimension, b's coordinate, id offset from a to b in it).
-        let mut dims = [(0usize, 0usize, 0i64); MAX_DIMS];
+        let (mut ca, mut cb) = ([0usize; MAX_DIMS], [0usize; MAX_DIMS]);
+        for d in 0..h.dims() {
+            (ca[d], cb[d]) = (h.coord(a, d), h.coord(b, d));
+        }
+        self.geodesic_alive_at(a, &ca, &cb)
+    }
+
+    /// [`SparseDistances::geodesic_alive`] from `a` and both switches' coordinates (`ca`, `cb`:
+    /// their first [`HyperX::dims`] entries), so that no link check looks a coordinate up.
+    #[inline(always)]
+    fn geodesic_alive_at(&self, a: SwitchId, ca: &[usize; MAX_DIMS], cb: &[usize; MAX_DIMS]) -> bool {
+        let h = &self.hx;
+        // Differing dimensions: (dimension, a's coordinate, b's, id offset from a to b in it). A
+        // corner of the lattice has a's coordinate in every dimension it has not set yet.
+        let mut dims = [(0usize, 0usize, 0usize, 0i64); MAX_DIMS];
         let mut k = 0;
-        for d in 0..l {
-            let (x, y) = (h.coord(a, d), h.coord(b, d));
-            if x != y {
-                dims[k] = (d, y, h.with_coord(a, d, y) as i64 - a as i64);
+        for d in 0..h.dims() {
+            if ca[d] != cb[d] {
+                dims[k] = (d, ca[d], cb[d], (cb[d] as i64 - ca[d] as i64) * h.stride(d) as i64);
                 k += 1;
             }
         }
         match k {
             0 => return true,
-            1 => return self.link_alive(a, dims[0].0, dims[0].1),
+            1 => return self.link_alive_at(a, dims[0].0, dims[0].1, dims[0].2),
             _ => {}
         }
         // First two geodesics with no link in common: the one that sets the coordinates in
@@ -170,13 +191,14 @@ impl SparseDistances {
         let mut reach: u64 = 1;
         for m in 1usize..(1 << k) {
             let low = m.trailing_zeros() as usize;
-            id[m] = (id[m & (m - 1)] as i64 + dims[low].2) as SwitchId;
+            id[m] = (id[m & (m - 1)] as i64 + dims[low].3) as SwitchId;
             let mut rest = m;
             while rest != 0 {
                 let i = rest.trailing_zeros() as usize;
                 rest &= rest - 1;
                 let prev = m ^ (1 << i);
-                if reach >> prev & 1 != 0 && self.link_alive(id[prev], dims[i].0, dims[i].1) {
+                let (d, xd, y, _) = dims[i];
+                if reach >> prev & 1 != 0 && self.link_alive_at(id[prev], d, xd, y) {
                     reach |= 1 << m;
                     break;
                 }
@@ -185,12 +207,12 @@ impl SparseDistances {
         reach >> ((1usize << k) - 1) & 1 != 0
     }
 
-    /// Whether the path from `x` that takes `hops` in turn (dimension, coordinate, id offset) is
-    /// alive.
+    /// Whether the path from `x` that takes `hops` in turn (dimension, coordinate left, coordinate
+    /// reached, id offset) is alive.
     #[inline(always)]
-    fn path_alive<'h>(&self, mut x: SwitchId, hops: impl Iterator<Item = &'h (usize, usize, i64)>) -> bool {
-        for &(d, y, step) in hops {
-            if !self.link_alive(x, d, y) {
+    fn path_alive<'h>(&self, mut x: SwitchId, hops: impl Iterator<Item = &'h (usize, usize, usize, i64)>) -> bool {
+        for &(d, xd, y, step) in hops {
+            if !self.link_alive_at(x, d, xd, y) {
                 return false;
             }
             x = (x as i64 + step) as SwitchId;
@@ -402,21 +424,26 @@ impl SparseDistances {
                 // otherwise b_e = u_e and a_e is the (c - S_e)-th value other than u_e.
                 let others: Vec<usize> = (0..l).filter(|&e| e != d).collect();
                 let mut choice = vec![0usize; others.len()];
-                let (a0, b0) = (u, h.with_coord(u, d, v));
+                let mut cu = [0usize; MAX_DIMS];
+                for (e, c) in cu.iter_mut().enumerate().take(l) {
+                    *c = h.coord(u, e);
+                }
                 loop {
-                    let (mut a, mut b) = (a0, b0);
+                    let (mut ca, mut cb) = (cu, cu);
+                    cb[d] = v;
                     for (i, &e) in others.iter().enumerate() {
-                        let (ue, s, c) = (h.coord(u, e), h.side(e), choice[i]);
+                        let (ue, s, c) = (cu[e], h.side(e), choice[i]);
                         if c < s {
-                            b = h.with_coord(b, e, c);
+                            cb[e] = c;
                         } else {
                             let r = c - s;
-                            a = h.with_coord(a, e, if r < ue { r } else { r + 1 });
+                            ca[e] = if r < ue { r } else { r + 1 };
                         }
                     }
+                    let (a, b) = (h.switch_at(&ca[..l]), h.switch_at(&cb[..l]));
                     if a != b
                         && (!this.lists.split || this.lists.comp[a as usize] == this.lists.comp[b as usize])
-                        && !this.geodesic_alive(a, b)
+                        && !this.geodesic_alive_at(a, &ca, &cb)
                     {
                         out.push((b, a));
                     }

@@ -203,6 +203,11 @@ impl HyperX {
     pub fn coords(&self, sw: SwitchId) -> Vec<usize> {
         (0..self.dims()).map(|d| self.coord(sw, d)).collect()
     }
+    /// Id offset of one step up in dimension `d` (`prod_{e<d} S_e`).
+    #[inline]
+    pub fn stride(&self, d: usize) -> usize {
+        self.stride[d]
+    }
     /// Switch id from coordinates.
     pub fn switch_at(&self, coords: &[usize]) -> SwitchId {
         coords.iter().zip(&self.stride).map(|(c, s)| c * s).sum::<usize>() as SwitchId
