@@ -112,12 +112,8 @@ impl SparseDistances {
     /// Whether the link from `x` to the switch with coordinate `v` in dimension `d` is alive.
     #[inline(always)]
     fn link_alive(&self, x: SwitchId, d: usize, v: usize) -> bool {
-        if !bit(&self.touched, x as usize) {
-            return true;
-        }
-        let xd = self.hx.coord(x, d);
-        let rank = if v < xd { v } else { v - 1 };
-        !bit(&self.cut, x as usize * self.slots + self.slot_base[d] as usize + rank)
+        // Most switches have no cut link: no coordinate to look up for them.
+        !bit(&self.touched, x as usize) || self.link_alive_at(x, d, self.hx.coord(x, d), v)
     }
 
     /// [`SparseDistances::link_alive`] where `x`'s coordinate in dimension `d` is known (`xd`).
