@@ -704,12 +704,6 @@ pub struct NetPartition {
     /// classes instead ([`levels::CandidateClass`]), [`levels::MAX_CLASSES`] slots per input port
     /// (`run_cache_len` counting them), for heads whose runs form classes.
     class_cache: Vec<levels::CandidateClass>,
-    /// Whether `class_cache` may be used: where the whole network's would fit [`RUN_CACHE_BYTES`],
-    /// so that which cache a run uses, and its memory per endpoint, do not depend on how many
-    /// partitions it has. (Per partition, 16 threads of the faulty million-endpoint HyperX took
-    /// 1,716 bytes per endpoint against 1,005 on 8, and were no faster: docs/performance.md,
-    /// "Threads and ranks".)
-    class_cache_fits: bool,
     /// Scratch: the classes a routing writes ([`crate::routing::Routing::candidate_classes`]).
     classes: Vec<crate::routing::PortClass>,
     /// Selection's cost levels ([`levels`]): kept for routings that cache candidates, with
@@ -966,8 +960,8 @@ impl NetPartition {
         // are worth caching and the cost records fit.
         // Cost levels, and a cache of classes they need (one per input, or a few per switch),
         // each within the cache budget.
-        let class_cache_fits = router::class_cache_bytes(topo.num_switches() * np) <= RUN_CACHE_BYTES;
-        let classes_fit = class_cache_fits || head_cache::HeadCache::bytes_within(n, RUN_CACHE_BYTES) > 0;
+        let classes_fit = router::class_cache_fits(topo.num_switches(), np)
+            || head_cache::HeadCache::bytes_within(n, RUN_CACHE_BYTES) > 0;
         let use_levels = p.routing.keep_costs()
             && !per_vc
             && r <= levels::MAX_PORTS
@@ -1017,7 +1011,6 @@ impl NetPartition {
             run_cache_vc: Vec::new(),
             run_cache_len: Vec::new(),
             class_cache: Vec::new(),
-            class_cache_fits,
             classes: Vec::with_capacity(levels::MAX_CLASSES),
             levels: if use_levels {
                 levels::CostLevels::new(n, r, p.routing.escape_penalty_floor())

@@ -299,11 +299,15 @@ fn without_later(len: u8) -> (usize, bool) {
     ((len & !ESCAPE_LATER) as usize, len & ESCAPE_LATER != 0)
 }
 
-/// Bytes of the class cache ([`NetPartition::class_cache`]) of `inputs` input ports:
-/// [`MAX_CLASSES`] classes per input. Where the whole network's exceeds [`RUN_CACHE_BYTES`],
-/// every partition with cost levels keeps its heads' classes in the [`HeadCache`] instead.
-pub(super) fn class_cache_bytes(inputs: usize) -> usize {
-    inputs * MAX_CLASSES * std::mem::size_of::<CandidateClass>()
+/// Whether partitions may keep the class cache ([`NetPartition::class_cache`]: [`MAX_CLASSES`]
+/// classes per input port) on a network of `switches` switches of `np` router ports: where the
+/// whole network's fits [`RUN_CACHE_BYTES`]; elsewhere every partition with cost levels keeps its
+/// heads' classes in the [`HeadCache`]. Judged on the whole network, so that which cache a run
+/// uses, and its memory per endpoint, do not depend on its layout: judged per partition, 16
+/// threads of the faulty million-endpoint HyperX took 1,716 bytes per endpoint against 1,005 on
+/// 8, and were no faster (docs/performance.md, "Threads and ranks").
+pub(super) fn class_cache_fits(switches: usize, np: usize) -> bool {
+    switches * np * MAX_CLASSES * std::mem::size_of::<CandidateClass>() <= RUN_CACHE_BYTES
 }
 
 /// Runs per input port in the candidate cache ([`NetPartition::run_cache`]) of a partition whose
@@ -786,7 +790,10 @@ impl NetPartition {
         } else if cap == usize::MAX {
             // First evaluation: size the cache, unless that is too big for this partition.
             let (cap, inputs) = (run_cache_cap(self.r), self.inp.len());
-            if self.levels.is_on() && self.cache_mode == CandidateCache::Auto && self.class_cache_fits {
+            if self.levels.is_on()
+                && self.cache_mode == CandidateCache::Auto
+                && class_cache_fits(self.p.net.topology().num_switches(), self.np)
+            {
                 self.class_cache = vec![CandidateClass::default(); inputs * MAX_CLASSES];
                 self.run_cache_vc = vec![NO_VC; inputs];
                 self.run_cache_len = vec![0; inputs];

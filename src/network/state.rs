@@ -131,7 +131,6 @@ fn every_field_is_classified(part: &NetPartition) {
         nbr: _,
         due_mask: _,
         run_cache_cap: _,
-        class_cache_fits: _,
         fetch_ahead: _,
         fetch_far: _,
         sample_sink: _,
