@@ -16,9 +16,9 @@
 //! lie in the set of pairs for which `(u, v)` is on a geodesic: `a_d = u_d`, `b_d = v_d` in the
 //! link's dimension `d` and, in every other dimension `e`, `a_e = u_e` or `b_e = u_e`. Enumerating
 //! those `prod_e (2 S_e - 1)` pairs per failed link direction and testing each finds all
-//! exceptions (`O(faults x S^(L-1))` work). A link cut both ways seeds the same pairs from either
-//! end, reversed, with the same answer, so each failed link seeds them once and each exception
-//! found is recorded both ways: 61 million tests for 1% of the links of a 32x32x32.
+//! exceptions (`O(faults x S^(L-1))` work). A failed link seeds the same pairs from either end,
+//! reversed, with the same answer, so it seeds them once and each exception found is recorded both
+//! ways: 61 million tests for 1% of the links of a 32x32x32.
 //! Their exact distances follow from `d_f(a,b) = 1 + min over live neighbours y of d_f(y,b)`,
 //! where `d_f(y,b)` is the Hamming distance unless `(y,b)` is itself an exception: a Bellman-Ford
 //! relaxation over the exceptions of one destination, whose boundary values are exact. Pairs in
@@ -65,7 +65,8 @@ fn bit(v: &[u64], i: usize) -> bool {
 
 impl SparseDistances {
     /// Build from the HyperX and a port-liveness predicate; `None` when the network has more than
-    /// [`MAX_DIMS`] dimensions.
+    /// [`MAX_DIMS`] dimensions. A switch pair's link must be alive from both ends or from neither
+    /// (as failed links and switches leave it): the distances are those of an undirected graph.
     pub fn new(hx: &HyperX, alive: impl Fn(SwitchId, PortId) -> bool + Sync) -> Option<Self> {
         let l = hx.dims();
         if l > MAX_DIMS {
@@ -411,13 +412,15 @@ impl SparseDistances {
                 (0..h.side(d)).filter(move |&v| v != ud && !this.link_alive(u, d, v)).map(move |v| (u, d, v))
             })
         });
-        // Where every cut link is cut both ways (failed links and switches are), so are the
-        // pairs: the pairs the direction v -> u seeds are those of u -> v reversed, with the same
-        // answer. Then each link seeds once, from its lower end, and each exception is recorded
-        // both ways: half the tests.
-        let symmetric = cut_links.clone().all(|(u, d, v)| !this.link_alive(h.with_coord(u, d, v), d, h.coord(u, d)));
+        // A link is cut both ways (`new`), so the pairs the direction v -> u seeds are those of
+        // u -> v reversed, with the same answer: each link seeds once, from its lower end, and
+        // each exception is recorded both ways (half the tests).
+        debug_assert!(
+            cut_links.clone().all(|(u, d, v)| !this.link_alive(h.with_coord(u, d, v), d, h.coord(u, d))),
+            "a link cut one way only"
+        );
         let cut_links: Vec<(SwitchId, usize, usize)> =
-            cut_links.filter(|&(u, d, v)| !symmetric || u < h.with_coord(u, d, v)).collect();
+            cut_links.filter(|&(u, d, v)| u < h.with_coord(u, d, v)).collect();
         let mut pairs: Vec<(SwitchId, SwitchId)> = cut_links
             .par_iter()
             .flat_map_iter(|&(u, d, v)| {
@@ -448,9 +451,7 @@ impl SparseDistances {
                         && !this.geodesic_alive_at(a, &ca, &cb)
                     {
                         out.push((b, a));
-                        if symmetric {
-                            out.push((a, b));
-                        }
+                        out.push((a, b));
                     }
                     // Next choice (mixed radix).
                     let mut i = 0;
