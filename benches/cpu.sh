@@ -24,9 +24,17 @@
 # one its per-hop histogram gives, which must agree. Otherwise one line says CAMINOS is not
 # installed.
 #
+# With --stages (alone), no timed runs: instructions per traversal of the simulation loop by router
+# stage, per routing (valgrind's callgrind with --dump-instr=yes on a run of CG_WARMUP + CG_MEASURE
+# cycles, less a setup-only run). Each instruction counts for the first stage, in the table's order,
+# that some function of its inline chain (`addr2line -i` on the binary, which needs its debug info:
+# the release build's, not `--profile dist`'s) belongs to, so the release build is measured as it
+# runs, inlining and all. Takes 2-3 minutes per routing here.
+#
 # Usage:
 #   benches/cpu.sh                     # the table: traversals/CPU-s and ratio to minimal
 #   benches/cpu.sh --cachegrind        # the same plus instructions per traversal
+#   benches/cpu.sh --stages            # instructions per traversal by router stage
 #   benches/cpu.sh --million CYCLES    # configs/hyperx-3d-32.toml (1M endpoints), CYCLES measured after
 #                                      # CYCLES/5 warm-up: CPU-seconds per cycle and peak bytes per endpoint
 # Environment: HXSIM (binary; default: a release build of this checkout, built first),
@@ -97,8 +105,92 @@ if args[:1] == ["--million"]:
           f"({(cpu0 + per_cycle * 10000) / 60:.1f} CPU-min)")
     sys.exit(0)
 
+# Router stages by the functions that implement them (substrings of their demangled names), in
+# the order they are tried: the cache hints of --prefetch first (some are methods of the cost
+# levels), selection and candidate generation before the request step that inlines them, the cost levels' upkeep before the steps that call it, the switch step's own code
+# and the engine last (every stage runs inside the switch step, whose name names the engine's
+# `Partition` trait).
+STAGES = [
+    ("fetching ahead (--prefetch)", ["prefetch", "fetch_switch", "fetch_tags", "fetch_entry", "fetch_output"]),
+    ("selection", ["select_each", "select_classes", "select_head", "router::select"]),
+    ("candidates (routing)", ["candidate_runs", "candidate_classes", "written_classes", "cached_runs",
+                              "head_cache", "class_candidates", "fresh_runs", "learning_ranges",
+                              "complete_escape", "hyperx_classes", "::advance"]),
+    ("cost levels (re-costing, masks)", ["recost", "CostLevels", "port_changed"]),
+    ("request step, the rest", ["request_step"]),
+    ("grant step", ["grant_step"]),
+    ("link stage", ["link_stage"]),
+    ("servers", ["server_stage", "network::servers", "deliver_to_server"]),
+    ("arrivals, credits in", ["apply_inbox", "NetPartition::apply", "Partition>::deliver"]),
+    ("credits out", ["send_due_credits"]),
+    ("switch step, the rest", ["Partition>::step"]),
+    ("engine (windows, message wheel)", ["^hxsim::engine::", "^<hxsim::engine::"]),
+]
+
+def in_stage(pats, chain):
+    """Whether a function of `chain` matches one of `pats` (a leading `^`: its name starts so)."""
+    return any(f.startswith(p[1:]) if p[0] == "^" else p in f for f in chain for p in pats)
+
+def stage_instructions(cmd):
+    """Instructions of `cmd` (an hxsim run) in hxsim's binary, by stage, and its traversals."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out_file = f"{tmp}/callgrind.out"
+        cg = subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-strings=no",
+                             "--compress-pos=no", f"--callgrind-out-file={out_file}"] + cmd,
+                            check=True, capture_output=True, text=True)
+        binary, cost, obj, after_call = os.path.realpath(hx), {}, None, False
+        for line in open(out_file):
+            if line.startswith("ob="):
+                obj = os.path.realpath(line[3:].strip())
+            elif line.startswith("calls="):
+                after_call = True  # the next cost line is the call's inclusive cost
+            elif line.startswith("0x"):
+                if after_call:
+                    after_call = False
+                elif obj == binary:
+                    addr, _, n = line.split()[:3]
+                    cost[int(addr, 16)] = cost.get(int(addr, 16), 0) + int(n)
+    addrs = sorted(cost)
+    lines = subprocess.run(["addr2line", "-i", "-f", "-C", "-a", "-e", hx], input="\n".join(map(hex, addrs)),
+                           check=True, capture_output=True, text=True).stdout.splitlines()
+    by_stage, chain, addr = {}, [], None
+    def close():
+        if addr is not None:
+            st = next((name for name, pats in STAGES if in_stage(pats, chain)), "other")
+            by_stage[st] = by_stage.get(st, 0) + cost[addr]
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith("0x"):
+            close()
+            addr, chain, i = int(lines[i], 16), [], i + 1
+        else:
+            chain.append(lines[i])  # a function name, then its file:line
+            i += 2
+    close()
+    return by_stage, traversals(cg.stdout)[1]
+
+if args == ["--stages"]:
+    routings = os.environ.get("ROUTINGS", " ".join(names)).split()
+    cg_warm, cg_meas = int(os.environ.get("CG_WARMUP", "500")), int(os.environ.get("CG_MEASURE", "1500"))
+    if smoke:
+        cg_warm, cg_meas = 5, 5
+    rows = {}
+    for r in routings:
+        s0, t0 = stage_instructions(hxsim(r, 1, 1))
+        s1, t1 = stage_instructions(hxsim(r, cg_warm, cg_meas))
+        rows[r] = {st: (s1.get(st, 0) - s0.get(st, 0)) / max(t1 - t0, 1) for st in set(s0) | set(s1)}
+        print(f"  callgrind {r}: {sum(s1.values()):,} instructions in hxsim, {t1:,} traversals; setup "
+              f"{sum(s0.values()):,}, {t0:,}", file=sys.stderr)
+    print(f"{cfg}, one thread, {cg_warm} + {cg_meas} cycles under callgrind less a 1 + 1-cycle setup run, "
+          f"--prefetch {prefetch}: instructions per traversal by stage")
+    print(f"{'stage':34}" + "".join(f" {names.get(r, r):>8}" for r in routings))
+    for st in [name for name, _ in STAGES] + ["other"]:
+        print(f"{st:34}" + "".join(f" {rows[r].get(st, 0):>8,.0f}" for r in routings))
+    print(f"{'all':34}" + "".join(f" {sum(rows[r].values()):>8,.0f}" for r in routings))
+    sys.exit(0)
+
 if args not in ([], ["--cachegrind"]):
-    sys.exit(f"usage: benches/cpu.sh [--cachegrind | --million CYCLES] (got {' '.join(args)})")
+    sys.exit(f"usage: benches/cpu.sh [--cachegrind | --stages | --million CYCLES] (got {' '.join(args)})")
 cachegrind = args == ["--cachegrind"]
 routings = os.environ.get("ROUTINGS", " ".join(names)).split()
 rounds = int(os.environ.get("ROUNDS", "5"))
