@@ -44,7 +44,8 @@
 # is the reference of the ratios), CG_WARMUP and CG_MEASURE (cycles under cachegrind, default 500
 # and 1500), PREFETCH (`hxsim run --prefetch` of every run: auto, the default, on or off; `auto`
 # decides by the core's L2 size, printed in the first line, so instruction counts of `auto` differ
-# between machines: fetching ahead adds about 900-1,000 instructions per traversal).
+# between machines: fetching ahead adds about 900-1,000 instructions per traversal), SETS (`--set`s
+# for every hxsim run, space-separated, e.g. SETS="router.reroute=output-frees").
 # Run time here (shared 2-core machine, 2026-11-28): about 37 s per round for the four routings
 # (minimal 3.5 s, PolSP and OmniSP 10 s each, DAL 13 s), so 3 minutes with the defaults;
 # --cachegrind adds about 3.5 minutes.
@@ -82,11 +83,13 @@ def traversals(stdout):
     d = json.loads(stdout)
     return d, round(d["hops_per_second"] * d["wall_seconds"])
 
+sets = [a for kv in os.environ.get("SETS", "").split() for a in ("--set", kv)]
+
 def hxsim(routing, warmup, measure, config=cfg, extra=()):
     return [hx, "run", config, "--threads", "1", "--json", "--quiet", "--no-output",
             "--set", f"routing.algorithm={routing}",
             "--set", f"simulation.warmup_cycles={warmup}",
-            "--set", f"simulation.measure_cycles={measure}", "--prefetch", prefetch, *extra]
+            "--set", f"simulation.measure_cycles={measure}", "--prefetch", prefetch, *sets, *extra]
 
 if args[:1] == ["--million"]:
     cycles = int(args[1]) if len(args) > 1 else 200

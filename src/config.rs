@@ -4,7 +4,7 @@
 //! output buffers of 4 packets per VC, 16-phit packets, 1-cycle links, 1-cycle crossbar, crossbar
 //! speedup 2. Every error names the key, the value and what is allowed; the CLI maps them to exit code 2.
 
-use crate::network::{Allocation, Allocator, EjectionVcs, InjectionVcs, RouterOption, Throttle};
+use crate::network::{Allocation, Allocator, EjectionVcs, InjectionVcs, Reroute, RouterOption, Throttle};
 pub use crate::topology::registry::TopologyConfig;
 use crate::traffic::PatternKind;
 use schemars::JsonSchema;
@@ -236,6 +236,13 @@ pub struct RouterConfig {
     #[schemars(with = "Allocation")]
     #[schemars(extend("default" = "port"))]
     pub allocation: Allocation,
+    /// When a head whose request was refused (its output's crossbar busy) is routed again:
+    /// `each-turn` (at its input's next turn, as CAMINOS) or `output-frees` (once the crossbar
+    /// output it chose frees; with `allocation = "port"` only); see [`crate::network::Reroute`].
+    #[serde(with = "by_name", skip_serializing_if = "is_each_turn")]
+    #[schemars(with = "Reroute")]
+    #[schemars(extend("default" = "each-turn"))]
+    pub reroute: Reroute,
 }
 
 fn is_off(t: &Throttle) -> bool {
@@ -255,6 +262,9 @@ fn is_any_vcs(v: &EjectionVcs) -> bool {
 }
 fn is_port_allocation(a: &Allocation) -> bool {
     *a == Allocation::Port
+}
+fn is_each_turn(r: &Reroute) -> bool {
+    *r == Reroute::EachTurn
 }
 
 impl RouterConfig {
@@ -279,6 +289,7 @@ impl Default for RouterConfig {
             injection_vcs: InjectionVcs::Zero,
             ejection_vcs: EjectionVcs::Any,
             allocation: Allocation::Port,
+            reroute: Reroute::EachTurn,
         }
     }
 }
@@ -781,7 +792,7 @@ macro_rules! named_router_option {
         }
     )*};
 }
-named_router_option!(Allocator, Throttle, InjectionVcs, EjectionVcs, Allocation);
+named_router_option!(Allocator, Throttle, InjectionVcs, EjectionVcs, Allocation, Reroute);
 
 /// The schema of a router mode for the generated reference (`hxsim docs reference`): its names with
 /// their one-line descriptions, from the same table.
@@ -801,7 +812,7 @@ macro_rules! router_option_schema {
         }
     )*};
 }
-router_option_schema!(Allocator, Throttle, InjectionVcs, EjectionVcs, Allocation);
+router_option_schema!(Allocator, Throttle, InjectionVcs, EjectionVcs, Allocation, Reroute);
 
 impl Named for PatternKind {
     const KEY: &'static str = "traffic.pattern";
@@ -888,6 +899,14 @@ impl Config {
         }
         if !(0.0..=1.0).contains(&r.injection_threshold) {
             return Err(ConfigError::value("router.injection_threshold", r.injection_threshold, "between 0 and 1"));
+        }
+        if r.reroute == Reroute::OutputFrees && r.allocation == Allocation::Vc {
+            // Per-VC allocation has no refused turns: every head requests at every turn.
+            return Err(ConfigError::value(
+                "router.reroute",
+                "output-frees",
+                "`each-turn` where router.allocation = \"vc\", which has no refused turns to wait out",
+            ));
         }
         if !(1..=u16::MAX as u64).contains(&r.injection_window) {
             return Err(ConfigError::value(

@@ -1,7 +1,8 @@
 //! Injection options of issue 15: throttling (`router.injection_throttle`, local thresholds and
 //! the end-to-end window), injection into any VC
-//! (`router.injection_vcs`), ejection into any VC (`router.ejection_vcs`) and per-VC switch
-//! allocation (`router.allocation`).
+//! (`router.injection_vcs`), ejection into any VC (`router.ejection_vcs`), per-VC switch
+//! allocation (`router.allocation`), and when a refused head is routed again (`router.reroute`,
+//! issue 34).
 
 use hxsim::config::{parse_str, Config};
 use hxsim::engine::Progress;
@@ -208,6 +209,36 @@ fn injection_options_are_thread_invariant() {
     }
 }
 
+/// `router.reroute = "output-frees"` changes only how long a refused head waits before it is
+/// routed again: until the crossbar output it chose frees, instead of until every candidate's has.
+/// Where a head's candidates are all on one port (dimension-order routing, and every head at its
+/// destination switch, whose one candidate is its server's port), those are the same cycle, so
+/// both modes skip exactly the same turns and every result is the same. SurePath's heads have
+/// candidates on many ports, and there the mode takes effect; its results do not depend on the
+/// number of threads either.
+#[test]
+fn reroute_waits_longer_only_where_a_head_has_other_ports() {
+    let cfg = |sets: &[&str]| config(DCR, sets);
+    let dor = ["routing.algorithm=dor", "traffic.load=0.6"];
+    let each = fingerprint(&run(&cfg(&[dor[0], dor[1], "router.reroute=each-turn"])));
+    assert_eq!(fingerprint(&run(&cfg(&[dor[0], dor[1], "router.reroute=output-frees"]))), each, "dimension order");
+    let frees = cfg(&["router.reroute=output-frees"]);
+    let waits = fingerprint(&run(&frees));
+    assert_ne!(waits, fingerprint(&run(&cfg(&[]))), "output-frees took no effect on SurePath");
+    for threads in [2, 3] {
+        assert_eq!(fingerprint(&run_on(&frees, threads)), waits, "output-frees on {threads} threads");
+    }
+}
+
+/// `output-frees` needs port allocation: per-VC allocation has no refused turns to wait out.
+#[test]
+fn reroute_on_output_needs_port_allocation() {
+    let sets = vec!["router.reroute=output-frees".to_string(), "router.allocation=vc".to_string()];
+    let e = parse_str(DCR, "test", &sets).and_then(|c| c.validate().map(|_| c));
+    let msg = format!("{}", e.expect_err("output-frees with per-VC allocation accepted"));
+    assert!(msg.contains("router.reroute") && msg.contains("router.allocation"), "{msg}");
+}
+
 /// Per-VC allocation lets several VCs of one input cross the crossbar at once, so with `any`
 /// injection a server's switch can take its packets at the server link's full rate even while
 /// several wait; at a load below saturation the network delivers what is offered, as with the
@@ -233,6 +264,7 @@ fn bad_injection_values_are_refused() {
         ("router.injection_vcs=all", "router.injection_vcs"),
         ("router.ejection_vcs=all", "router.ejection_vcs"),
         ("router.allocation=flit", "router.allocation"),
+        ("router.reroute=never", "router.reroute"),
     ] {
         let sets = vec![set.to_string()];
         let e = parse_str(DCR, "test", &sets).and_then(|c| c.validate().map(|_| c));

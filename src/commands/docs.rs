@@ -7,7 +7,7 @@
 //! when the committed page differs from it.
 
 use crate::config::Config;
-use crate::network::{Allocation, Allocator, EjectionVcs, InjectionVcs, RouterOption, Throttle};
+use crate::network::{Allocation, Allocator, EjectionVcs, InjectionVcs, Reroute, RouterOption, Throttle};
 use crate::topology::registry::TopologyConfig;
 use anyhow::Result;
 use schemars::SchemaGenerator;
@@ -283,6 +283,7 @@ fn names_section(md: &mut String) {
     router_modes::<InjectionVcs>(md);
     router_modes::<EjectionVcs>(md);
     router_modes::<Allocation>(md);
+    router_modes::<Reroute>(md);
     md.push_str("### Workload kernels (`workload.kernel`)\n\n| name | description |\n|---|---|\n");
     md.push_str("| `goal` | replay the GOAL schedule of `workload.file` (LogGOPSim's format), one task per rank |\n");
     for k in crate::workload::kernels::REGISTRY {

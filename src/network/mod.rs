@@ -283,6 +283,36 @@ impl RouterOption for Allocation {
     ];
 }
 
+/// When a waiting head is routed again (`router.reroute`), with `router.allocation = "port"`. A
+/// head's request to an output whose crossbar output is busy is refused; what the head does then
+/// is the choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reroute {
+    /// At each of its input's turns, from the state it reads then, as CAMINOS's routers do (the
+    /// SurePath paper's model): a turn is skipped only while every candidate's crossbar output is
+    /// busy, since its request would be refused whatever it chose.
+    EachTurn,
+    /// Once the crossbar output it chose frees: until then it makes no request and its input's
+    /// turns end as its refused requests would have, as in routers that route a head once and
+    /// retry the output they chose. An adaptive head then cannot move to another candidate whose
+    /// crossbar frees first; on `configs/hyperx-3d-8.toml` SurePath routes about half as often
+    /// (docs/performance.md).
+    OutputFrees,
+}
+
+impl RouterOption for Reroute {
+    const KEY: &'static str = "router.reroute";
+    /// Every mode, with its `router.reroute` name and a one-line description.
+    const ALL: &'static [(Reroute, &'static str, &'static str)] = &[
+        (Reroute::EachTurn, "each-turn", "a refused head is routed again at its input's next turn (default, CAMINOS)"),
+        (
+            Reroute::OutputFrees,
+            "output-frees",
+            "a refused head waits for the crossbar output it chose, then is routed again",
+        ),
+    ];
+}
+
 /// Everything a partition needs to know about the run, shared by all partitions.
 #[derive(Clone)]
 pub struct ModelParams {
@@ -337,6 +367,8 @@ pub struct ModelParams {
     pub ejection_vcs: EjectionVcs,
     /// Unit of switch allocation.
     pub allocation: Allocation,
+    /// When a refused head is routed again.
+    pub reroute: Reroute,
     /// Measurement window `[start, end)`.
     pub window: (Cycle, Cycle),
     /// Sample interval, cycles.

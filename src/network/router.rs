@@ -8,7 +8,7 @@ use super::levels::{bits, classes_from, classes_of, same_classes, CandidateClass
 use super::packet::NIL;
 use super::{
     clear_bit, set_bit, Allocation, Allocator, BitIter, CreditDue, EjectionVcs, Msg, NetPartition, OutPort, OutVc,
-    Request, Throttle, NO_VC, RUN_CACHE_BYTES,
+    Request, Reroute, Throttle, NO_VC, RUN_CACHE_BYTES,
 };
 use crate::engine::{Cycle, Scheduler};
 use crate::rng::{below, tie_pick, Rng};
@@ -497,7 +497,8 @@ impl NetPartition {
     /// levels: the same candidate with the same draw (see the module docs of [`super::levels`]),
     /// and the earliest cycle any of its candidates' crossbar outputs is free where that matters
     /// (where it is after `now`: every candidate's crossbar busy; else a cycle not after `now`,
-    /// which [`NetPartition::mark_refused`] reads the same).
+    /// which [`NetPartition::mark_refused`] reads the same); with [`Reroute::OutputFrees`], when
+    /// the chosen one's is.
     ///
     /// With `escape_floor` (the least penalty of an escape candidate), `classes` are the routing
     /// group's only, and the escape group's are not known yet. The answer is then the one all
@@ -590,7 +591,9 @@ impl NetPartition {
                             .unwrap();
                         let chosen = Candidate { port: p as u16, vc, penalty: c.penalty, escape: c.escape };
                         let mut xbar_free = o.xbar_free;
-                        if xbar_free > now {
+                        // With `Reroute::OutputFrees` a refused head waits for the output it chose,
+                        // whatever the other candidates' crossbars (escape ones too) do.
+                        if xbar_free > now && self.p.reroute == Reroute::EachTurn {
                             // Refused: if every candidate's crossbar is busy, the head records until
                             // when ([`NetPartition::mark_refused`]). Any cycle not after `now`
                             // means the same (no mark), so the first free crossbar ends the search.
@@ -1253,7 +1256,10 @@ impl NetPartition {
                 let ip = &self.inp[li * np + w * 64 + b];
                 let skip = after(ip.refused_until, now);
                 debug_assert!(
-                    !skip || ip.free > now || self.first_head_refused(li, w * 64 + b, now),
+                    !skip
+                        || ip.free > now
+                        || self.p.reroute == Reroute::OutputFrees
+                        || self.first_head_refused(li, w * 64 + b, now),
                     "input {} of switch {} skipped but its turn would not end in a refused request",
                     w * 64 + b,
                     self.switches[li]
@@ -1275,9 +1281,10 @@ impl NetPartition {
                     let iv = self.inbuf[ib + vc];
                     if after(iv.refused_until, now) {
                         // This head would request an output whose crossbar is busy and be refused,
-                        // which ends this input's turn as the request would have.
+                        // which ends this input's turn as the request would have (with
+                        // `Reroute::OutputFrees`, it waits for the output it chose).
                         debug_assert!(
-                            self.head_refused(li, ib + vc, now),
+                            self.p.reroute == Reroute::OutputFrees || self.head_refused(li, ib + vc, now),
                             "head of switch {} input {port} VC {vc} skipped but it would not be refused",
                             self.switches[li]
                         );
@@ -1349,7 +1356,12 @@ impl NetPartition {
                                 // The run-based selection, on the routing's runs, chooses the same.
                                 self.fresh_runs(sw, &route);
                                 let (b, x) = self.select_head(li, None, now, key);
-                                b == best && (best.is_none() || (x > now) == (xbar_free > now) && (x <= now || x == xbar_free))
+                                // (With `Reroute::OutputFrees` the class selection does not
+                                // look for the earliest free crossbar: the head waits for its own.)
+                                b == best
+                                    && (best.is_none()
+                                        || self.p.reroute == Reroute::OutputFrees
+                                        || (x > now) == (xbar_free > now) && (x <= now || x == xbar_free))
                             },
                             "class selection of switch {sw} input {port} VC {vc} differs from the run-based one at cycle {now}"
                         );
@@ -1368,7 +1380,12 @@ impl NetPartition {
                             escape: c.escape,
                             prio: arrived,
                         });
-                        self.mark_refused(pi, ib + vc, first, xbar_free, now);
+                        let busy = match self.p.reroute {
+                            Reroute::EachTurn => xbar_free,
+                            // The head waits for the crossbar output it chose.
+                            Reroute::OutputFrees => self.outp[li * np + t + c.port as usize].xbar_free,
+                        };
+                        self.mark_refused(pi, ib + vc, first, busy, now);
                         break;
                     }
                     first = false;

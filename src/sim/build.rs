@@ -371,6 +371,7 @@ fn build_model(
         injection_vcs: r.injection_vcs,
         ejection_vcs: r.ejection_vcs,
         allocation: r.allocation,
+        reroute: r.reroute,
         window: schedule.window(),
         sample_cycles: cfg.output.sample_cycles,
         link_series: cfg.output.link_series,
