@@ -212,6 +212,15 @@ fn sigkill_and_resume_with_surepath_kept_selection() {
     killed_and_resumed_with("1", Some("2"), "3000", &extra);
 }
 
+/// With `router.reroute = "output-frees"` a waiting head's mark holds until the crossbar output
+/// it chose frees; the marks are saved with the router state, so a resumed run skips the same
+/// turns, also on another thread count.
+#[test]
+fn sigkill_and_resume_with_heads_waiting_for_their_output() {
+    let extra = set_args(&["routing.algorithm=surepath-polarized", "router.reroute=output-frees", "traffic.load=0.9"]);
+    killed_and_resumed_with("2", Some("1"), "3000", &extra);
+}
+
 /// Failure events: a checkpoint taken after one event and before the routing's rebuild resumes
 /// with the model after the event and rebuilds at the same cycle; a later event happens as in
 /// the uninterrupted run (also with another thread count).
