@@ -172,7 +172,14 @@ def stage_instructions(cmd):
     close()
     return by_stage, traversals(cg.stdout)[1]
 
+def need(*tools):
+    """Exit with a message where a tool this mode runs is not installed."""
+    missing = [t for t in tools if not shutil.which(t)]
+    if missing:
+        sys.exit(f"benches/cpu.sh {' '.join(args)} needs {' and '.join(missing)} (e.g. apt-get install valgrind binutils)")
+
 if args == ["--stages"]:
+    need("valgrind", "addr2line")
     routings = os.environ.get("ROUTINGS", " ".join(names)).split()
     cg_warm, cg_meas = int(os.environ.get("CG_WARMUP", "500")), int(os.environ.get("CG_MEASURE", "1500"))
     if smoke:
@@ -190,6 +197,9 @@ if args == ["--stages"]:
     for st in [name for name, _ in STAGES] + ["other"]:
         print(f"{st:34}" + "".join(f" {rows[r].get(st, 0):>8,.0f}" for r in routings))
     print(f"{'all':34}" + "".join(f" {sum(rows[r].values()):>8,.0f}" for r in routings))
+    if any(rows[r].get("other", 0) > 0.5 * sum(rows[r].values()) for r in routings):
+        print(f"most instructions are in no stage: has {hx} its debug info (the release profile's, "
+              "not --profile dist's)?")
     sys.exit(0)
 
 if args not in ([], ["--cachegrind"]):
@@ -225,6 +235,7 @@ instr = {}
 if cachegrind and smoke:
     print("cachegrind skipped (HXSIM_SMOKE)")
 elif cachegrind:
+    need("valgrind")
     cg_warm, cg_meas = int(os.environ.get("CG_WARMUP", "500")), int(os.environ.get("CG_MEASURE", "1500"))
     def ir(cmd):
         cg = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
