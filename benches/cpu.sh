@@ -84,6 +84,8 @@ def traversals(stdout):
     return d, round(d["hops_per_second"] * d["wall_seconds"])
 
 sets = [a for kv in os.environ.get("SETS", "").split() for a in ("--set", kv)]
+routings = os.environ.get("ROUTINGS", " ".join(names)).split()
+cg_warm, cg_meas = int(os.environ.get("CG_WARMUP", "500")), int(os.environ.get("CG_MEASURE", "1500"))
 
 def hxsim(routing, warmup, measure, config=cfg, extra=()):
     return [hx, "run", config, "--threads", "1", "--json", "--quiet", "--no-output",
@@ -110,9 +112,9 @@ if args[:1] == ["--million"]:
 
 # Router stages by the functions that implement them (substrings of their demangled names), in
 # the order they are tried: the cache hints of --prefetch first (some are methods of the cost
-# levels), selection and candidate generation before the request step that inlines them, the cost levels' upkeep before the steps that call it, the switch step's own code
-# and the engine last (every stage runs inside the switch step, whose name names the engine's
-# `Partition` trait).
+# levels); selection and candidate generation before the request step that inlines them; the cost
+# levels' upkeep before the steps that call it; the switch step's own code and the engine last
+# (every stage runs inside the switch step, whose name names the engine's `Partition` trait).
 STAGES = [
     ("fetching ahead (--prefetch)", ["prefetch", "fetch_switch", "fetch_tags", "fetch_entry", "fetch_output"]),
     ("selection", ["select_each", "select_classes", "select_head", "router::select"]),
@@ -180,8 +182,6 @@ def need(*tools):
 
 if args == ["--stages"]:
     need("valgrind", "addr2line")
-    routings = os.environ.get("ROUTINGS", " ".join(names)).split()
-    cg_warm, cg_meas = int(os.environ.get("CG_WARMUP", "500")), int(os.environ.get("CG_MEASURE", "1500"))
     if smoke:
         cg_warm, cg_meas = 5, 5
     rows = {}
@@ -205,7 +205,6 @@ if args == ["--stages"]:
 if args not in ([], ["--cachegrind"]):
     sys.exit(f"usage: benches/cpu.sh [--cachegrind | --stages | --million CYCLES] (got {' '.join(args)})")
 cachegrind = args == ["--cachegrind"]
-routings = os.environ.get("ROUTINGS", " ".join(names)).split()
 rounds = int(os.environ.get("ROUNDS", "5"))
 warmup, measure = int(os.environ.get("WARMUP", "3000")), int(os.environ.get("MEASURE", "17000"))
 try:
@@ -236,7 +235,6 @@ if cachegrind and smoke:
     print("cachegrind skipped (HXSIM_SMOKE)")
 elif cachegrind:
     need("valgrind")
-    cg_warm, cg_meas = int(os.environ.get("CG_WARMUP", "500")), int(os.environ.get("CG_MEASURE", "1500"))
     def ir(cmd):
         cg = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
                              "--cachegrind-out-file=/dev/null"] + cmd,

@@ -218,13 +218,15 @@ fn injection_options_are_thread_invariant() {
 /// number of threads either.
 #[test]
 fn reroute_waits_longer_only_where_a_head_has_other_ports() {
-    let cfg = |sets: &[&str]| config(DCR, sets);
-    let dor = ["routing.algorithm=dor", "traffic.load=0.6"];
-    let each = fingerprint(&run(&cfg(&[dor[0], dor[1], "router.reroute=each-turn"])));
-    assert_eq!(fingerprint(&run(&cfg(&[dor[0], dor[1], "router.reroute=output-frees"]))), each, "dimension order");
-    let frees = cfg(&["router.reroute=output-frees"]);
+    let dor = |mode| run(&config(DCR, &["routing.algorithm=dor", "traffic.load=0.6", mode]));
+    assert_eq!(
+        fingerprint(&dor("router.reroute=output-frees")),
+        fingerprint(&dor("router.reroute=each-turn")),
+        "dimension order"
+    );
+    let frees = config(DCR, &["router.reroute=output-frees"]);
     let waits = fingerprint(&run(&frees));
-    assert_ne!(waits, fingerprint(&run(&cfg(&[]))), "output-frees took no effect on SurePath");
+    assert_ne!(waits, fingerprint(&run(&config(DCR, &[]))), "output-frees took no effect on SurePath");
     for threads in [2, 3] {
         assert_eq!(fingerprint(&run_on(&frees, threads)), waits, "output-frees on {threads} threads");
     }
