@@ -455,27 +455,28 @@ impl CostLevels {
         m
     }
 
-    /// Port `port` (topology port) of switch `li` now has lowest cost `new` ([`FULL`]: no room) on
-    /// `count` VCs of slot `slot`.
+    /// Port `port` (topology port) of switch `li` now has, per slot, lowest cost `lows[slot].0`
+    /// ([`FULL`]: no room) on `lows[slot].1` VCs, and waits for its link's packet to free its slot
+    /// or not (`pending`), with the port's record read and written once.
     #[inline]
-    pub fn set(&mut self, li: usize, slot: usize, port: usize, new: u16, count: u8) {
-        let s = li * 2 + slot;
+    pub fn set_port(&mut self, li: usize, port: usize, lows: [(u16, u8); 2], pending: bool) {
         let c = &mut self.cost[li * self.r + port];
-        c.count[slot] = count;
-        let old = c.low[slot];
-        if old == new {
-            return;
+        let old = c.low;
+        *c = PortCost { low: [lows[0].0, lows[1].0], count: [lows[0].1, lows[1].1] };
+        for (slot, (&old, &(new, _))) in old.iter().zip(&lows).enumerate() {
+            if old != new {
+                if self.words == 1 {
+                    self.move_port::<u64>(li * 2 + slot, port, old, new);
+                } else {
+                    self.move_port::<PortMask>(li * 2 + slot, port, old, new);
+                }
+            }
         }
-        c.low[slot] = new;
-        if self.words == 1 {
-            self.move_port::<u64>(s, port, old, new);
-        } else {
-            self.move_port::<PortMask>(s, port, old, new);
-        }
+        self.set_pending(li, port, pending);
     }
 
     /// Moves port `port` of switch and slot `s` from level `old` to level `new` (as
-    /// [`CostLevels::set`]) in masks of `M::WORDS` words.
+    /// [`CostLevels::set_port`]) in masks of `M::WORDS` words.
     #[inline(always)]
     fn move_port<M: Mask>(&mut self, s: usize, port: usize, old: u16, new: u16) {
         // The word of `port` in a mask, and its bit there (`port < 64` in a one-word mask).
@@ -625,8 +626,9 @@ mod tests {
                 1 => LEVELS as u16 - 4 + below(&mut rng, 10) as u16,
                 _ => below(&mut rng, 12) as u16,
             };
-            lv.set(li, slot, p, c, 1);
             costs[(li * 2 + slot) * r + p] = c;
+            let lows = [(costs[li * 2 * r + p], 1), (costs[(li * 2 + 1) * r + p], 1)];
+            lv.set_port(li, p, lows, false);
             if step % 7 == 0 {
                 let mask = (0..r).filter(|_| below(&mut rng, 3) == 0).fold(M::EMPTY, |m, p| m | M::bit(p));
                 // Costs up to 4 (`k * 3 + 2 <= 14`), or any.

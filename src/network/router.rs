@@ -440,22 +440,24 @@ impl NetPartition {
     /// packet on its link to free its slot.
     fn recost(&mut self, li: usize, port: usize, now: Cycle) {
         let (v, t, oi) = (self.v, self.t_of[li] as usize, li * self.np + port);
-        let o = self.outp[oi];
+        let o = &self.outp[oi];
         let terms = o.cost_terms(self.p.input_buffer as u32, now);
-        for slot in 0..2 {
-            let (lo, hi) = self.levels.ranges[slot];
+        let pending = o.freeing != NO_VC && o.link_free > now;
+        // The port's VC records as one slice, so that each slot's loop checks its bounds once.
+        let vcs = &self.outvc[oi * v..(oi + 1) * v];
+        let mut lows = [(FULL, 0u8); 2];
+        for (slot, &(lo, hi)) in self.levels.ranges.iter().enumerate() {
             let (mut low, mut count) = (u32::MAX, 0u8);
-            for vc in lo..hi {
-                match OutPort::vc_cost(&self.outvc[oi * v + vc as usize], vc, terms, self.p.output_buffer) {
+            for (ov, vc) in vcs[lo as usize..hi as usize].iter().zip(lo..) {
+                match OutPort::vc_cost(ov, vc, terms, self.p.output_buffer) {
                     Some(k) if k < low => (low, count) = (k, 1),
                     Some(k) if k == low => count += 1,
                     _ => {}
                 }
             }
-            let low = if count == 0 { FULL } else { low.min(FULL as u32 - 1) as u16 };
-            self.levels.set(li, slot, port - t, low, count);
+            lows[slot] = (if count == 0 { FULL } else { low.min(FULL as u32 - 1) as u16 }, count);
         }
-        self.levels.set_pending(li, port - t, o.freeing != NO_VC && o.link_free > now);
+        self.levels.set_port(li, port - t, lows, pending);
     }
 
     /// Re-costs the ports of local switch `li` whose records changed since they were last costed,
