@@ -5,15 +5,21 @@
 //! Measured on `benches/cpu.sh`'s configs (CPU seconds, fetching ahead off against on, one thread,
 //! a core with a 2 MiB private cache): `hyperx-3d-8` with `minimal` (2.3 MB of port records) 0.87
 //! and `hyperx-2d-16` (1.4 MB) 0.82, but a 10x10x10 HyperX (5.3 MB) 1.12, `hyperx-3d-16` (38 MB)
-//! 1.60, the million-endpoint `hyperx-3d-32` 1.41, and PolSP on `hyperx-3d-8` (with its candidate
-//! cache, 10 MB) 1.10. So by default ([`FetchAhead::Auto`]) a partition fetches ahead when its
-//! router state is more than twice the private cache, and fetches what was last read a packet's
-//! time earlier only above 16 times ([`fetches_far`]). The hints change no result.
+//! 1.60, the million-endpoint `hyperx-3d-32` 1.41. So by default ([`FetchAhead::Auto`]) a
+//! partition fetches ahead when its router state is more than twice the private cache, and
+//! fetches what was last read a packet's time earlier only above 16 times ([`fetches_far`]). The
+//! hints change no result.
+//!
+//! The router state counts the port records and selection's cost levels, not the cached
+//! candidates of waiting heads. With selection from cost levels, SurePath reads a head's classes
+//! once per evaluation, and on 2026-11-30 fetching ahead cost PolSP and OmniSP 5% and 7% more CPU
+//! time on `hyperx-3d-8` (4 interleaved pairs each), where their candidate cache had counted
+//! them 10 MB; at 10x10x10 it saved them 6% and 5%, and DAL 9%, at 16x16x16 PolSP 31%. Left
+//! out of the count (2.5 MB on `hyperx-3d-8`): PolSP there 0.91 of the CPU time, OmniSP 0.94,
+//! PolSP on `hyperx-2d-16` 0.92, and no change at 14x14x14 and 16x16x16 (3 interleaved rounds).
 
-use super::head_cache::{CandidateCache, HeadCache};
 use super::levels::CostLevels;
-use super::router::{run_cache_bytes, RunCost};
-use super::RUN_CACHE_BYTES;
+use super::router::RunCost;
 use super::{for_each_set_bit, port_record_bytes, BitIter, Msg, NetPartition, Server};
 use crate::topology::SwitchId;
 use std::mem::size_of;
@@ -94,8 +100,9 @@ pub fn fetches_ahead(mode: FetchAhead, state_bytes: u64, cache_bytes: u64) -> bo
 /// re-costs ([`NetPartition::prefetch_heads`]), in mode `mode` (as [`fetches_ahead`]): where its
 /// router state is more than 16 times the private cache. Those records were last read when the
 /// port's packet was sent, a packet's time earlier, and are still cached where the state is a few
-/// times the cache: PolSP on `configs/hyperx-3d-8.toml` (10 MB) took 2-3% more CPU time with them
-/// fetched, on the faulty million-endpoint HyperX (335 MB a partition on two threads) 7% less.
+/// times the cache: PolSP on `configs/hyperx-3d-8.toml` (10 MB with its candidate cache, which the
+/// state counted then) took 2-3% more CPU time with them fetched, on the faulty million-endpoint
+/// HyperX (335 MB a partition on two threads) 7% less.
 pub fn fetches_far(mode: FetchAhead, state_bytes: u64, cache_bytes: u64) -> bool {
     above(mode, state_bytes, 16 * cache_bytes)
 }
@@ -119,22 +126,16 @@ impl NetPartition {
         self.fetch_far = fetches_far(mode, state, cache);
     }
 
-    /// Bytes of the records a switch-step reads: port and VC records, and where the routing caches
-    /// candidates, the candidate cache (sized as [`NetPartition::cached_runs`] will size it) and
-    /// selection's kept costs or cost levels. Packets come on top.
+    /// Bytes of the records a switch-step reads for every port: port and VC records, and
+    /// selection's kept costs or cost levels. Packets come on top, and so do the cached candidates
+    /// of waiting heads ([`NetPartition::cached_runs`]), which are not counted: a head's classes
+    /// are a few lines read once per evaluation, and counting them (PolSP's take three times the
+    /// port records on `configs/hyperx-3d-8.toml`) had SurePath fetch ahead where it only cost
+    /// instructions (see the module docs).
     fn router_state_bytes(&self) -> u64 {
-        let ports = self.inp.len();
-        let per_switch = || HeadCache::bytes_within(self.switches.len(), RUN_CACHE_BYTES);
-        let cache = match self.cache_mode {
-            _ if !self.p.routing.cache_candidates() => 0,
-            CandidateCache::Off => 0,
-            CandidateCache::Switch => per_switch(),
-            // The per-input cache, or where it does not fit, the per-switch one.
-            CandidateCache::Auto => run_cache_bytes(ports, self.r).unwrap_or_else(per_switch),
-        };
         let levels = if self.levels.is_on() { CostLevels::bytes(self.switches.len(), self.r) } else { 0 };
         let unused_in = (self.inp.len() * self.v - self.inbuf.len()) * size_of::<super::InVc>();
-        (ports * port_record_bytes(self.v) - unused_in + cache + self.run_costs.len() * size_of::<RunCost>() + levels)
+        (self.inp.len() * port_record_bytes(self.v) - unused_in + self.run_costs.len() * size_of::<RunCost>() + levels)
             as u64
     }
 }
@@ -223,7 +224,7 @@ impl NetPartition {
     }
 
     /// Second stage, one switch ahead: what the first stage's records point to (the head packet
-    /// of every VC holding packets, and its entry in the per-switch [`HeadCache`]; with
+    /// of every VC holding packets, and its entry in the per-switch [`HeadCache`](super::head_cache::HeadCache); with
     /// [`fetches_far`], the records of the ports the levels mark for re-costing) and the records
     /// local switch `l`'s messages will change (a server's credit changes its server's records,
     /// fetched by the first stage).
