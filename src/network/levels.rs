@@ -15,9 +15,9 @@
 //! (`occupancy + input capacity + port load - credits`, as [`super::router`]'s `RunCost::low`) and
 //! how many VCs reach it, and per cost level below [`LEVELS`] the ports at that level as a mask.
 //! A port whose records change ([`super::NetPartition::port_changed`]) is marked stale and
-//! re-costed at its switch's next step, once however often it changed; a port whose link's packet
-//! frees its output slot at a known cycle waits in [`CostLevels::pending`] until its switch's next
-//! step at or after it.
+//! re-costed before its switch's next selection, once however often it changed; a port whose
+//! link's packet frees its output slot at a known cycle waits in [`CostLevels::pending`] until its
+//! switch's next selection at or after it.
 //!
 //! **Where the classes come from.** From the routing where it writes them
 //! ([`crate::routing::Routing::candidate_classes`]), else grouped from its runs; kept per input
@@ -427,15 +427,15 @@ impl CostLevels {
         }
     }
 
-    /// The ports of switch `li` its next step may re-cost: stale, or waiting for their slot to
+    /// The ports of switch `li` its next selection may re-cost: stale, or waiting for their slot to
     /// free (as [`CostLevels::take_stale`] and [`CostLevels::pending`] give them, clearing nothing).
     #[inline]
     pub fn to_recost(&self, li: usize) -> PortMask {
         self.switch_mask(&self.stale, li) | self.pending(li)
     }
 
-    /// Marks port `port` of switch `li` as changed since it was last costed: it is re-costed at
-    /// its switch's next step, once however often it changed before that.
+    /// Marks port `port` of switch `li` as changed since it was last costed: it is re-costed
+    /// before its switch's next selection, once however often it changed before that.
     #[inline]
     pub fn mark_stale(&mut self, li: usize, port: usize) {
         let (i, b) = self.port_bit(li, port);

@@ -400,7 +400,7 @@ impl NetPartition {
             self.run_costs[slot + 1].hi = 0;
         }
         if self.levels.is_on() && port >= t {
-            // Re-costed at the switch's next step, from the records then: a port changes up to
+            // Re-costed before the switch's next selection, from the records then: a port changes up to
             // four times a hop (grant, send, credit, slot freed), often several before it is read.
             self.levels.mark_stale(li, port - t);
         }
@@ -1247,9 +1247,10 @@ impl NetPartition {
         let (sw, in_base) = (self.switches[li], self.in_base[li]);
         let random = self.p.allocator == Allocator::Random;
         self.reqs.clear();
-        if self.levels.is_on() {
-            self.recost_stale(li, now);
-        }
+        // Whether this step has re-costed the switch's changed ports: done before its first
+        // selection, not at every step, so that a port that changes over steps that select
+        // nothing (heads waiting for their output with `Reroute::OutputFrees`) is costed once.
+        let mut costed = false;
         for w in 0..self.words {
             // First the inputs that may request, tested without branches so that the loads of the
             // (cold) port records overlap; an input's turn changes no other input's record.
@@ -1329,6 +1330,10 @@ impl NetPartition {
                         self.stranded_head(li, pi, vc, sw, &route, now);
                         first = false;
                         continue;
+                    }
+                    if self.levels.is_on() && !costed {
+                        self.recost_stale(li, now);
+                        costed = true;
                     }
                     let (classes, escape_floor) = self.selection_classes(pi, vc);
                     let (best, xbar_free) = if !self.levels.is_on() {
