@@ -810,13 +810,15 @@ impl PolarizedRoutes {
         vcs: std::ops::Range<u8>,
     ) -> bool {
         let Some(h) = self.net.fault_free_hyperx() else { return false };
-        let (s, t) = (st.src, st.dst);
-        let (a, b) = (h.hamming(at, s), h.hamming(at, t));
+        // The three switches' coordinates, read once.
+        let (ca, cs, ct) = (h.coords_of(at), h.coords_of(st.src), h.coords_of(st.dst));
+        let differ = |c: &[u16]| ca.iter().zip(c).filter(|(x, y)| x != y).count() as u32;
+        let (a, b) = (differ(cs), differ(ct));
         // Ports by weight change: 0, 1 or 2 (`allowed` offers no other).
         let mut by_dmu = [0u64; 3];
-        for d in 0..h.dims() {
-            let (x, xs, xt) = (h.coord(at, d), h.coord(s, d), h.coord(t, d));
-            let Some(masks) = h.coordinate_class_masks(at, d, xs, xt) else { return false };
+        for (d, ((&x, &xs), &xt)) in ca.iter().zip(cs).zip(ct).enumerate() {
+            let (x, xs, xt) = (x as usize, xs as usize, xt as usize);
+            let Some(masks) = h.coordinate_class_masks_at(x, d, xs, xt) else { return false };
             for (i, &m) in masks.iter().enumerate() {
                 let (eq_s, eq_t) = (i & 1 != 0, i & 2 != 0);
                 if m != 0 {

@@ -199,6 +199,12 @@ impl HyperX {
     pub fn coord(&self, sw: SwitchId, d: usize) -> usize {
         self.coord_tab[sw as usize * self.sides.len() + d] as usize
     }
+    /// All coordinates of a switch, as stored (one lookup for the routings' per-hop loops).
+    #[inline]
+    pub fn coords_of(&self, sw: SwitchId) -> &[u16] {
+        let l = self.sides.len();
+        &self.coord_tab[sw as usize * l..][..l]
+    }
     /// All coordinates of a switch.
     pub fn coords(&self, sw: SwitchId) -> Vec<usize> {
         (0..self.dims()).map(|d| self.coord(sw, d)).collect()
@@ -242,10 +248,21 @@ impl HyperX {
     /// `port_masks`.
     #[inline(always)]
     fn class_masks<W: MaskWord>(&self, sw: SwitchId, d: usize, p1: usize, p2: usize) -> Option<[W; 4]> {
+        self.class_masks_at(self.coord(sw, d), d, p1, p2)
+    }
+    /// [`HyperX::coordinate_class_masks`] of a switch whose coordinate in dimension `d` is `x`
+    /// (for loops that read a switch's coordinates once, [`HyperX::coords_of`]).
+    #[inline(always)]
+    pub fn coordinate_class_masks_at(&self, x: usize, d: usize, p1: usize, p2: usize) -> Option<[u64; 4]> {
+        self.class_masks_at(x, d, p1, p2)
+    }
+    /// [`HyperX::class_masks`] with the switch's coordinate `x` given.
+    #[inline(always)]
+    fn class_masks_at<W: MaskWord>(&self, x: usize, d: usize, p1: usize, p2: usize) -> Option<[W; 4]> {
         if self.ports > W::BITS {
             return None;
         }
-        let (x, masks) = (self.coord(sw, d), self.dim_masks(d));
+        let masks = self.dim_masks(d);
         let of = |v: usize| if v == x { W::ZERO } else { W::of_u128(masks[v - (v > x) as usize]) };
         let (m1, m2, block) = (of(p1), of(p2), W::of_u128(masks[self.sides[d] - 1]));
         Some(if p1 == p2 { [block & !m1, W::ZERO, W::ZERO, m1] } else { [block & !m1 & !m2, m1, m2, W::ZERO] })
