@@ -224,10 +224,10 @@ impl NetPartition {
     }
 
     /// Second stage, one switch ahead: what the first stage's records point to (the head packet
-    /// of every VC holding packets, and its entry in the per-switch [`HeadCache`](super::head_cache::HeadCache); with
-    /// [`fetches_far`], the records of the ports the levels mark for re-costing) and the records
-    /// local switch `l`'s messages will change (a server's credit changes its server's records,
-    /// fetched by the first stage).
+    /// of every VC holding packets, and its entry in the per-switch
+    /// [`HeadCache`](super::head_cache::HeadCache); with [`fetches_far`], the records of the
+    /// ports the levels mark for re-costing) and the records local switch `l`'s messages will
+    /// change (a server's credit changes its server's records, fetched by the first stage).
     #[inline]
     pub(super) fn prefetch_heads(&self, l: usize) {
         let (np, v, w, t) = (self.np, self.v, self.words, self.t_of[l]);

@@ -400,8 +400,9 @@ impl NetPartition {
             self.run_costs[slot + 1].hi = 0;
         }
         if self.levels.is_on() && port >= t {
-            // Re-costed before the switch's next selection, from the records then: a port changes up to
-            // four times a hop (grant, send, credit, slot freed), often several before it is read.
+            // Re-costed before the switch's next selection, from the records then: a port
+            // changes up to four times a hop (grant, send, credit, slot freed), often several
+            // before it is read.
             self.levels.mark_stale(li, port - t);
         }
     }

@@ -368,8 +368,7 @@ impl HyperX {
     /// Number of coordinates in which two switches differ (the Hamming distance).
     #[inline]
     pub fn hamming(&self, a: SwitchId, b: SwitchId) -> u32 {
-        let l = self.sides.len();
-        let (ca, cb) = (&self.coord_tab[a as usize * l..][..l], &self.coord_tab[b as usize * l..][..l]);
+        let (ca, cb) = (self.coords_of(a), self.coords_of(b));
         ca.iter().zip(cb).filter(|(x, y)| x != y).count() as u32
     }
 }
