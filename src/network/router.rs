@@ -481,8 +481,8 @@ impl NetPartition {
 
     /// Costs every switch-to-switch port from its records at `now` (a new partition or restored
     /// state, with `now` 0: a packet on a link is then accounted for when its slot frees, by
-    /// [`NetPartition::recost_stale`] at its switch's first step; or a slot's VC range just
-    /// learnt, at the cycle being simulated).
+    /// [`NetPartition::recost_stale`] before its switch's first selection; or a slot's VC range
+    /// just learnt, at the cycle being simulated).
     pub(super) fn cost_all_ports(&mut self, now: Cycle) {
         if self.levels.is_on() {
             for li in 0..self.switches.len() {

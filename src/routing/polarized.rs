@@ -812,8 +812,7 @@ impl PolarizedRoutes {
         let Some(h) = self.net.fault_free_hyperx() else { return false };
         // The three switches' coordinates, read once.
         let (ca, cs, ct) = (h.coords_of(at), h.coords_of(st.src), h.coords_of(st.dst));
-        let differ = |c: &[u16]| ca.iter().zip(c).filter(|(x, y)| x != y).count() as u32;
-        let (a, b) = (differ(cs), differ(ct));
+        let (a, b) = (HyperX::differing(ca, cs), HyperX::differing(ca, ct));
         // Ports by weight change: 0, 1 or 2 (`allowed` offers no other).
         let mut by_dmu = [0u64; 3];
         for (d, ((&x, &xs), &xt)) in ca.iter().zip(cs).zip(ct).enumerate() {

@@ -368,8 +368,13 @@ impl HyperX {
     /// Number of coordinates in which two switches differ (the Hamming distance).
     #[inline]
     pub fn hamming(&self, a: SwitchId, b: SwitchId) -> u32 {
-        let (ca, cb) = (self.coords_of(a), self.coords_of(b));
-        ca.iter().zip(cb).filter(|(x, y)| x != y).count() as u32
+        Self::differing(self.coords_of(a), self.coords_of(b))
+    }
+    /// Number of coordinates in which two switches' coordinates ([`HyperX::coords_of`]) differ:
+    /// [`HyperX::hamming`] for loops that have read them already.
+    #[inline]
+    pub fn differing(a: &[u16], b: &[u16]) -> u32 {
+        a.iter().zip(b).filter(|(x, y)| x != y).count() as u32
     }
 }
 
@@ -522,6 +527,10 @@ mod tests {
                             }
                         }
                         assert_eq!(h.coordinate_class_masks(sw, d, p1, p2), Some(want), "{sw} {d} {p1} {p2}");
+                        // The same from the switch's coordinate, derived from its id.
+                        let x = (sw as usize / h.stride(d)) % h.side(d);
+                        assert_eq!(h.coords_of(sw)[d] as usize, x, "{sw} {d}");
+                        assert_eq!(h.coordinate_class_masks_at(x, d, p1, p2), Some(want), "{sw} {d} {p1} {p2}");
                         let wide = want.map(|m| m as u128);
                         assert_eq!(h.coordinate_class_masks_wide(sw, d, p1, p2), Some(wide), "{sw} {d} {p1} {p2}");
                     }
